@@ -1,0 +1,1 @@
+"""Shared, stable pieces used by more than one paper."""

@@ -1,0 +1,194 @@
+"""The contract between a paper's experiment and the runner.
+
+A paper's ``experiment.py`` defines:
+
+- ``Config``: a frozen dataclass whose fields are the experiment's settings, with a
+  ``seed: int`` field;
+- ``TIERS``: a dict mapping ``"smoke"``, ``"small"`` and ``"paper"`` to a ``Config``;
+- ``run(config) -> RunResult``: the reproduction, using only the paper's public API.
+
+The runner applies ``--seed`` and ``--set key=value`` overrides with
+:func:`apply_overrides`, which type-checks each value against the dataclass fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+Scalar = float | int | bool
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What an experiment returns.
+
+    Attributes
+    ----------
+    metrics : dict
+        Scalar measurements, by name. Claims are evaluated on these.
+    volatile : tuple of str
+        Names of metrics that depend on the machine's clock or memory (times,
+        speed ratios, peak memory); they are left out of determinism checks.
+    tables : dict
+        Named tables (lists of row dicts with scalar or string values) for the report.
+    figures : dict
+        Named PNG images (bytes) for the report.
+    notes : tuple of str
+        Plain-language remarks (did a fit converge, what was skipped and why).
+    """
+
+    metrics: dict[str, Scalar]
+    volatile: tuple[str, ...] = ()
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    figures: dict[str, bytes] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for key, value in self.metrics.items():
+            if not isinstance(key, str):
+                raise TypeError(f"metric names must be str, got {key!r}")
+            if not isinstance(value, (int, float, bool)):
+                raise TypeError(
+                    f"metric {key!r} must be a Python int, float or bool, "
+                    f"got {type(value).__name__}"
+                )
+        missing = set(self.volatile) - set(self.metrics)
+        if missing:
+            raise ValueError(f"volatile names metrics that do not exist: {sorted(missing)}")
+
+    def stable_metrics(self) -> dict[str, Scalar]:
+        """The metrics that must be identical for the same seed on the same machine."""
+        return {k: v for k, v in self.metrics.items() if k not in self.volatile}
+
+
+class ConfigError(ValueError):
+    """A bad ``--set`` override or config value."""
+
+
+def config_to_dict(config: Any) -> dict[str, Any]:
+    """A JSON-ready dict of a config dataclass (tuples become lists)."""
+    return json.loads(json.dumps(dataclasses.asdict(config)))
+
+
+def config_from_dict(cls: type, data: dict[str, Any]) -> Any:
+    """Rebuild a config dataclass from :func:`config_to_dict` output."""
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            kwargs[f.name] = _coerce(data[f.name], hints[f.name], f.name)
+    return cls(**kwargs)
+
+
+def _coerce(value: Any, hint: Any, name: str) -> Any:
+    """Check ``value`` (already parsed) against the type ``hint``; convert lists to tuples."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        for arg in args:
+            try:
+                return _coerce(value, arg, name)
+            except ConfigError:
+                continue
+        raise ConfigError(f"{name}: {value!r} matches none of {hint}")
+    if hint is type(None):
+        if value is None:
+            return None
+        raise ConfigError(f"{name}: expected None, got {value!r}")
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{name}: expected a list, got {value!r}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_coerce(v, args[0], name) for v in value)
+        if len(args) != len(value):
+            raise ConfigError(f"{name}: expected {len(args)} values, got {len(value)}")
+        return tuple(_coerce(v, a, name) for v, a in zip(args, value, strict=True))
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{name}: expected true or false, got {value!r}")
+    if hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise ConfigError(f"{name}: expected an integer, got {value!r}")
+    if hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        raise ConfigError(f"{name}: expected a number, got {value!r}")
+    if hint is str:
+        if isinstance(value, str):
+            return value
+        raise ConfigError(f"{name}: expected a string, got {value!r}")
+    if typing.get_origin(hint) is typing.Literal:
+        if value in args:
+            return value
+        raise ConfigError(f"{name}: expected one of {args}, got {value!r}")
+    raise ConfigError(f"{name}: unsupported field type {hint}")  # pragma: no cover
+
+
+def _parse_text(text: str, hint: Any) -> Any:
+    """Parse the text of ``--set key=TEXT`` for a field of type ``hint``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    origin = typing.get_origin(hint)
+    if origin is tuple or (
+        origin in (typing.Union, types.UnionType)
+        and any(typing.get_origin(a) is tuple for a in typing.get_args(hint))
+    ):
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        return [_parse_text(p, str) for p in parts]
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if text.lower() in ("none", "null"):
+        return None
+    return text
+
+
+def apply_overrides(config: Any, overrides: dict[str, str] | None = None, **values: Any) -> Any:
+    """Return ``config`` with fields replaced.
+
+    Parameters
+    ----------
+    config : dataclass instance
+        The tier's config.
+    overrides : dict of str to str
+        Raw ``--set`` texts (JSON, or comma-separated for tuples).
+    **values
+        Already-typed values (e.g. ``seed=3``).
+
+    Raises
+    ------
+    ConfigError
+        For an unknown key (naming the valid ones) or a value of the wrong type.
+    """
+    cls = type(config)
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    changes: dict[str, Any] = {}
+    for key, text in (overrides or {}).items():
+        if key not in hints or key not in names:
+            raise ConfigError(f"unknown config key {key!r}; valid keys: {', '.join(names)}")
+        changes[key] = _coerce(_parse_text(text, hints[key]), hints[key], key)
+    for key, value in values.items():
+        if key not in names:
+            raise ConfigError(f"unknown config key {key!r}; valid keys: {', '.join(names)}")
+        changes[key] = _coerce(value, hints[key], key)
+    return dataclasses.replace(config, **changes)
+
+
+def parse_set_args(items: list[str] | None) -> dict[str, str]:
+    """Turn ``["a=1", "b=x,y"]`` into ``{"a": "1", "b": "x,y"}``."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set expects key=value, got {item!r}")
+        out[key.strip()] = text.strip()
+    return out

@@ -1,0 +1,1 @@
+"""One sub-package per paper; see :mod:`neurips26.registry`."""

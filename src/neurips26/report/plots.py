@@ -1,0 +1,32 @@
+"""Report-level plots (the experiments make their own figures)."""
+
+from __future__ import annotations
+
+from neurips26.registry import VERDICTS
+
+COLORS = {
+    "reproduced": "#2e7d32",
+    "not reproduced": "#c62828",
+    "inconclusive": "#f9a825",
+    "not run": "#9e9e9e",
+}
+
+
+def verdict_summary_png(views) -> bytes:
+    """Stacked bars: the verdicts of each paper's shown run."""
+    from neurips26.common.plotting import figure_png, new_figure
+
+    fig, (ax,) = new_figure(width=max(5.0, 0.7 * len(views) + 2), height=3.6)
+    slugs = [v.paper.slug for v in views]
+    bottom = [0] * len(views)
+    for verdict in VERDICTS:
+        counts = [v.verdict_counts().get(verdict, 0) for v in views]
+        ax.bar(slugs, counts, bottom=bottom, color=COLORS[verdict], label=verdict)
+        bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
+    ax.set_ylabel("claims")
+    ax.set_title("Claim verdicts per paper (small tier where run)")
+    ax.tick_params(axis="x", rotation=45)
+    for label in ax.get_xticklabels():
+        label.set_horizontalalignment("right")
+    ax.legend(fontsize=8)
+    return figure_png(fig)

@@ -1,0 +1,88 @@
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from neurips26.cli import main
+from neurips26.registry import SLUGS
+
+
+def cli(*args, store):
+    return subprocess.run(
+        [sys.executable, "-m", "neurips26", "--store", str(store), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("run", "geto_pl"), "unknown paper 'geto_pl'; did you mean 'geto_lp'?"),
+        (("info", "nothing_like_it"), "valid slugs:"),
+        (
+            ("run", SLUGS[0], "--tier", "huge"),
+            "unknown tier 'huge'; valid tiers: smoke, small, paper",
+        ),
+        (("run", SLUGS[0], "--tier", "smoke", "--set", "no_such_key=1"), "valid keys: seed"),
+        (("run", SLUGS[0], "--tier", "smoke", "--set", "seed"), "--set expects key=value"),
+        (("reproduce", "--only", "geto_pl"), "did you mean 'geto_lp'?"),
+        (("reproduce", "--jobs", "0"), "--jobs must be >= 1"),
+    ],
+)
+def test_bad_input_exits_nonzero_with_one_line(args, message, tmp_path):
+    out = cli(*args, store=tmp_path / "s.sqlite")
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert message in lines[0]
+
+
+def test_list_is_fast_and_complete(tmp_path):
+    t0 = time.perf_counter()
+    out = cli("list", "--json", store=tmp_path / "s.sqlite")
+    elapsed = time.perf_counter() - t0
+    assert out.returncode == 0, out.stderr
+    papers = json.loads(out.stdout)
+    assert [p["slug"] for p in papers] == list(SLUGS)
+    assert all(p["latest"] is None for p in papers)
+    assert {"title", "seed", "paragraph", "field", "grade"} <= set(papers[0])
+    assert elapsed < 3.0, f"list took {elapsed:.2f} s (an interpreter start included)"
+
+
+def test_info_prints_claims_tiers_and_deviations(capsys, tmp_path):
+    assert main(["--store", str(tmp_path / "s.sqlite"), "info", SLUGS[0]]) == 0
+    text = capsys.readouterr().out
+    for heading in ("What it proposes", "Claims", "Tiers", "Deviations from the paper"):
+        assert heading in text
+
+
+def test_run_json_stores_and_lists_verdicts(capsys, tmp_path):
+    store = str(tmp_path / "s.sqlite")
+    slug = SLUGS[0]
+    assert main(["--store", store, "run", slug, "--tier", "smoke", "--seed", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["slug"] == slug and out["tier"] == "smoke" and out["seed"] == 3
+    assert out["config"]["seed"] == 3
+    for key in (
+        "metrics",
+        "claims",
+        "wall_seconds",
+        "peak_memory_mb",
+        "package_version",
+        "git_commit",
+    ):
+        assert key in out
+    for c in out["claims"]:
+        assert {"id", "statement", "metric", "comparison", "target", "measured", "verdict"} <= set(
+            c
+        )
+    assert main(["--store", store, "list", "--json"]) == 0
+    listed = {p["slug"]: p for p in json.loads(capsys.readouterr().out)}
+    assert listed[slug]["latest"]["tier"] == "smoke"
+    assert set(listed[slug]["latest"]["claims"]) == {c["id"] for c in out["claims"]}
+    assert main(["--store", store, "report", "--out", str(tmp_path / "rep")]) == 0
+    assert (tmp_path / "rep" / f"{slug}.html").exists()
