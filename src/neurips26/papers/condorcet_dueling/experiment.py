@@ -1,0 +1,283 @@
+"""Reproduction: sample savings and error rate of full-matrix Condorcet identification.
+
+Three instance families (small winner gap, Bradley-Terry, cyclic non-winners) at several
+``K``; our procedure against the winner-gap, round-robin, DKWT-style and RUCB baselines on
+the same instances and the same per-pair random streams (common random numbers). Sweeps
+over the winner gap and ``delta`` feed the savings trend, the complexity correlation and
+the search/verification split. See ``paper.py`` for the claims and tiers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from neurips26.common.experiment import RunResult
+from neurips26.common.plotting import figure_png, new_figure
+
+from . import METHODS, DuelEnvironment, condorcet_winner, instance_complexity, make_instance
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings of the reproduction.
+
+    ``num_arms`` x ``kinds`` at ``winner_gap`` and ``delta`` is the main grid (ours with
+    ``n_runs_error`` runs for the error rate, baselines with ``n_runs``, RUCB with
+    ``n_runs_rucb``); ``winner_gaps`` and ``deltas`` are swept on small-winner-gap instances
+    with ``sweep_num_arms`` arms.
+    """
+
+    seed: int = 0
+    num_arms: tuple[int, ...] = (10, 20)
+    kinds: tuple[str, ...] = ("small_winner_gap", "bradley_terry", "cyclic_nonwinners")
+    winner_gap: float = 0.01
+    beater_gap: float = 0.3
+    background_gap: float = 0.05
+    delta: float = 0.05
+    winner_gaps: tuple[float, ...] = (0.005, 0.01, 0.05)
+    deltas: tuple[float, ...] = (0.1, 0.01, 0.001)
+    sweep_num_arms: int = 20
+    n_runs_error: int = 100
+    n_runs: int = 30
+    n_runs_rucb: int = 10
+    baselines: tuple[str, ...] = ("winner_gap", "round_robin", "dkwt", "rucb")
+    max_duels: int = 10**7
+
+
+TIERS = {
+    "smoke": Config(num_arms=(5,), sweep_num_arms=5, n_runs_error=5, n_runs=5, n_runs_rucb=2),
+    "small": Config(),
+    "paper": Config(
+        num_arms=(10, 20, 50, 100, 200),
+        sweep_num_arms=50,
+        n_runs_error=500,
+        n_runs=500,
+        n_runs_rucb=20,
+        max_duels=10**8,
+    ),
+}
+
+
+def _runs(method, kind, K, wg, delta, n, seeds, cfg):
+    """Run ``method`` on ``n`` fresh instances; return per-run records."""
+    out = []
+    for s in seeds[:n]:
+        s = int(s)
+        Q = make_instance(
+            kind,
+            num_arms=K,
+            winner_gap=wg,
+            beater_gap=cfg.beater_gap,
+            background_gap=cfg.background_gap,
+            seed=s,
+        )
+        env = DuelEnvironment(Q, seed=s)
+        kwargs = {"max_duels": cfg.max_duels, "seed": s}
+        if method != "rucb":
+            kwargs["delta"] = delta
+        res = METHODS[method](env, **kwargs)
+        out.append(
+            {
+                "correct": res.winner == condorcet_winner(Q),
+                "certified": res.certified,
+                "duels": res.num_duels,
+                "verification_share": res.verification_share,
+                "H_full": instance_complexity(Q, delta=delta).H_full,
+                "H_winner": instance_complexity(Q, delta=delta).H_winner,
+            }
+        )
+    return out
+
+
+def run(config: Config) -> RunResult:
+    """Run the reproduction at ``config``; see the module docstring."""
+    t0 = time.perf_counter()
+    cfg = config
+    rng = np.random.default_rng(cfg.seed)
+    n_max = max(cfg.n_runs_error, cfg.n_runs, cfg.n_runs_rucb)
+    settings: dict[tuple, list[dict]] = {}  # (method, kind, K, wg, delta) -> runs
+
+    def setting(method, kind, K, wg, delta, n):
+        key = (kind, K, wg, delta)
+        if key not in seed_bank:
+            seed_bank[key] = rng.integers(0, 2**31 - 1, size=n_max)
+        settings[(method, *key)] = _runs(method, kind, K, wg, delta, n, seed_bank[key], cfg)
+
+    seed_bank: dict[tuple, np.ndarray] = {}
+    for kind in cfg.kinds:
+        for K in cfg.num_arms:
+            setting("full_matrix", kind, K, cfg.winner_gap, cfg.delta, cfg.n_runs_error)
+            for b in cfg.baselines:
+                n = cfg.n_runs_rucb if b == "rucb" else cfg.n_runs
+                setting(b, kind, K, cfg.winner_gap, cfg.delta, n)
+    Ks = cfg.sweep_num_arms
+    for wg in cfg.winner_gaps:
+        for method in ("full_matrix", "winner_gap"):
+            if (method, "small_winner_gap", Ks, wg, cfg.delta) not in settings:
+                setting(method, "small_winner_gap", Ks, wg, cfg.delta, cfg.n_runs)
+    for d in cfg.deltas:
+        if ("full_matrix", "small_winner_gap", Ks, cfg.winner_gap, d) not in settings:
+            setting("full_matrix", "small_winner_gap", Ks, cfg.winner_gap, d, cfg.n_runs)
+
+    def med(key, field="duels"):
+        runs = settings.get(key)
+        return float(np.median([r[field] for r in runs])) if runs else math.nan
+
+    metrics: dict[str, float | int | bool] = {}
+    rows = []
+    for key, runs in settings.items():
+        method, kind, K, wg, d = key
+        err = float(np.mean([not (r["correct"] and r["certified"]) for r in runs]))
+        wrong = float(np.mean([not r["correct"] for r in runs]))
+        rows.append(
+            {
+                "method": method,
+                "kind": kind,
+                "K": K,
+                "winner_gap": wg,
+                "delta": d,
+                "runs": len(runs),
+                "median_duels": med(key),
+                "wrong_arm_rate": wrong,
+                "uncertified_or_wrong_rate": err,
+                "median_verification_share": med(key, "verification_share"),
+                "median_H_full": med(key, "H_full"),
+                "median_H_winner": med(key, "H_winner"),
+            }
+        )
+
+    # Claim 1: error rate of ours at delta, per kind (pooled over K), vs delta + 3 SE.
+    excess = []
+    for kind in cfg.kinds:
+        runs = [
+            r
+            for K in cfg.num_arms
+            for r in settings[("full_matrix", kind, K, cfg.winner_gap, cfg.delta)]
+        ]
+        err = float(np.mean([not (r["correct"] and r["certified"]) for r in runs]))
+        se = math.sqrt(cfg.delta * (1 - cfg.delta) / len(runs))
+        metrics[f"error_rate_{kind}"] = err
+        excess.append(err - (cfg.delta + 3 * se))
+    metrics["error_rate_excess_max"] = float(max(excess))
+
+    # Main grid: medians and ratios baseline / ours.
+    for kind in cfg.kinds:
+        for K in cfg.num_arms:
+            ours = med(("full_matrix", kind, K, cfg.winner_gap, cfg.delta))
+            metrics[f"median_duels_full_matrix_{kind}_K{K}"] = ours
+            for b in cfg.baselines:
+                mb = med((b, kind, K, cfg.winner_gap, cfg.delta))
+                metrics[f"median_duels_{b}_{kind}_K{K}"] = mb
+                metrics[f"ratio_{b}_{kind}_K{K}"] = mb / ours
+
+    # Claim 2: savings on small-winner-gap instances and their trend in the winner gap.
+    ratios = {}
+    for wg in cfg.winner_gaps:
+        key = ("small_winner_gap", Ks, wg, cfg.delta)
+        ratios[wg] = med(("winner_gap", *key)) / med(("full_matrix", *key))
+        metrics[f"savings_ratio_wg{wg:g}"] = ratios[wg]
+    metrics["savings_ratio_small_gap"] = ratios.get(cfg.winner_gap, math.nan)
+    wgs = sorted(ratios)  # increasing gap: the ratio should decrease
+    metrics["savings_ratio_trend"] = (
+        float(min(ratios[a] / ratios[b] for a, b in itertools.pairwise(wgs)))
+        if len(wgs) > 1
+        else math.nan
+    )
+
+    # Claim 3: no loss on SST (Bradley-Terry) instances.
+    Kbt = Ks if Ks in cfg.num_arms else max(cfg.num_arms)
+    bt = ("bradley_terry", Kbt, cfg.winner_gap, cfg.delta)
+    if ("winner_gap", *bt) in settings:
+        r_bt = med(("winner_gap", *bt)) / med(("full_matrix", *bt))
+        metrics["ratio_bradley_terry"] = r_bt
+        metrics["log2_ratio_bradley_terry"] = float(math.log2(r_bt))
+
+    # Claim 4: our median duels track H_full better than H_winner across settings.
+    ours_keys = [k for k in settings if k[0] == "full_matrix"]
+    duels = [med(k) for k in ours_keys]
+    hf = [med(k, "H_full") for k in ours_keys]
+    hw = [med(k, "H_winner") for k in ours_keys]
+    rho_f = float(spearmanr(duels, hf).statistic)
+    rho_w = float(spearmanr(duels, hw).statistic)
+    metrics["spearman_full"] = rho_f
+    metrics["spearman_winner"] = rho_w
+    metrics["spearman_full_minus_winner"] = rho_f - rho_w
+    metrics["num_settings_correlated"] = len(ours_keys)
+
+    # Claim 5: verification share grows as delta shrinks.
+    shares = {}
+    for d in sorted(cfg.deltas, reverse=True):
+        shares[d] = med(
+            ("full_matrix", "small_winner_gap", Ks, cfg.winner_gap, d), "verification_share"
+        )
+        metrics[f"verification_share_delta{d:g}"] = shares[d]
+    ds = sorted(shares, reverse=True)  # decreasing delta
+    metrics["verification_share_trend"] = (
+        float(min(shares[b] - shares[a] for a, b in itertools.pairwise(ds)))
+        if len(ds) > 1
+        else math.nan
+    )
+
+    metrics = {k: (float(v) if not isinstance(v, (bool, int)) else v) for k, v in metrics.items()}
+    metrics["wall_time_s"] = float(time.perf_counter() - t0)
+
+    figures = _figures(cfg, settings, ratios, shares, ours_keys, duels, hf, hw, med)
+    notes = (
+        f"{len(settings)} settings; common random numbers: every method sees the same "
+        "instances and per-pair duel streams.",
+        "Error = wrong arm or uncertified return (ours); baselines that hit max_duels "
+        f"({cfg.max_duels}) are counted with the duels they used (censored).",
+    )
+    return RunResult(
+        metrics=metrics,
+        volatile=("wall_time_s",),
+        tables={"settings": rows},
+        figures=figures,
+        notes=notes,
+    )
+
+
+def _figures(cfg, settings, ratios, shares, ours_keys, duels, hf, hw, med):
+    figs = {}
+    methods = ["full_matrix", *cfg.baselines]
+    fig, axes = new_figure(len(cfg.kinds), width=4.2)
+    K = max(cfg.num_arms)
+    for ax, kind in zip(axes, cfg.kinds, strict=True):
+        vals = [med((m, kind, K, cfg.winner_gap, cfg.delta)) for m in methods]
+        ax.bar(range(len(methods)), vals, color=["C3"] + ["C0"] * len(cfg.baselines))
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(methods)), methods, rotation=30, ha="right", fontsize=8)
+        ax.set_title(f"{kind}, K={K}", fontsize=9)
+        ax.set_ylabel("median duels")
+    figs["duels_by_method"] = figure_png(fig)
+
+    fig, axes = new_figure(2, width=4.5)
+    wgs = sorted(ratios)
+    axes[0].plot(wgs, [ratios[w] for w in wgs], "o-")
+    axes[0].set_xscale("log")
+    axes[0].set_yscale("log")
+    axes[0].set_xlabel("winner gap")
+    axes[0].set_ylabel("winner-gap elim. / ours (median duels)")
+    axes[0].set_title(f"savings, small winner gap, K={cfg.sweep_num_arms}", fontsize=9)
+    axes[1].loglog(hf, duels, "o", label="vs H_full")
+    axes[1].loglog(hw, duels, "x", label="vs H_winner")
+    axes[1].set_xlabel("complexity proxy")
+    axes[1].set_ylabel("our median duels")
+    axes[1].legend(fontsize=8)
+    figs["savings_and_complexity"] = figure_png(fig)
+
+    fig, axes = new_figure(1)
+    ds = sorted(shares)
+    axes[0].plot(ds, [shares[d] for d in ds], "o-")
+    axes[0].set_xscale("log")
+    axes[0].set_xlabel("delta")
+    axes[0].set_ylabel("median verification share of duels")
+    axes[0].set_title("search vs verification", fontsize=9)
+    figs["verification_share"] = figure_png(fig)
+    return figs
