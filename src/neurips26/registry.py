@@ -33,6 +33,7 @@ SLUGS: tuple[str, ...] = (
     "score_kalman",
     "skill_laws",
     "condorcet_dueling",
+    "changepoint_bandit",
     "judge_rasch",
     "multiagent_neff",
 )
