@@ -1,0 +1,128 @@
+"""Registry entry for changepoint_bandit (standard library and neurips26.registry only)."""
+
+from neurips26.registry import Claim, Paper
+
+_SMALL = ("small", "paper")
+
+PAPER = Paper(
+    slug="changepoint_bandit",
+    title="Localising several change points of a step function from adaptive noisy queries",
+    seed="004_839af22534344a66.txt",
+    paragraph=14,
+    field="bandits / active sequential estimation",
+    grade="A",
+    summary=(
+        "A piecewise-constant function on [0, 1] with N known change points is queried at "
+        "chosen points with noise; each change point must be located within eta with "
+        "probability 1 - delta. The algorithm detects cells holding a change on dyadic "
+        "grids, halves each by noisy binary search and certifies the final cells. Beyond "
+        "the delta -> 0 regime, where only the jump sizes matter, the cost also depends on "
+        "how the change points are placed: close pairs that cancel in coarse cells force "
+        "fine grids."
+    ),
+    claims=(
+        Claim(
+            id="correct_at_confidence",
+            statement=(
+                "Every change point is located within eta with probability at least "
+                "1 - delta, in every setting."
+            ),
+            paper_value=(
+                "P(all |x_hat_k - x_k| <= eta) >= 1 - delta (theorem); spec: correct rate "
+                ">= 1 - delta - 3 SE"
+            ),
+            metric="correctness_shortfall_max",
+            comparison="<=",
+            target=0.0,
+            tiers=_SMALL,
+        ),
+        Claim(
+            id="bound_constant_factor",
+            statement=(
+                "Median samples track the non-asymptotic reference bound up to a constant "
+                "factor across settings."
+            ),
+            paper_value="upper bound with matching lower bound; spec: ratio varies by <= 4x",
+            metric="bound_ratio_range",
+            comparison="<=",
+            target=4.0,
+            tiers=_SMALL,
+        ),
+        Claim(
+            id="bound_loglog_correlation",
+            statement="Median samples and the reference bound are correlated on log scales.",
+            paper_value="spec: log-log correlation >= 0.9",
+            metric="bound_loglog_corr",
+            comparison=">=",
+            target=0.9,
+            tiers=_SMALL,
+        ),
+        Claim(
+            id="positions_matter",
+            statement=(
+                "Away from the asymptotic regime (delta = 0.1) clustered change points cost "
+                "more than spread ones with the same jumps."
+            ),
+            paper_value="qualitative; spec: median clustered / spread >= 1.5 at delta = 0.1",
+            metric="position_ratio_large_delta",
+            comparison=">=",
+            target=1.5,
+            tiers=_SMALL,
+        ),
+        Claim(
+            id="position_effect_fades",
+            statement=(
+                "As delta -> 0 the position effect fades: the clustered / spread ratio is "
+                "smaller at delta = 1e-8 than at delta = 0.1."
+            ),
+            paper_value="qualitative (only jumps matter asymptotically)",
+            metric="position_ratio_change",
+            comparison="<",
+            target=0.0,
+            tiers=_SMALL,
+        ),
+        Claim(
+            id="beats_uniform",
+            statement="Adaptive sampling needs far fewer samples than uniform sampling.",
+            paper_value=(
+                "qualitative; spec: uniform / ours >= 3 at eta = 1e-3 (geometric mean of the "
+                "per-setting median ratios)"
+            ),
+            metric="uniform_ruptures_over_ours_gmean",
+            comparison=">=",
+            target=3.0,
+            tiers=_SMALL,
+        ),
+    ),
+    deviations=(
+        "Algorithm details inferred from the abstract: diagonal-then-sweep dyadic detection, "
+        "SPRT noisy binary search at a constant search confidence, and a final delta-level "
+        "certification of each cell (so only verification pays log(1/delta)); restarts on "
+        "failed verification.",
+        "Anytime union-bound confidence intervals (pi^2 n^2 / (6 delta)), not the paper's "
+        "constants; sample targets grow by 1.25x per round.",
+        "The reference complexity (verification + binary search + dyadic sweep down to the "
+        "closest pair's scale) is our inference, not the paper's bound.",
+        "Baselines on the grid of spacing 2 eta: uniform sampling in doubling batches with "
+        "exact least-squares segmentation (identical to ruptures.Dynp l2, tested) and a "
+        "delta-certified stop; MCPI simplified to Track-and-Stop with 1/Delta^2 weights on "
+        "boundary arms and a heuristic GLR threshold (no formal delta guarantee).",
+        "Claim 6 of the spec (MCPI comparison) is reported as metrics "
+        "(mcpi_over_ours_*), without a pass threshold, as the spec asks.",
+        "Synthetic instances: equal jumps with alternating signs; clustered = one pair at "
+        "distance 4 eta.",
+    ),
+    tiers=(
+        ("smoke", "N = 2, spread, delta = 0.1, eta = 0.01, 3 runs per method; about a second."),
+        (
+            "small",
+            "N in {2, 3}, jump 0.5, spread vs clustered (pair 4 eta apart), delta in "
+            "{0.1, 1e-8}, eta = 1e-3, 30 runs per method and setting; about 2 minutes.",
+        ),
+        (
+            "paper",
+            "N in {2, 3, 5}, jumps {0.25, 0.5, 1}, both layouts, delta in {0.1, 1e-2, 1e-4, "
+            "1e-8}, eta in {1e-2, 1e-3}, 200 runs per setting; not run here (hours).",
+        ),
+    ),
+)
