@@ -1,0 +1,29 @@
+"""Smoke run of the reproduction and its claims."""
+
+from neurips26.common.experiment import RunResult
+from neurips26.papers.multiagent_performative import experiment
+from neurips26.registry import NOT_RUN, REPRODUCED, get_paper
+
+
+def test_smoke_run_produces_claim_metrics_and_figures():
+    cfg = experiment.TIERS["smoke"]
+    res = experiment.run(cfg)
+    assert isinstance(res, RunResult)
+    paper = get_paper("multiagent_performative")
+    verdicts = {c.id: c.verdict for c in paper.evaluate(res.metrics, "smoke")}
+    for claim in paper.claims:
+        if "smoke" in claim.tiers:
+            assert claim.metric in res.metrics, claim.metric
+            assert verdicts[claim.id] == REPRODUCED, (claim.id, res.metrics[claim.metric])
+        else:
+            assert verdicts[claim.id] == NOT_RUN
+    assert set(res.figures) == {
+        "rate_theory_vs_simulation",
+        "transition_and_scalar_constant",
+        "excess_loss",
+    }
+    assert all(png[:4] == b"\x89PNG" for png in res.figures.values())
+    assert res.metrics["rho_predictor_accuracy"] == 1.0
+    assert res.tables["instances"] and res.tables["single_agent"]
+    again = experiment.run(cfg)
+    assert again.stable_metrics() == res.stable_metrics()
