@@ -1,0 +1,159 @@
+"""The scikit-learn style estimators and the functional core: API, determinism, bad input."""
+
+import inspect
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from neurips26.papers.sparse_halfspace import (
+    HalfspaceFit,
+    RobustDenseHalfspace,
+    RobustSparseHalfspace,
+    clean_error,
+    fit_robust_halfspace,
+    hinge_weight_on,
+    make_margin_halfspace,
+)
+
+
+@pytest.fixture(scope="module")
+def noisy():
+    return make_margin_halfspace(300, 30, 3, noise_rate=0.1, adversary="flip_cluster", seed=7)
+
+
+@pytest.mark.parametrize("cls", [RobustSparseHalfspace, RobustDenseHalfspace])
+def test_init_is_keyword_only_and_only_stores(cls):
+    params = inspect.signature(cls.__init__).parameters
+    assert all(p.kind is p.KEYWORD_ONLY for n, p in params.items() if n != "self")
+    extra = {"sparsity": -2} if cls is RobustSparseHalfspace else {}
+    est = cls(noise_rate=0.7, variance_slack=-3.0, outlier_method="nonsense", **extra)
+    # __init__ validates nothing: errors come at fit
+    assert est.get_params()["noise_rate"] == 0.7
+    assert clone(est).get_params() == est.get_params()
+
+
+def test_fit_predict_shapes_attributes_and_accuracy(noisy):
+    clf = RobustSparseHalfspace(sparsity=3, noise_rate=0.1)
+    assert clf.fit(noisy.X, noisy.y) is clf
+    assert clf.coef_.shape == (30,)
+    assert clf.sample_weight_.shape == (300,) and clf.kept_mask_.dtype == bool
+    assert clf.sample_weight_.sum() == pytest.approx(1.0)
+    assert clf.certified_ is True  # d = 30 <= 60: the SDP oracle
+    assert clf.outlier_.method == "sdp"
+    assert np.linalg.norm(clf.coef_) <= 1 + 1e-6
+    assert np.abs(clf.coef_).sum() <= np.sqrt(3) + 1e-6
+    pred = clf.predict(noisy.X)
+    assert pred.shape == (300,) and set(np.unique(pred)) <= {-1, 1}
+    np.testing.assert_allclose(clf.decision_function(noisy.X), noisy.X @ clf.coef_)
+    assert clean_error(clf.coef_, noisy.w_star, margin=0.1) < 0.15
+    # reweighting moved weight off the corrupted rows
+    assert hinge_weight_on(noisy.is_corrupt, clf.sample_weight_) < noisy.is_corrupt.mean()
+
+
+def test_deterministic_under_seed(noisy):
+    a = RobustSparseHalfspace(sparsity=3, outlier_method="power").fit(noisy.X, noisy.y)
+    b = RobustSparseHalfspace(sparsity=3, outlier_method="power").fit(noisy.X, noisy.y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.sample_weight_, b.sample_weight_)
+    assert a.certified_ is False  # the power method is a heuristic
+
+
+def test_functional_core_matches_estimator_and_returns_dataclass(noisy):
+    fit = fit_robust_halfspace(noisy.X, noisy.y, sparsity=3, outlier_method="power")
+    assert isinstance(fit, HalfspaceFit)
+    est = RobustSparseHalfspace(sparsity=3, outlier_method="power").fit(noisy.X, noisy.y)
+    np.testing.assert_array_equal(fit.coef, est.coef_)
+    with pytest.raises(AttributeError):
+        fit.coef = None  # frozen
+
+
+def test_ablation_and_dense_variant(noisy):
+    none = fit_robust_halfspace(noisy.X, noisy.y, sparsity=3, outlier_method="none")
+    assert none.outlier is None and not none.certified
+    np.testing.assert_allclose(none.sample_weight, 1 / 300)
+    dense = RobustDenseHalfspace(variance_slack=3.0).fit(noisy.X, noisy.y)
+    assert dense.certified_ and dense.outlier_.method == "eig"
+    assert np.abs(dense.coef_).sum() > np.sqrt(3)  # not confined to W
+
+
+def test_hard_threshold_keeps_s_coordinates(noisy):
+    clf = RobustSparseHalfspace(sparsity=3, hard_threshold=True, outlier_method="none")
+    clf.fit(noisy.X, noisy.y)
+    assert np.count_nonzero(clf.coef_) == 3
+
+
+def test_zero_one_labels_only_with_flag(noisy):
+    y01 = (noisy.y > 0).astype(int)
+    with pytest.raises(ValueError, match="allow_01_labels=True"):
+        RobustSparseHalfspace(sparsity=3, outlier_method="none").fit(noisy.X, y01)
+    clf = RobustSparseHalfspace(sparsity=3, outlier_method="none", allow_01_labels=True)
+    pred = clf.fit(noisy.X, y01).predict(noisy.X)
+    assert set(np.unique(pred)) <= {0, 1}
+    ref = RobustSparseHalfspace(sparsity=3, outlier_method="none").fit(noisy.X, noisy.y)
+    np.testing.assert_allclose(clf.coef_, ref.coef_)
+
+
+def test_large_norm_points_are_filtered():
+    data = make_margin_halfspace(300, 20, 2, noise_rate=0.1, adversary="large_norm", seed=0)
+    clf = RobustSparseHalfspace(sparsity=2).fit(data.X, data.y)
+    np.testing.assert_array_equal(clf.kept_mask_, ~data.is_corrupt)
+    assert clf.sample_weight_[data.is_corrupt].sum() == 0
+
+
+BAD = [
+    ({"sparsity": 0}, "sparsity s must satisfy"),
+    ({"sparsity": 31}, "sparsity s must satisfy"),
+    ({"sparsity": 3, "noise_rate": 0.5}, "noise_rate eta must be in"),
+    ({"sparsity": 3, "noise_rate": -0.01}, "noise_rate eta must be in"),
+    ({"sparsity": 3, "hinge_margin": 0.0}, "hinge_margin must be"),
+    ({"sparsity": 3, "variance_slack": -1.0}, "variance_slack must be"),
+    ({"sparsity": 3, "outlier_method": "magic"}, "unknown outlier_method"),
+]
+
+
+@pytest.mark.parametrize("params,msg", BAD)
+def test_bad_hyperparameters_raise_at_fit(noisy, params, msg):
+    with pytest.raises(ValueError, match=msg):
+        RobustSparseHalfspace(**params).fit(noisy.X, noisy.y)
+
+
+def test_bad_data_raise(noisy):
+    clf = RobustSparseHalfspace(sparsity=3, outlier_method="none")
+    X = noisy.X.copy()
+    X[3, 4] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        clf.fit(X, noisy.y)
+    X[3, 4] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        clf.fit(X, noisy.y)
+    with pytest.raises(ValueError, match="mismatched lengths"):
+        clf.fit(noisy.X, noisy.y[:-1])
+    with pytest.raises(ValueError, match=r"labels must be in \{-1, \+1\}"):
+        clf.fit(noisy.X, 2 * noisy.y)
+    with pytest.raises(ValueError, match="2-D"):
+        clf.fit(noisy.X[0], noisy.y[:1])
+    with pytest.raises(ValueError, match="empty"):
+        clf.fit(np.empty((0, 30)), np.empty(0))
+    with pytest.raises(ValueError, match="removed all 300 samples"):
+        RobustSparseHalfspace(sparsity=3).fit(noisy.X * 100, noisy.y)
+    fitted = RobustSparseHalfspace(sparsity=3, outlier_method="none").fit(noisy.X, noisy.y)
+    with pytest.raises(ValueError, match="fitted on 30"):
+        fitted.predict(noisy.X[:, :5])
+
+
+def test_sdp_refused_above_150_dims():
+    data = make_margin_halfspace(50, 160, 2, seed=0)
+    with pytest.raises(ValueError, match="use method='power'"):
+        RobustSparseHalfspace(sparsity=2, outlier_method="sdp").fit(data.X, data.y)
+
+
+def test_infeasible_weight_program_suggests_larger_slack():
+    X = np.random.default_rng(0).standard_normal((60, 8)) * 3.0
+    y = np.sign(X[:, 0])
+    with pytest.raises(ValueError, match="larger variance_slack"):
+        RobustSparseHalfspace(sparsity=2, noise_rate=0.05, filter_const=10.0).fit(X, y)
+    # the advice works
+    RobustSparseHalfspace(sparsity=2, noise_rate=0.05, filter_const=10.0, variance_slack=30.0).fit(
+        X, y
+    )
