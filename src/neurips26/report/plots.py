@@ -16,7 +16,7 @@ def verdict_summary_png(views) -> bytes:
     """Stacked bars: the verdicts of each paper's shown run."""
     from neurips26.common.plotting import figure_png, new_figure
 
-    fig, (ax,) = new_figure(width=max(5.0, 0.7 * len(views) + 2), height=3.6)
+    fig, (ax,) = new_figure(width=max(6.0, 0.6 * len(views) + 3.5), height=3.6)
     slugs = [v.paper.slug for v in views]
     bottom = [0] * len(views)
     for verdict in VERDICTS:
@@ -28,5 +28,5 @@ def verdict_summary_png(views) -> bytes:
     ax.tick_params(axis="x", rotation=45)
     for label in ax.get_xticklabels():
         label.set_horizontalalignment("right")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return figure_png(fig)
