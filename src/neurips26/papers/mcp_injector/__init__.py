@@ -1,0 +1,106 @@
+"""MCP-Injector: seeded, protocol-aware fault injection for Model Context Protocol tool calls.
+
+The paper puts a middleware on the MCP tool-call path that injects faults of chosen
+persistence (permanent, transient, intermittent) from seedable, replayable schedules,
+calibrated on mined MCP incident data, without changing the agent or the server, and
+shows that such faults cut LLM agents' task completion sharply, that bigger models with
+longer tool chains meet more faults, and that the framework's error handling matters more
+than model size. We implement the middleware on the official ``mcp`` Python SDK (2.3):
+a server-side ``ServerMiddleware``, a client-side ``Transport`` wrapper, and a stdio proxy
+command, all sharing one keyed schedule and a JSONL fault log.
+
+Deviations from the paper
+-------------------------
+- The six failure modes are inferred; the mined fault distribution is unavailable, so the
+  shipped calibrated profile has placeholder weights (:func:`default_profile`).
+- The experiment uses scripted MCP-client agents (two "sizes" x three error-handling
+  "stacks") on a toy travel-desk server instead of 20B/120B LLMs in real frameworks: it is
+  a mechanism check, not a replication of the LLM numbers. See ``harness.py``.
+- The stateless 2026-07-28 protocol has no connections; the server middleware counts calls
+  per tool per server there (``connection = "stateless"``).
+
+Public API
+----------
+FaultMode, Persistence, FaultRule, BurstParams, FaultProfile, FaultDecision, FaultSchedule,
+ProfileError, parse_profile, load_profile, profile_from_counts, default_profile,
+uniform_severe_profile, FaultInjector, FaultInjectionMiddleware, FaultInjectingTransport,
+apply_fault, corrupt_result, memory_transport, run_proxy, load_config, parse_config,
+build_travel_server, make_tasks, run_grid, analyse, run_scripted_agent.
+"""
+
+from ._compat import SDK_VERSION, memory_transport
+from .faults import (
+    BurstParams,
+    FaultDecision,
+    FaultMode,
+    FaultProfile,
+    FaultRule,
+    FaultSchedule,
+    Persistence,
+    ProfileError,
+    default_profile,
+    load_profile,
+    parse_profile,
+    profile_from_counts,
+    uniform_severe_profile,
+)
+from .harness import (
+    CONDITIONS,
+    SIZES,
+    STACKS,
+    Analysis,
+    GridResult,
+    TaskOutcome,
+    analyse,
+    run_grid,
+    run_scripted_agent,
+)
+from .injector import (
+    FaultInjectingTransport,
+    FaultInjectionMiddleware,
+    FaultInjector,
+    apply_fault,
+    corrupt_result,
+)
+from .proxy import ProxyConfig, load_config, parse_config, run_proxy
+from .travel import TRAVEL_TOOLS, build_travel_server, make_tasks, stdio_server_command
+
+__all__ = [
+    "CONDITIONS",
+    "SDK_VERSION",
+    "SIZES",
+    "STACKS",
+    "TRAVEL_TOOLS",
+    "Analysis",
+    "BurstParams",
+    "FaultDecision",
+    "FaultInjectingTransport",
+    "FaultInjectionMiddleware",
+    "FaultInjector",
+    "FaultMode",
+    "FaultProfile",
+    "FaultRule",
+    "FaultSchedule",
+    "GridResult",
+    "Persistence",
+    "ProfileError",
+    "ProxyConfig",
+    "TaskOutcome",
+    "analyse",
+    "apply_fault",
+    "build_travel_server",
+    "corrupt_result",
+    "default_profile",
+    "load_config",
+    "load_profile",
+    "make_tasks",
+    "memory_transport",
+    "parse_config",
+    "parse_profile",
+    "profile_from_counts",
+    "run_grid",
+    "run_proxy",
+    "run_scripted_agent",
+    "stdio_server_command",
+    "uniform_severe_profile",
+]

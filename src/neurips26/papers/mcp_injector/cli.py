@@ -1,0 +1,79 @@
+"""``neurips26-mcp-inject``: run an MCP server behind the fault-injecting stdio proxy.
+
+Usage::
+
+    neurips26-mcp-inject --config faults.yaml [--seed N] [--log faults.jsonl] -- <server command...>
+    python -m neurips26.papers.mcp_injector.cli --config faults.yaml -- python server.py
+
+Put this command in your agent's MCP server configuration in place of the server command;
+neither the agent nor the server changes. Exit status: 0 normal end, 1 downstream server
+failure, 2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .faults import FaultProfile, ProfileError
+from .proxy import ProxyConfig, load_config, run_proxy
+
+__all__ = ["main"]
+
+PROG = "neurips26-mcp-inject"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        usage=f"{PROG} [--config FILE] [--seed N] [--log FILE] [--strict] -- COMMAND [ARG ...]",
+        description="Fault-injecting stdio proxy for Model Context Protocol servers.",
+    )
+    p.add_argument("--config", help="YAML fault configuration (omit for a transparent proxy)")
+    p.add_argument("--seed", type=int, help="override the config's seed")
+    p.add_argument("--log", help="override the config's JSONL fault log path")
+    p.add_argument("--strict", action="store_true", help="rules must match a listed tool")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status (0 ok, 1 downstream failure, 2 usage error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    if "--" in argv:
+        cut = argv.index("--")
+        opts, command = argv[:cut], argv[cut + 1 :]
+    else:
+        opts, command = argv, []
+    try:
+        args = parser.parse_args(opts)
+    except SystemExit as e:  # argparse already printed the message
+        return int(e.code or 0)
+    if not command:
+        parser.print_usage(sys.stderr)
+        print(f"{PROG}: error: no server command given after '--'", file=sys.stderr)
+        return 2
+    try:
+        cfg = load_config(args.config) if args.config else ProxyConfig(profile=FaultProfile())
+    except ProfileError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    seed = cfg.seed if args.seed is None else args.seed
+    if seed < 0:
+        print(f"{PROG}: error: --seed must be >= 0, got {seed}", file=sys.stderr)
+        return 2
+    try:
+        return run_proxy(
+            command,
+            cfg.profile,
+            seed=seed,
+            log_path=args.log if args.log is not None else cfg.log_path,
+            strict=cfg.strict or args.strict,
+            connection=cfg.connection,
+        )
+    except KeyboardInterrupt:  # pragma: no cover
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,449 @@
+"""Interposition on the official MCP Python SDK (``mcp`` 2.x): server middleware, client transport.
+
+:class:`FaultInjector` is the shared core: a :class:`~.faults.FaultSchedule`, per-connection
+per-tool call counters and a fault log (in memory and optionally JSONL). It plugs into the
+SDK in two places: :meth:`FaultInjector.middleware` returns a ``ServerMiddleware`` for
+servers you own (``MCPServer(..., middleware=[inj.middleware()])``), and
+:meth:`FaultInjector.wrap` returns a client-side :class:`FaultInjectingTransport` around any
+SDK transport (stdio, streamable HTTP, in-memory); the stdio proxy (:mod:`.proxy`) applies
+the same message-level rewrite (:func:`apply_fault`) to raw JSON-RPC lines.
+
+Deviations from the paper
+-------------------------
+- ``timeout`` without ``hang_s`` drops the ``tools/call`` response (client side) or blocks
+  the handler until the client's ``notifications/cancelled`` cancels it (server side); the
+  client sees the SDK's ``REQUEST_TIMEOUT`` error. With ``hang_s`` the response is delayed.
+- ``connection_drop`` closes the connection in the client transport and the proxy; the
+  server middleware cannot close its transport and answers with a ``CONNECTION_CLOSED``
+  (-32000) error instead (recorded as such in the log).
+- The middleware hook (``mcp.server.context.ServerMiddleware``) is provisional in the SDK;
+  this adapter is kept thin and tested against ``mcp==2.3.0``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import warnings
+import weakref
+from collections.abc import Iterable, Mapping
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from .faults import FaultDecision, FaultMode, FaultProfile, FaultSchedule
+
+__all__ = [
+    "CONNECTION_CLOSED_CODE",
+    "FaultInjectingTransport",
+    "FaultInjectionMiddleware",
+    "FaultInjector",
+    "apply_fault",
+    "corrupt_result",
+]
+
+#: The SDK's code for a closed connection (``mcp_types.CONNECTION_CLOSED``).
+CONNECTION_CLOSED_CODE = -32000
+
+DROP = "drop"  # apply_fault: withhold the response
+DISCONNECT = "disconnect"  # apply_fault: close the connection
+
+
+def _corrupt_value(v: Any) -> Any:
+    """A value of a different JSON type (so a typed output schema rejects it)."""
+    if isinstance(v, bool):
+        return "not-a-bool"
+    if isinstance(v, (int, float)):
+        return "NaN (corrupted)"
+    if isinstance(v, str):
+        return -1
+    return "corrupted"
+
+
+def corrupt_result(decision: FaultDecision, result: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ``CallToolResult`` wire dict (camelCase) that ``decision`` turns ``result`` into.
+
+    Parameters
+    ----------
+    decision : FaultDecision
+        A ``tool_error``, ``empty_result`` or ``malformed_result`` decision.
+    result : mapping or None
+        The server's original ``result`` object (``None`` when it was not computed).
+
+    Returns
+    -------
+    dict
+        ``tool_error``: ``{"content": [text], "isError": true}``; ``empty_result``:
+        ``{"content": []}``; ``malformed_result``: text halved mid-token and every
+        ``structuredContent`` field given a value of the wrong JSON type. Keys such as
+        ``_meta`` and ``resultType`` of the original are kept.
+    """
+    base = {k: v for k, v in (result or {}).items() if k in ("_meta", "resultType")}
+    mode = decision.mode
+    if mode is FaultMode.TOOL_ERROR:
+        return {**base, "content": [{"type": "text", "text": decision.message}], "isError": True}
+    if mode is FaultMode.EMPTY_RESULT:
+        return {**base, "content": []}
+    if mode is FaultMode.MALFORMED_RESULT:
+        out = copy.deepcopy(dict(result or {}))
+        content = []
+        for block in out.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "text":
+                text = str(block.get("text", ""))
+                block = {**block, "text": text[: max(1, len(text) // 2)]}
+            content.append(block)
+        if not content:
+            content = [{"type": "text", "text": '{"truncated": '}]
+        out["content"] = content
+        sc = out.get("structuredContent")
+        if isinstance(sc, dict):
+            out["structuredContent"] = {k: _corrupt_value(v) for k, v in sc.items()} or {
+                "corrupted": True
+            }
+        out.pop("isError", None)
+        return out
+    raise ValueError(f"corrupt_result: mode {mode.value!r} does not produce a result")
+
+
+def apply_fault(decision: FaultDecision | None, response: Mapping[str, Any]) -> Any:
+    """Rewrite one JSON-RPC response (a dict) to a ``tools/call`` according to ``decision``.
+
+    Returns the new response dict, the original when ``decision`` is ``None``, ``DROP``
+    (``"drop"``: withhold it) or ``DISCONNECT`` (``"disconnect"``: close the connection).
+    A ``timeout`` with ``hang_s`` returns the original; the caller delays it.
+    """
+    if decision is None:
+        return response
+    rid = response.get("id")
+    mode = decision.mode
+    if mode is FaultMode.TIMEOUT:
+        return DROP if decision.hang_s is None else response
+    if mode is FaultMode.CONNECTION_DROP:
+        return DISCONNECT
+    if mode is FaultMode.PROTOCOL_ERROR:
+        err = {"code": decision.error_code, "message": decision.message}
+        return {"jsonrpc": "2.0", "id": rid, "error": err}
+    return {"jsonrpc": "2.0", "id": rid, "result": corrupt_result(decision, response.get("result"))}
+
+
+class FaultInjector:
+    """Shared core: seeded schedule, per-connection per-tool counters and a fault log.
+
+    Parameters
+    ----------
+    profile : FaultProfile or FaultSchedule
+        What to inject (a schedule from :meth:`FaultSchedule.from_log` replays a log).
+    seed : int
+        Master seed of the schedule (ignored when a schedule is passed).
+    log_path : str or Path or None
+        When set, every record is also appended to this JSONL file.
+    strict : bool
+        :meth:`check_tools` raises instead of warning for rules that match no listed tool.
+
+    Attributes
+    ----------
+    log_ : list of dict
+        Records in call order: ``kind = "fault"`` (one per injected fault, see
+        :meth:`FaultDecision.to_record`) and ``kind = "anomaly"`` (unexpected traffic).
+    calls_ : dict
+        ``(connection, tool) -> number of tools/call seen``.
+    cancelled_ : int
+        Server-side handlers held by a ``timeout`` that observed their cancellation.
+
+    Examples
+    --------
+    >>> from neurips26.papers.mcp_injector import FaultRule, FaultMode, FaultProfile
+    >>> inj = FaultInjector(FaultProfile(rules=(FaultRule(mode=FaultMode.EMPTY_RESULT),)))
+    >>> inj.decide("weather", connection="c0").mode.value
+    'empty_result'
+    >>> inj.calls_[("c0", "weather")]
+    1
+    """
+
+    def __init__(
+        self,
+        profile: FaultProfile | FaultSchedule,
+        *,
+        seed: int = 0,
+        log_path: str | Path | None = None,
+        strict: bool = False,
+    ) -> None:
+        if isinstance(profile, FaultSchedule):
+            self.schedule = profile
+        elif isinstance(profile, FaultProfile):
+            self.schedule = FaultSchedule(profile, seed=seed)
+        else:
+            raise TypeError(
+                f"profile must be a FaultProfile or FaultSchedule, got {type(profile).__name__}"
+            )
+        self.log_path = Path(log_path) if log_path is not None else None
+        self.strict = bool(strict)
+        self.log_: list[dict[str, Any]] = []
+        self.calls_: dict[tuple[str, str], int] = {}
+        self.cancelled_ = 0
+        self._n_connections = 0
+        self._session_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        if self.log_path is not None:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self.log_path.write_text("")
+
+    @property
+    def seed(self) -> int:
+        return self.schedule.seed
+
+    def new_connection(self, name: str | None = None) -> str:
+        """A fresh connection label (``conn-0``, ``conn-1``, ... in creation order)."""
+        label = name if name is not None else f"conn-{self._n_connections}"
+        self._n_connections += 1
+        return label
+
+    def decide(self, tool: str, *, connection: str = "default") -> FaultDecision | None:
+        """Count a ``tools/call`` to ``tool`` on ``connection``; return (and log) its fault."""
+        key = (connection, tool)
+        k = self.calls_.get(key, 0)
+        self.calls_[key] = k + 1
+        d = self.schedule.decide(tool, k, connection=connection)
+        if d is not None:
+            self._append(d.to_record(seed=self.seed))
+        return d
+
+    def record_anomaly(self, direction: str, detail: str, *, connection: str = "default") -> None:
+        """Log unexpected traffic (unparsable lines, unknown ids, batches) passed through."""
+        self._append(
+            {"kind": "anomaly", "connection": connection, "direction": direction, "detail": detail}
+        )
+
+    def _append(self, rec: dict[str, Any]) -> None:
+        self.log_.append(rec)
+        if self.log_path is not None:
+            with open(self.log_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(rec, sort_keys=True) + "\n")
+
+    def faults(self) -> list[dict[str, Any]]:
+        """The ``kind = "fault"`` records of the log."""
+        return [r for r in self.log_ if r.get("kind") == "fault"]
+
+    def check_tools(self, names: Iterable[str]) -> list[str]:
+        """Rule patterns that match none of ``names`` (a warning, or an error if strict)."""
+        names = list(names)
+        unused = [
+            r.tool for r in self.schedule.profile.rules if not any(r.matches(n) for n in names)
+        ]
+        if unused:
+            msg = f"fault rules match no tool the server lists: {unused}; tools: {names}"
+            if self.strict:
+                raise ValueError(msg)
+            warnings.warn(msg, UserWarning, stacklevel=2)
+        return unused
+
+    def check_tools_quiet(self, names: Iterable[str]) -> list[str]:
+        """Like :meth:`check_tools` without the warning (still raises when strict)."""
+        names = list(names)
+        unused = [
+            r.tool for r in self.schedule.profile.rules if not any(r.matches(n) for n in names)
+        ]
+        if unused and self.strict:
+            raise ValueError(f"fault rules match no tool the server lists: {unused}")
+        return unused
+
+    def middleware(self) -> FaultInjectionMiddleware:
+        """A server-side ``ServerMiddleware`` for ``MCPServer(..., middleware=[...])``."""
+        return FaultInjectionMiddleware(self)
+
+    def wrap(self, transport: Any, *, connection: str | None = None) -> FaultInjectingTransport:
+        """Wrap an SDK client transport (an async context manager of ``(read, write)``)."""
+        return FaultInjectingTransport(transport, self, connection=connection)
+
+    def _connection_label(self, ctx: Any) -> str:
+        # Handshake-era connections keep one Connection object for their lifetime; the
+        # 2026-07-28 protocol is stateless (a fresh one per request), so all its requests
+        # share the label "stateless" and counters run per tool per server.
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return "stateless"
+        session = getattr(ctx.session, "_connection", ctx.session)
+        try:
+            label = self._session_names.get(session)
+            if label is None:
+                label = self.new_connection()
+                self._session_names[session] = label
+            return label
+        except TypeError:  # not weak-referenceable
+            return "default"
+
+
+class FaultInjectionMiddleware:
+    """Server-side fault injection as an ``mcp.server.context.ServerMiddleware``.
+
+    Acts only on ``tools/call`` requests (``ctx.method``), reading the tool name from
+    ``ctx.params["name"]``; every other request and notification passes through untouched.
+    Handshake-era connections (``Client(..., mode="legacy")``, stdio) are labelled
+    ``conn-<n>`` in order of first sight; requests of the stateless 2026-07-28 protocol
+    (the SDK's default for in-process clients) share the label ``"stateless"``.
+    """
+
+    def __init__(self, injector: FaultInjector) -> None:
+        self.injector = injector
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        if ctx.method != "tools/call" or ctx.request_id is None:
+            return await call_next(ctx)
+        params = ctx.params or {}
+        tool = params.get("name")
+        if not isinstance(tool, str):
+            return await call_next(ctx)
+        conn = self.injector._connection_label(ctx)
+        d = self.injector.decide(tool, connection=conn)
+        if d is None:
+            return await call_next(ctx)
+        from mcp import MCPError  # lazy: keep `faults` importable without the SDK
+
+        if d.mode is FaultMode.TIMEOUT:
+            try:
+                if d.hang_s is None:
+                    await anyio.sleep_forever()
+                await anyio.sleep(d.hang_s)
+            except anyio.get_cancelled_exc_class():
+                self.injector.cancelled_ += 1
+                raise
+            return await call_next(ctx)
+        if d.mode is FaultMode.PROTOCOL_ERROR:
+            raise MCPError(code=d.error_code, message=d.message)
+        if d.mode is FaultMode.CONNECTION_DROP:
+            raise MCPError(code=CONNECTION_CLOSED_CODE, message="injected connection drop")
+        from mcp_types import CallToolResult
+
+        res = None
+        if d.mode is FaultMode.MALFORMED_RESULT:
+            res = await call_next(ctx)
+            if hasattr(res, "model_dump"):
+                res = res.model_dump(by_alias=True, mode="json", exclude_none=True)
+        # a model, so the runner serialises it for the negotiated protocol version
+        return CallToolResult.model_validate(corrupt_result(d, res))
+
+
+class FaultInjectingTransport:
+    """Client-side fault injection around any SDK transport; itself a ``Transport``.
+
+    Records outgoing ``tools/call`` requests by id and rewrites, withholds or replaces the
+    matching response (:func:`apply_fault`); every other message, including pings,
+    notifications, ``tools/list`` and exceptions from the inner transport, passes through
+    unchanged. A ``connection_drop`` closes both directions, so the pending call and every
+    later call fail with the SDK's connection error.
+
+    Parameters
+    ----------
+    inner : Transport
+        E.g. ``stdio_client(StdioServerParameters(...))`` or the SDK's in-memory transport.
+    injector : FaultInjector
+    connection : str or None
+        Connection label for the per-connection counters (default: ``conn-<n>``).
+    """
+
+    def __init__(self, inner: Any, injector: FaultInjector, *, connection: str | None = None):
+        if not hasattr(inner, "__aenter__"):
+            raise TypeError(f"inner must be an async context manager, got {type(inner).__name__}")
+        self.inner = inner
+        self.injector = injector
+        self._name = connection
+        self.connection: str | None = None
+        self._stack: AsyncExitStack | None = None
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        from mcp.shared.message import SessionMessage
+
+        self.connection = self.injector.new_connection(self._name)
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            inner_read, inner_write = await stack.enter_async_context(self.inner)
+            c2s_send, c2s_recv = anyio.create_memory_object_stream[SessionMessage](32)
+            s2c_send, s2c_recv = anyio.create_memory_object_stream[Any](32)
+            tg = anyio.create_task_group()
+            await stack.enter_async_context(tg)
+        except BaseException:
+            await stack.__aexit__(None, None, None)
+            raise
+        self._stack, self._tg = stack, tg
+        self._pending: dict[Any, FaultDecision | None] = {}
+        self._closed = False
+        self._s2c_send = s2c_send
+        tg.start_soon(self._pump_out, c2s_recv, inner_write, s2c_send)
+        tg.start_soon(self._pump_in, inner_read, s2c_send)
+        return s2c_recv, c2s_send
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._stack is None:
+            return
+        self._tg.cancel_scope.cancel()
+        stack, self._stack = self._stack, None
+        await stack.__aexit__(*exc)
+
+    async def _disconnect(self) -> None:
+        self._closed = True
+        await self._s2c_send.aclose()
+
+    async def _pump_out(self, c2s_recv: Any, inner_write: Any, s2c_send: Any) -> None:
+        from mcp_types import JSONRPCRequest
+
+        async with c2s_recv:
+            async for msg in c2s_recv:
+                if self._closed:
+                    break
+                m = msg.message
+                if isinstance(m, JSONRPCRequest) and m.method == "tools/call":
+                    tool = (m.params or {}).get("name")
+                    if isinstance(tool, str):
+                        d = self.injector.decide(tool, connection=self.connection)
+                        if d is not None and d.mode is FaultMode.CONNECTION_DROP:
+                            await self._disconnect()
+                            break
+                        self._pending[m.id] = d
+                try:
+                    await inner_write.send(msg)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    break
+
+    async def _pump_in(self, inner_read: Any, s2c_send: Any) -> None:
+        from mcp.shared.message import SessionMessage
+        from mcp_types import JSONRPCError, JSONRPCResponse, jsonrpc_message_adapter
+
+        try:
+            async for msg in inner_read:
+                if self._closed:
+                    break
+                m = getattr(msg, "message", None)
+                if isinstance(m, (JSONRPCResponse, JSONRPCError)) and m.id in self._pending:
+                    d = self._pending.pop(m.id)
+                    if d is not None:
+                        wire = m.model_dump(by_alias=True, mode="json", exclude_unset=True)
+                        new = apply_fault(d, wire)
+                        if new == DROP:
+                            continue
+                        if new == DISCONNECT:  # pragma: no cover - handled at request time
+                            await self._disconnect()
+                            break
+                        if new is not wire:
+                            msg = SessionMessage(
+                                message=jsonrpc_message_adapter.validate_python(new),
+                                metadata=msg.metadata,
+                            )
+                        if d.mode is FaultMode.TIMEOUT and d.hang_s is not None:
+                            self._tg.start_soon(self._deliver_later, msg, d.hang_s, s2c_send)
+                            continue
+                try:
+                    await s2c_send.send(msg)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    break
+        finally:
+            await s2c_send.aclose()
+
+    async def _deliver_later(self, msg: Any, delay: float, s2c_send: Any) -> None:
+        await anyio.sleep(delay)
+        try:
+            await s2c_send.send(msg)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass

@@ -1,0 +1,18 @@
+"""Smoke run of the reproduction and its claims."""
+
+from neurips26.papers.mcp_injector import experiment as e
+from neurips26.registry import get_paper
+
+
+def test_smoke_run_and_claims():
+    r = e.run(e.TIERS["smoke"])
+    m = r.metrics
+    assert m["replay_ok"] is True
+    assert m["fidelity_min_p"] > 0.01 and m["intermittent_abs_z"] <= 3
+    assert m["num_cells"] == 8
+    assert set(r.figures) == {"completion", "recovery"}
+    paper = get_paper("mcp_injector")
+    verdicts = {c.id: c.verdict for c in paper.evaluate(m, "smoke")}
+    assert verdicts["replayable"] == "reproduced"
+    assert verdicts["completion_drop"] == "not run"
+    assert e.TIERS["small"].num_tasks == 25

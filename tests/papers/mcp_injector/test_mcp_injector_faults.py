@@ -1,0 +1,207 @@
+"""Schedules, profiles and their validation (no SDK traffic)."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from neurips26.papers.mcp_injector import (
+    BurstParams,
+    FaultMode,
+    FaultProfile,
+    FaultRule,
+    FaultSchedule,
+    Persistence,
+    ProfileError,
+    apply_fault,
+    default_profile,
+    load_profile,
+    parse_profile,
+    profile_from_counts,
+)
+from neurips26.papers.mcp_injector.faults import FaultDecision
+
+
+def _rule(**kw):
+    return FaultRule(**{"mode": FaultMode.TOOL_ERROR, **kw})
+
+
+def test_permanent_fails_every_call_from_onset():
+    s = FaultSchedule(FaultProfile(rules=(_rule(onset=3),)), seed=1)
+    got = [s.decide("x", k) is not None for k in range(20)]
+    assert got == [False] * 3 + [True] * 17
+
+
+def test_transient_fails_exactly_duration_calls():
+    r = _rule(persistence=Persistence.TRANSIENT, onset=2, duration=4)
+    s = FaultSchedule(FaultProfile(rules=(r,)), seed=5)
+    got = [s.decide("x", k) is not None for k in range(12)]
+    assert got == [False, False, True, True, True, True] + [False] * 6
+    starts = [s.decide("x", k).incident_start for k in range(2, 6)]
+    assert starts == [True, False, False, False]
+
+
+def test_intermittent_rate_within_3_se():
+    p, n = 0.3, 5000
+    r = _rule(persistence=Persistence.INTERMITTENT, rate=p)
+    s = FaultSchedule(FaultProfile(rules=(r,)), seed=11)
+    rate = np.mean([s.decide("t", k) is not None for k in range(n)])
+    assert abs(rate - p) <= 3 * math.sqrt(p * (1 - p) / n)
+
+
+def test_bursty_chain_matches_stationary_closed_form_and_is_bursty():
+    b = BurstParams(p_enter=0.05, p_exit=0.25, p_fail_bad=0.9)
+    r = _rule(persistence=Persistence.INTERMITTENT, burst=b)
+    s = FaultSchedule(FaultProfile(rules=(r,)), seed=2)
+    n = 6000
+    x = np.array([s.decide("t", k) is not None for k in range(n)], float)
+    pi = b.stationary_rate()  # 0.05/0.30 * 0.9 = 0.15
+    assert pi == pytest.approx(0.15)
+    assert abs(x.mean() - pi) < 0.04
+    # bursty: P(fail | previous failed) far above the marginal rate
+    assert x[1:][x[:-1] == 1].mean() > 2 * x.mean()
+
+
+def test_order_independence_and_per_tool_counters():
+    prof = default_profile()
+    a = FaultSchedule(prof, seed=3)
+    b = FaultSchedule(prof, seed=3)
+    seq_a = [(t, k) for k in range(30) for t in ("search_flights", "book")]
+    seq_b = [("book", k) for k in range(30)] + [("search_flights", k) for k in range(30)][::-1]
+    da = {(t, k): a.decide(t, k, connection="c") for t, k in seq_a}
+    db = {(t, k): b.decide(t, k, connection="c") for t, k in seq_b}
+    assert da == db
+    assert any(v is not None for v in da.values())
+    # another connection or seed gives other decisions
+    c = FaultSchedule(prof, seed=3)
+    assert {(t, k): c.decide(t, k, connection="d") for t, k in seq_a} != da
+
+
+def test_targeting_search_rules_never_touch_book():
+    s = FaultSchedule(FaultProfile(rules=(_rule(tool="search_*"),)), seed=0)
+    assert all(s.decide("search_flights", k) is not None for k in range(10))
+    assert all(s.decide("book", k) is None for k in range(10))
+
+
+def test_profile_from_counts_is_dirichlet_posterior_mean():
+    counts = {"timeout": 10, "tool_error": 4, "empty_result": 0}
+    p = profile_from_counts(counts, alpha=0.5)
+    n, m = 14, 6
+    assert p.mode_weights["timeout"] == pytest.approx((10 + 0.5) / (n + m * 0.5))
+    assert p.mode_weights["connection_drop"] == pytest.approx(0.5 / (n + m * 0.5))
+    assert sum(p.mode_weights.values()) == pytest.approx(1.0)
+    assert sum(p.persistence_weights.values()) == pytest.approx(1.0)
+
+
+def test_calibrated_incidents_follow_weights_chi_square():
+    from scipy.stats import chisquare
+
+    prof = default_profile()
+    s = FaultSchedule(prof, seed=9)
+    modes = []
+    for c in range(400):
+        for k in range(40):
+            d = s.decide("t", k, connection=f"c{c}")
+            if d is not None and d.incident_start:
+                modes.append(d.mode.value)
+    names = list(prof.mode_weights)
+    obs = np.array([modes.count(m) for m in names])
+    exp = len(modes) * np.array([prof.mode_weights[m] for m in names])
+    assert len(modes) > 800
+    assert chisquare(obs, exp).pvalue > 1e-3
+    # a wrong expectation is rejected (the test can fail)
+    wrong = len(modes) * np.full(6, 1 / 6)
+    assert chisquare(obs, wrong).pvalue < 1e-6
+
+
+def test_from_log_replays_records(tmp_path):
+    s = FaultSchedule(default_profile(), seed=4)
+    recs = []
+    for k in range(60):
+        d = s.decide("t", k, connection="c")
+        if d is not None:
+            recs.append(d.to_record(seed=4))
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    r = FaultSchedule.from_log(path)
+    for k in range(60):
+        assert r.decide("t", k, connection="c") == s.decide("t", k, connection="c")
+    assert r.decide("t", 0, connection="other") is None
+
+
+def test_apply_fault_shapes():
+    d = FaultDecision("c", "t", 0, FaultMode.PROTOCOL_ERROR, Persistence.PERMANENT, "rule:0",
+                      True, -32099, "boom")
+    resp = {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "{}"}]}}
+    assert apply_fault(d, resp) == {"jsonrpc": "2.0", "id": 7,
+                                    "error": {"code": -32099, "message": "boom"}}
+    assert apply_fault(None, resp) is resp
+
+
+@pytest.mark.parametrize(
+    "rule, needle",
+    [
+        ({"mode": "explode"}, "unknown mode 'explode'"),
+        ({"mode": "timeout", "persistence": "sometimes"}, "unknown persistence"),
+        ({"mode": "timeout", "rate": 1.5}, "rate must be in [0, 1]"),
+        ({"mode": "timeout", "onset": -1}, "onset must be >= 0"),
+        ({"mode": "timeout", "duration": -2}, "duration must be >= 0"),
+        ({"mode": "timeout", "hang_s": 0}, "hang_s must be > 0"),
+        ({"mode": "timeout", "colour": "red"}, "unknown field"),
+        ({"tool": "x"}, "'mode' is required"),
+    ],
+)
+def test_bad_rules_name_rule_and_field(rule, needle):
+    with pytest.raises(ValueError, match="rule 0") as e:
+        parse_profile({"rules": [rule]})
+    assert needle in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        ({"mode_weights": {"timeout": -1}}, "must be >= 0"),
+        ({"mode_weights": {"timeout": 0, "tool_error": 0}}, "sum to 0"),
+        ({"mode_weights": {"lag": 1}}, "unknown key 'lag'"),
+        ({"fault_rate": 2.0, "mode_weights": {"timeout": 1}}, "fault_rate"),
+        ({"fault_rate": 0.1}, "needs mode_weights"),
+        ({"bogus": 1}, "unknown key"),
+        ([1, 2], "must be a mapping"),
+    ],
+)
+def test_bad_profiles(data, needle):
+    with pytest.raises(ProfileError, match=None) as e:
+        parse_profile(data)
+    assert needle in str(e.value)
+
+
+def test_bad_schedule_args():
+    with pytest.raises(ValueError, match="seed"):
+        FaultSchedule(FaultProfile(), seed=-1)
+    with pytest.raises(TypeError, match="FaultProfile"):
+        FaultSchedule({"rules": []})
+    with pytest.raises(ValueError, match="call_index"):
+        FaultSchedule(FaultProfile()).decide("t", -1)
+    with pytest.raises(ProfileError, match="alpha"):
+        profile_from_counts({"timeout": 1}, alpha=0)
+    with pytest.raises(ProfileError, match="count"):
+        profile_from_counts({"timeout": -3})
+
+
+def test_load_profile_formats(tmp_path):
+    y = tmp_path / "p.yaml"
+    y.write_text("rules:\n  - {tool: 'search_*', mode: timeout, persistence: transient}\n")
+    j = tmp_path / "p.json"
+    j.write_text(json.dumps({"rules": [{"tool": "search_*", "mode": "timeout",
+                                       "persistence": "transient"}]}))
+    t = tmp_path / "p.toml"
+    t.write_text('[[rules]]\ntool = "search_*"\nmode = "timeout"\npersistence = "transient"\n')
+    assert load_profile(y) == load_profile(j) == load_profile(t)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules: [{mode: nope}]\n")
+    with pytest.raises(ProfileError, match=r"bad\.yaml.*rule 0.*unknown mode"):
+        load_profile(bad)
+    with pytest.raises(ProfileError, match="cannot read"):
+        load_profile(tmp_path / "missing.yaml")
+    assert parse_profile(load_profile(y).to_dict()) == load_profile(y)
