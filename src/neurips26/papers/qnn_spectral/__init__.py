@@ -1,0 +1,83 @@
+"""qnn_spectral: amplitude-ordered learning of Fourier components in quantum neural networks.
+
+Data re-uploading circuits (:class:`ReuploadingQNN`, simulated by :func:`simulate` as a
+batched torch statevector) are trained on Fourier targets (:func:`fourier_target`) while the
+residual spectrum is tracked (:func:`spectral_training`); :func:`ordering_stats` measures
+whether components are learned in order of amplitude or of frequency, :func:`qntk` gives the
+tangent kernel projected on Fourier modes, and :func:`path_counts` the number of circuit
+terms feeding each frequency (the degeneracy control). :class:`MLP` is the classical baseline.
+"""
+
+from .circuit import (
+    ENCODINGS,
+    ENTANGLERS,
+    OBSERVABLES,
+    SCALINGS,
+    QNNConfig,
+    ReuploadingQNN,
+    encoding_scales,
+    init_params,
+    max_frequency,
+    num_parameters,
+    parameter_shift_gradient,
+    path_counts,
+    rot_matrix,
+    simulate,
+    simulate_numpy,
+    single_qubit_closed_form,
+)
+from .dynamics import (
+    ACTIVATIONS,
+    MLP,
+    PROFILES,
+    QNTK,
+    FourierTarget,
+    OrderingStats,
+    SpectralTrace,
+    amplitude_profile,
+    fourier_coefficients,
+    fourier_target,
+    linearized_spectrum,
+    ordering_stats,
+    partial_spearman,
+    qntk,
+    residual_spectrum,
+    spectral_training,
+    training_grid,
+)
+
+__all__ = [
+    "ACTIVATIONS",
+    "ENCODINGS",
+    "ENTANGLERS",
+    "MLP",
+    "OBSERVABLES",
+    "PROFILES",
+    "QNTK",
+    "SCALINGS",
+    "FourierTarget",
+    "OrderingStats",
+    "QNNConfig",
+    "ReuploadingQNN",
+    "SpectralTrace",
+    "amplitude_profile",
+    "encoding_scales",
+    "fourier_coefficients",
+    "fourier_target",
+    "init_params",
+    "linearized_spectrum",
+    "max_frequency",
+    "num_parameters",
+    "ordering_stats",
+    "parameter_shift_gradient",
+    "partial_spearman",
+    "path_counts",
+    "qntk",
+    "residual_spectrum",
+    "rot_matrix",
+    "simulate",
+    "simulate_numpy",
+    "single_qubit_closed_form",
+    "spectral_training",
+    "training_grid",
+]

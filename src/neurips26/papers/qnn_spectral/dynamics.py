@@ -1,0 +1,674 @@
+"""Per-frequency learning dynamics, the Fourier-projected tangent kernel, and MLP baselines.
+
+A target ``g(x) = sum_k A_k cos(k x + phi_k)`` is fitted by full-batch MSE on ``N``
+equispaced points of ``[0, 2 pi)``. The residual ``r_t = f_t - g`` is tracked in the
+frequency domain: ``R_k(t)`` is the amplitude of its ``k``-th Fourier component and
+``rho_k(t) = R_k(t) / R_k(0)`` its relative size; the learning time of frequency ``k`` is
+the first step with ``rho_k <= 0.1``. Whether learning times follow the amplitudes
+``A_k`` (the paper's "spectral amplitude priority") or the frequency index ``k`` (classical
+spectral bias) is measured with rank correlations (:func:`ordering_stats`).
+
+Under gradient descent with step ``eta`` on the mean squared error the linearised residual
+obeys ``r_{t+1} = (I - (2 eta / N) K) r_t`` with the tangent kernel ``K = J J^T``; in the
+unitary Fourier basis ``Phi`` this reads ``r_hat_{t+1} = (I - (2 eta / N) K_hat) r_hat_t``
+with ``K_hat = Phi K Phi^H`` (:func:`qntk`, :func:`linearized_spectrum`), so the diagonal of
+``K_hat`` is the predicted per-frequency learning rate.
+
+Deviations from the paper
+-------------------------
+- The learning time ``tau_k`` (first step with ``rho_k <= 0.1``, ``max_iter + 1`` when never
+  reached) and its absolute variant ``R_k <= 0.1 A_k`` are the spec's inferred metrics.
+- The spec writes the linearised step as ``I - lr K_hat``; with the mean-squared-error loss
+  the exact factor is ``2 lr / N``, which we use.
+- The MLP baseline takes ``x / pi - 1`` (spec); its NTK is projected with the same DFT,
+  although the MLP is not periodic on ``[0, 2 pi)``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy import stats
+from torch import nn
+
+from .circuit import QNNConfig, max_frequency, simulate
+
+__all__ = [
+    "ACTIVATIONS",
+    "MLP",
+    "PROFILES",
+    "QNTK",
+    "FourierTarget",
+    "OrderingStats",
+    "SpectralTrace",
+    "amplitude_profile",
+    "fourier_coefficients",
+    "fourier_target",
+    "linearized_spectrum",
+    "ordering_stats",
+    "partial_spearman",
+    "qntk",
+    "residual_spectrum",
+    "spectral_training",
+    "training_grid",
+]
+
+PROFILES = ("flat", "increasing", "decreasing", "shuffled")
+ACTIVATIONS = ("tanh", "relu")
+OPTIMIZERS = ("adam", "gd")
+
+
+def _finite_1d(name: str, values, *, allow_empty: bool = False) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"{name} must not be empty")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return arr
+
+
+@dataclass(frozen=True)
+class FourierTarget:
+    """``g(x) = sum_k A_k cos(omega_k x + phi_k)``; call it on ``x`` of shape ``(B,)``.
+
+    Attributes
+    ----------
+    amplitudes : ndarray, shape (K,)
+        ``A_k``.
+    phases : ndarray, shape (K,)
+        ``phi_k``.
+    frequencies : ndarray of int, shape (K,)
+        ``omega_k`` (``1 .. K`` by default).
+    """
+
+    amplitudes: np.ndarray
+    phases: np.ndarray
+    frequencies: np.ndarray
+
+    def __call__(self, x):
+        if isinstance(x, torch.Tensor):
+            A = torch.as_tensor(self.amplitudes, dtype=torch.float64)
+            w = torch.as_tensor(self.frequencies, dtype=torch.float64)
+            ph = torch.as_tensor(self.phases, dtype=torch.float64)
+            return (A * torch.cos(x.to(torch.float64)[:, None] * w + ph)).sum(-1)
+        x = np.asarray(x, dtype=float)
+        return (self.amplitudes * np.cos(x[:, None] * self.frequencies + self.phases)).sum(-1)
+
+    @property
+    def max_frequency(self) -> int:
+        return int(self.frequencies.max())
+
+
+def fourier_target(*, amplitudes, phases=None, frequencies=None, seed: int = 0) -> FourierTarget:
+    """A target ``g(x) = sum_k A_k cos(omega_k x + phi_k)`` (spec, step 2).
+
+    Parameters
+    ----------
+    amplitudes : array, shape (K,)
+        ``A_k``; ``sum_k |A_k|`` must be at most 1, the range of the model output.
+    phases : array, shape (K,), optional
+        ``phi_k``; drawn uniformly from ``[0, 2 pi)`` with ``np.random.default_rng(seed)``
+        when omitted.
+    frequencies : array of int, shape (K,), optional
+        Distinct positive integers ``omega_k``; default ``1 .. K``.
+    seed : int
+        Seed for the phases.
+
+    Returns
+    -------
+    FourierTarget
+
+    Examples
+    --------
+    >>> g = fourier_target(amplitudes=[0.2, 0.7], frequencies=[1, 8], phases=[0.0, 0.0])
+    >>> round(float(g(np.array([0.0]))[0]), 6)
+    0.9
+    """
+    A = _finite_1d("amplitudes", amplitudes)
+    if np.abs(A).sum() > 1 + 1e-12:
+        raise ValueError(
+            f"sum |A_k| = {np.abs(A).sum():.3g} > 1 cannot be reached by a model with outputs "
+            "in [-1, 1]; rescale the amplitudes (e.g. to sum to 0.9)"
+        )
+    K = A.shape[0]
+    if frequencies is None:
+        w = np.arange(1, K + 1)
+    else:
+        w_f = _finite_1d("frequencies", frequencies)
+        if w_f.shape != (K,):
+            raise ValueError(f"frequencies must have shape ({K},), got {w_f.shape}")
+        if np.any(w_f != np.round(w_f)) or np.any(w_f < 1) or len(set(w_f)) != K:
+            raise ValueError(f"frequencies must be distinct positive integers, got {w_f}")
+        w = w_f.astype(int)
+    if phases is None:
+        ph = np.random.default_rng(seed).uniform(0, 2 * math.pi, size=K)
+    else:
+        ph = _finite_1d("phases", phases)
+        if ph.shape != (K,):
+            raise ValueError(f"phases must have shape ({K},), got {ph.shape}")
+    return FourierTarget(amplitudes=A, phases=ph, frequencies=w)
+
+
+def amplitude_profile(kind: str, *, num_frequencies: int, total: float = 0.9, seed: int = 0):
+    """Amplitudes ``A_1 .. A_K`` of one of the spec's profiles, scaled to sum to ``total``.
+
+    Parameters
+    ----------
+    kind : {"flat", "increasing", "decreasing", "shuffled"}
+        ``A_k`` constant, proportional to ``k``, to ``1/k``, or a random permutation of
+        the decreasing profile (decouples amplitude from frequency).
+    num_frequencies : int
+        ``K``.
+    total : float
+        ``sum_k A_k``, in ``(0, 1]``.
+    seed : int
+        Seed of the permutation (``shuffled`` only).
+
+    Returns
+    -------
+    ndarray, shape (K,)
+    """
+    if kind not in PROFILES:
+        raise ValueError(f"unknown amplitude profile {kind!r}; valid: {PROFILES}")
+    if int(num_frequencies) < 1:
+        raise ValueError(f"num_frequencies must be >= 1, got {num_frequencies}")
+    if not 0 < total <= 1:
+        raise ValueError(f"total must be in (0, 1], got {total}")
+    k = np.arange(1, int(num_frequencies) + 1, dtype=float)
+    raw = {"flat": np.ones_like(k), "increasing": k, "decreasing": 1 / k, "shuffled": 1 / k}[kind]
+    if kind == "shuffled":
+        raw = np.random.default_rng(seed).permutation(raw)
+    return total * raw / raw.sum()
+
+
+def training_grid(num_points: int) -> torch.Tensor:
+    """``x_n = 2 pi n / N``, ``n = 0 .. N-1``, shape ``(N,)`` float64."""
+    return 2 * math.pi * torch.arange(int(num_points), dtype=torch.float64) / int(num_points)
+
+
+def residual_spectrum(residual, num_frequencies: int) -> np.ndarray:
+    """Amplitudes ``R_k`` of the Fourier components of residuals on the training grid.
+
+    Parameters
+    ----------
+    residual : array, shape (..., N)
+        ``r(x_n)`` on :func:`training_grid` points.
+    num_frequencies : int
+        ``K``; frequencies ``0 .. K`` are returned.
+
+    Returns
+    -------
+    ndarray, shape (..., K + 1)
+        ``R_0 = |mean r|`` and ``R_k = 2 |DFT(r)_k| / N`` for ``k >= 1``, so that a
+        component ``A cos(k x + phi)`` has ``R_k = A`` (for ``k < N / 2``).
+    """
+    r = np.asarray(residual, dtype=float)
+    N = r.shape[-1]
+    if 2 * num_frequencies >= N:
+        raise ValueError(
+            f"num_frequencies={num_frequencies} needs more than "
+            f"{2 * num_frequencies} points, got {N}"
+        )
+    spec = np.abs(np.fft.rfft(r, axis=-1))[..., : num_frequencies + 1] / N
+    spec[..., 1:] *= 2
+    return spec
+
+
+def fourier_coefficients(params, config: QNNConfig, *, num_points: int | None = None):
+    """Fourier coefficients ``c_omega`` of the circuit output by exact sampling.
+
+    ``f`` is a trigonometric polynomial of degree ``D = max_frequency(config)``; sampled on
+    ``M >= 2D + 1`` equispaced points its DFT divided by ``M`` gives ``c_omega`` exactly.
+
+    Parameters
+    ----------
+    params : array, shape (P,)
+    config : QNNConfig
+    num_points : int, optional
+        ``M``; default ``2D + 1``.
+
+    Returns
+    -------
+    ndarray, shape (M,), complex
+        In ``numpy.fft`` order: ``c_0, c_1, ..., c_{-1}``.
+    """
+    D = max_frequency(config)
+    M = 2 * D + 1 if num_points is None else int(num_points)
+    if M < 2 * D + 1:
+        raise ValueError(f"num_points must be >= 2D + 1 = {2 * D + 1} to avoid aliasing, got {M}")
+    with torch.no_grad():
+        f = simulate(params, training_grid(M), config).numpy()
+    return np.fft.fft(f) / M
+
+
+class MLP(nn.Module):
+    """Classical baseline: a fully connected network on ``x / pi - 1`` (or Fourier features).
+
+    Parameters
+    ----------
+    hidden : tuple of int
+        Hidden widths; the spec's baseline is ``(64, 64)`` (4,353 parameters).
+    activation : {"tanh", "relu"}
+    fourier_features : int
+        ``m > 0`` replaces the input by ``(cos jx, sin jx)_{j=1..m}`` (context only: this
+        removes the spectral bias the comparison is about).
+    seed : int
+        Seed of the ``torch.Generator`` for PyTorch's default ``U(-1/sqrt(fan_in), ...)``
+        initialisation.
+
+    Examples
+    --------
+    >>> MLP(hidden=(64, 64), seed=0)(torch.zeros(3)).shape
+    torch.Size([3])
+    """
+
+    def __init__(
+        self, *, hidden=(64, 64), activation: str = "tanh", fourier_features: int = 0, seed: int = 0
+    ) -> None:
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"unknown activation {activation!r}; valid: {ACTIVATIONS}")
+        hidden = tuple(int(h) for h in hidden)
+        if not hidden or min(hidden) < 1:
+            raise ValueError(f"hidden must be a non-empty tuple of positive widths, got {hidden}")
+        if int(fourier_features) < 0:
+            raise ValueError(f"fourier_features must be >= 0, got {fourier_features}")
+        self.fourier_features = int(fourier_features)
+        self.activation = activation
+        widths = (2 * self.fourier_features or 1, *hidden, 1)
+        gen = torch.Generator().manual_seed(int(seed))
+        layers: list[nn.Module] = []
+        for i, (a, b) in enumerate(itertools.pairwise(widths)):
+            lin = nn.Linear(a, b, dtype=torch.float64)
+            bound = 1 / math.sqrt(a)
+            with torch.no_grad():
+                lin.weight.uniform_(-bound, bound, generator=gen)
+                lin.bias.uniform_(-bound, bound, generator=gen)
+            layers.append(lin)
+            if i < len(widths) - 2:
+                layers.append(nn.Tanh() if activation == "tanh" else nn.ReLU())
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``f(x)``, shape ``(B,)`` for ``x`` of shape ``(B,)``."""
+        x = x.to(torch.float64)
+        if self.fourier_features:
+            j = torch.arange(1, self.fourier_features + 1, dtype=torch.float64)
+            feats = torch.cat([torch.cos(x[:, None] * j), torch.sin(x[:, None] * j)], -1)
+        else:
+            feats = (x / math.pi - 1)[:, None]  # (B, 1), inputs in [-1, 1)
+        return self.net(feats).squeeze(-1)
+
+
+@dataclass(frozen=True)
+class SpectralTrace:
+    """Per-frequency record of one training run.
+
+    Attributes
+    ----------
+    steps : ndarray of int, shape (S,)
+        Recorded optimisation steps (0 = initialisation).
+    residual_spectrum : ndarray, shape (S, K + 1)
+        ``R_k(t)`` for ``k = 0 .. K`` (:func:`residual_spectrum`).
+    rho : ndarray, shape (S, K)
+        ``rho_k(t) = R_k(t) / R_k(0)`` for the target frequencies.
+    tau : ndarray of int, shape (K,)
+        First recorded step with ``rho_k <= threshold``; ``max_iter + 1`` if never.
+    tau_absolute : ndarray of int, shape (K,)
+        First recorded step with ``R_k <= threshold * A_k``; ``max_iter + 1`` if never.
+    loss : ndarray, shape (S,)
+        Training MSE at the recorded steps.
+    final_mse : float
+        MSE after ``max_iter`` steps.
+    frequencies, amplitudes : ndarray, shape (K,)
+        The target's ``omega_k`` and ``A_k``.
+    max_iter : int
+    threshold : float
+    """
+
+    steps: np.ndarray
+    residual_spectrum: np.ndarray
+    rho: np.ndarray
+    tau: np.ndarray
+    tau_absolute: np.ndarray
+    loss: np.ndarray
+    final_mse: float
+    frequencies: np.ndarray
+    amplitudes: np.ndarray
+    max_iter: int
+    threshold: float
+
+
+def _first_below(steps: np.ndarray, values: np.ndarray, bound, never: int) -> np.ndarray:
+    below = values <= bound  # (S, K)
+    return np.where(below.any(0), steps[np.argmax(below, 0)], never).astype(int)
+
+
+def spectral_training(
+    model: nn.Module,
+    target: FourierTarget,
+    *,
+    num_points: int = 64,
+    max_iter: int = 500,
+    lr: float = 0.05,
+    optimizer: str = "adam",
+    record_every: int = 5,
+    threshold: float = 0.1,
+) -> SpectralTrace:
+    """Train ``model`` on ``target`` by full-batch MSE and track the residual spectrum.
+
+    Parameters
+    ----------
+    model : nn.Module
+        Maps ``x`` of shape ``(B,)`` to ``(B,)`` (:class:`ReuploadingQNN`, :class:`MLP`);
+        trained in place.
+    target : FourierTarget
+        ``g``, with frequencies ``omega_k < N / 2``.
+    num_points : int
+        ``N`` equispaced training points on ``[0, 2 pi)``; at least ``2 max omega + 1``.
+    max_iter : int
+        Optimisation steps.
+    lr : float
+        Step size (spec: 0.05 for QNNs, 1e-3 for MLPs with Adam).
+    optimizer : {"adam", "gd"}
+        Adam (the paper's experiments) or plain gradient descent (the linearised theory).
+    record_every : int
+        Record the spectrum every this many steps (and at step 0 and ``max_iter``).
+    threshold : float
+        Learning-time threshold on ``rho_k`` (spec: 0.1).
+
+    Returns
+    -------
+    SpectralTrace
+
+    Examples
+    --------
+    >>> from neurips26.papers.qnn_spectral import QNNConfig, ReuploadingQNN
+    >>> g = fourier_target(amplitudes=[0.5, 0.3], seed=0)
+    >>> tr = spectral_training(ReuploadingQNN(QNNConfig(num_layers=2)), g, max_iter=20)
+    >>> tr.rho.shape, tr.tau.shape
+    ((5, 2), (2,))
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(target, FourierTarget):
+        raise TypeError(
+            f"target must be a FourierTarget (fourier_target(...)), got {type(target).__name__}"
+        )
+    K = target.max_frequency
+    if int(num_points) < 2 * K + 1:
+        raise ValueError(
+            f"num_points={num_points} aliases the target: need at least 2K + 1 = {2 * K + 1} "
+            f"points for frequencies up to K = {K}"
+        )
+    if int(max_iter) < 1:
+        raise ValueError(f"max_iter must be >= 1, got {max_iter}")
+    if not (math.isfinite(lr) and lr > 0):
+        raise ValueError(f"lr must be a positive finite number, got {lr}")
+    if int(record_every) < 1:
+        raise ValueError(f"record_every must be >= 1, got {record_every}")
+    if not 0 < threshold < 1:
+        raise ValueError(f"threshold must be in (0, 1), got {threshold}")
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}; valid: {OPTIMIZERS}")
+    x = training_grid(num_points)  # (N,)
+    y = target(x)  # (N,)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.Adam(params, lr=lr) if optimizer == "adam" else torch.optim.SGD(params, lr=lr)
+    steps, spectra, losses = [], [], []
+    max_iter = int(max_iter)
+    for t in range(max_iter + 1):
+        opt.zero_grad()
+        residual = model(x) - y  # (N,)
+        loss = (residual**2).mean()
+        if t % record_every == 0 or t == max_iter:
+            r = residual.detach().numpy()
+            steps.append(t)
+            spectra.append(residual_spectrum(r, K))
+            losses.append(float(loss.detach()))
+        if t == max_iter:
+            break
+        loss.backward()
+        opt.step()
+    steps_a = np.asarray(steps)
+    spec = np.asarray(spectra)  # (S, K_max + 1)
+    w = target.frequencies
+    R = spec[:, w]  # (S, K)
+    rho = R / np.maximum(R[0], 1e-300)
+    return SpectralTrace(
+        steps=steps_a,
+        residual_spectrum=spec,
+        rho=rho,
+        tau=_first_below(steps_a, rho, threshold, max_iter + 1),
+        tau_absolute=_first_below(steps_a, R, threshold * np.abs(target.amplitudes), max_iter + 1),
+        loss=np.asarray(losses),
+        final_mse=losses[-1],
+        frequencies=w.copy(),
+        amplitudes=target.amplitudes.copy(),
+        max_iter=max_iter,
+        threshold=float(threshold),
+    )
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(stats.spearmanr(a, b).statistic)
+
+
+def partial_spearman(y, x, z) -> float:
+    """Partial rank correlation of ``y`` and ``x`` given ``z``.
+
+    ``(r_yx - r_yz r_xz) / sqrt((1 - r_yz^2)(1 - r_xz^2))`` on Spearman correlations;
+    NaN when a variable is constant or ``z`` determines ``x`` or ``y``.
+
+    Parameters
+    ----------
+    y, x, z : array, shape (K,)
+
+    Returns
+    -------
+    float
+    """
+    y, x, z = (_finite_1d(n, v) for n, v in (("y", y), ("x", x), ("z", z)))
+    if not y.shape == x.shape == z.shape:
+        raise ValueError(f"y, x, z must have the same shape, got {y.shape}, {x.shape}, {z.shape}")
+    r_yx, r_yz, r_xz = _spearman(y, x), _spearman(y, z), _spearman(x, z)
+    denom = (1 - r_yz**2) * (1 - r_xz**2)
+    if not np.isfinite([r_yx, r_yz, r_xz]).all() or denom <= 1e-12:
+        return float("nan")
+    return float((r_yx - r_yz * r_xz) / math.sqrt(denom))
+
+
+@dataclass(frozen=True)
+class OrderingStats:
+    """Rank statistics of the learning order of one run (spec, step 5).
+
+    Attributes
+    ----------
+    rho_amplitude : float
+        Spearman ``rho(tau_k, A_k)``; amplitude priority predicts strongly negative.
+    rho_frequency : float
+        Spearman ``rho(tau_k, k)``; spectral bias predicts strongly positive.
+    partial_amplitude : float
+        ``rho(tau, A | k)``.
+    partial_frequency : float
+        ``rho(tau, k | A)``.
+    rho_path_count : float
+        ``rho(tau_k, paths_k)`` (NaN without path counts); degeneracy predicts negative.
+    partial_amplitude_given_paths : float
+        ``rho(tau, A | paths)`` (NaN without path counts).
+    """
+
+    rho_amplitude: float
+    rho_frequency: float
+    partial_amplitude: float
+    partial_frequency: float
+    rho_path_count: float
+    partial_amplitude_given_paths: float
+
+
+def ordering_stats(
+    trace: SpectralTrace, *, path_counts: dict[int, int] | None = None, absolute: bool = False
+) -> OrderingStats:
+    """Rank correlations of learning times with amplitude, frequency and path count.
+
+    Parameters
+    ----------
+    trace : SpectralTrace
+    path_counts : dict, optional
+        ``{omega: count}`` from :func:`path_counts`, for the degeneracy control.
+    absolute : bool
+        Use ``tau_absolute`` instead of ``tau``.
+
+    Returns
+    -------
+    OrderingStats
+        NaN entries where a variable is constant (e.g. ``A_k`` on the flat profile).
+    """
+    if not isinstance(trace, SpectralTrace):
+        raise TypeError(f"trace must be a SpectralTrace, got {type(trace).__name__}")
+    tau = (trace.tau_absolute if absolute else trace.tau).astype(float)
+    A, k = np.abs(trace.amplitudes), trace.frequencies.astype(float)
+    if path_counts is not None:
+        missing = [int(w) for w in trace.frequencies if int(w) not in path_counts]
+        if missing:
+            raise ValueError(
+                f"path_counts has no entry for frequencies {missing}; the "
+                "architecture cannot produce them"
+            )
+        paths = np.array([path_counts[int(w)] for w in trace.frequencies], dtype=float)
+        rho_p, part_p = _spearman(tau, paths), partial_spearman(tau, A, paths)
+    else:
+        rho_p = part_p = float("nan")
+    return OrderingStats(
+        rho_amplitude=_spearman(tau, A),
+        rho_frequency=_spearman(tau, k),
+        partial_amplitude=partial_spearman(tau, A, k),
+        partial_frequency=partial_spearman(tau, k, A),
+        rho_path_count=rho_p,
+        partial_amplitude_given_paths=part_p,
+    )
+
+
+@dataclass(frozen=True)
+class QNTK:
+    """The (quantum) neural tangent kernel on a grid and its Fourier projection.
+
+    Attributes
+    ----------
+    jacobian : ndarray, shape (N, P)
+        ``J_{np} = d f(x_n) / d theta_p``.
+    K : ndarray, shape (N, N)
+        ``K = J J^T`` (symmetric PSD).
+    K_hat : ndarray, shape (N, N), complex
+        ``Phi K Phi^H`` with the unitary DFT ``Phi_{kn} = exp(-2 pi i k n / N) / sqrt(N)``
+        (Hermitian).
+    diag_by_frequency : ndarray, shape (N // 2 + 1,)
+        ``Re K_hat[k, k]`` for ``k = 0 .. N // 2``: the per-frequency kernel strength.
+    """
+
+    jacobian: np.ndarray
+    K: np.ndarray
+    K_hat: np.ndarray
+    diag_by_frequency: np.ndarray
+
+
+def qntk(model: nn.Module, x) -> QNTK:
+    """Tangent kernel of ``model`` at its current parameters, projected on Fourier modes.
+
+    Parameters
+    ----------
+    model : nn.Module
+        Maps ``(B,)`` to ``(B,)``.
+    x : Tensor, shape (N,)
+        The equispaced grid :func:`training_grid` (the Fourier projection assumes it).
+
+    Returns
+    -------
+    QNTK
+
+    References
+    ----------
+    Jacot, Gabriel, Hongler, "Neural tangent kernel", NeurIPS 2018; Xu, Zhang, Yan,
+    arXiv 2409.06682 (QNTK in the frequency domain).
+
+    Examples
+    --------
+    >>> from neurips26.papers.qnn_spectral import QNNConfig, ReuploadingQNN
+    >>> k = qntk(ReuploadingQNN(QNNConfig(num_layers=2)), training_grid(16))
+    >>> k.K.shape, k.diag_by_frequency.shape
+    ((16, 16), (9,))
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    x = torch.as_tensor(x, dtype=torch.float64)
+    if x.ndim != 1 or x.shape[0] < 2 or not bool(torch.isfinite(x).all()):
+        raise ValueError(f"x must be a finite 1-D grid of at least 2 points, got {tuple(x.shape)}")
+    names = [n for n, p in model.named_parameters() if p.requires_grad]
+    params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}
+
+    def f(p):
+        return torch.func.functional_call(model, p, (x,))
+
+    jac = torch.func.jacrev(f)(params)  # {name: (N, *shape)}
+    N = x.shape[0]
+    J = torch.cat([jac[n].reshape(N, -1) for n in names], 1).numpy()  # (N, P)
+    K = J @ J.T  # (N, N)
+    n = np.arange(N)
+    Phi = np.exp(-2j * np.pi * np.outer(n, n) / N) / math.sqrt(N)  # (N, N) unitary DFT
+    K_hat = Phi @ K @ Phi.conj().T
+    return QNTK(jacobian=J, K=K, K_hat=K_hat, diag_by_frequency=K_hat.diagonal().real[: N // 2 + 1])
+
+
+def linearized_spectrum(
+    kernel: QNTK, residual0, *, lr: float, steps: int, num_frequencies: int
+) -> np.ndarray:
+    """Residual spectrum predicted by the linearised gradient-descent dynamics.
+
+    ``r_hat_{t+1} = (I - (2 eta / N) K_hat) r_hat_t`` (the factor ``2 / N`` comes from the
+    mean-squared-error loss), mapped back with ``Phi^H`` and summarised by
+    :func:`residual_spectrum`.
+
+    Parameters
+    ----------
+    kernel : QNTK
+        At initialisation, on the training grid.
+    residual0 : array, shape (N,)
+        ``r_0 = f_0 - g`` on the grid.
+    lr : float
+        ``eta``, the gradient-descent step.
+    steps : int
+        Number of steps ``T``.
+    num_frequencies : int
+        ``K``.
+
+    Returns
+    -------
+    ndarray, shape (T + 1, K + 1)
+        Predicted ``R_k(t)``.
+    """
+    r0 = _finite_1d("residual0", residual0)
+    N = kernel.K.shape[0]
+    if r0.shape != (N,):
+        raise ValueError(f"residual0 must have shape ({N},), got {r0.shape}")
+    if not (math.isfinite(lr) and lr > 0):
+        raise ValueError(f"lr must be a positive finite number, got {lr}")
+    n = np.arange(N)
+    Phi = np.exp(-2j * np.pi * np.outer(n, n) / N) / math.sqrt(N)
+    M = np.eye(N) - (2 * lr / N) * kernel.K_hat  # Eq.: linearised step in Fourier space
+    r_hat = Phi @ r0  # (N,)
+    out = []
+    for _ in range(int(steps) + 1):
+        out.append((Phi.conj().T @ r_hat).real)
+        r_hat = M @ r_hat
+    return residual_spectrum(np.asarray(out), num_frequencies)  # (T+1, K+1)

@@ -1,0 +1,248 @@
+"""Circuit simulator tests for qnn_spectral: oracles, closed forms, properties, bad input."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from math import comb
+
+import numpy as np
+import pytest
+import torch
+
+from neurips26.papers.qnn_spectral import (
+    QNNConfig,
+    ReuploadingQNN,
+    encoding_scales,
+    fourier_coefficients,
+    init_params,
+    max_frequency,
+    num_parameters,
+    parameter_shift_gradient,
+    path_counts,
+    rot_matrix,
+    simulate,
+    simulate_numpy,
+    single_qubit_closed_form,
+)
+
+CONFIGS = [
+    QNNConfig(num_qubits=1, num_layers=3),
+    QNNConfig(num_qubits=2, num_layers=2),
+    QNNConfig(num_qubits=3, num_layers=2),
+    QNNConfig(num_qubits=3, num_layers=2, entangler="chain", encoding="y", observable="Zmean"),
+    QNNConfig(num_qubits=2, num_layers=2, encoding="x", entangler="none"),
+    QNNConfig(num_qubits=1, num_layers=3, scaling="exponential"),
+    QNNConfig(num_qubits=4, num_layers=1),
+]
+
+
+def test_shapes_and_module():
+    cfg = QNNConfig(num_qubits=2, num_layers=3)
+    assert num_parameters(cfg) == 3 * 2 * 4
+    x = torch.linspace(0, 2 * math.pi, 11)
+    out = simulate(init_params(cfg, seed=0), x, cfg)
+    assert out.shape == (11,) and out.dtype == torch.float64
+    model = ReuploadingQNN(cfg, seed=0)
+    assert model.weights.shape == (4, 2, 3)
+    torch.testing.assert_close(model(x), out)
+    assert not torch.equal(ReuploadingQNN(cfg, seed=1)(x), out)
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=str)
+def test_simulate_matches_dense_numpy_simulator(cfg):
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 2 * np.pi, 7)
+    for _ in range(3):
+        p = rng.uniform(0, 2 * np.pi, num_parameters(cfg))
+        np.testing.assert_allclose(
+            simulate(p, x, cfg).numpy(), simulate_numpy(p, x, cfg), atol=1e-12
+        )
+
+
+def _pennylane_qnode(cfg, qml, interface=None, diff_method="best"):
+    n, L = cfg.num_qubits, cfg.num_layers
+    scales = encoding_scales(cfg)
+    dev = qml.device("default.qubit", wires=n)
+    enc = {"z": qml.RZ, "y": qml.RY, "x": qml.RX}[cfg.encoding]
+    if n == 1 or cfg.entangler == "none":
+        pairs = []
+    elif cfg.entangler == "chain" or n == 2:
+        pairs = [(q, q + 1) for q in range(n - 1)]
+    else:
+        pairs = [(q, (q + 1) % n) for q in range(n)]
+
+    @qml.qnode(dev, interface=interface, diff_method=diff_method)
+    def circuit(params, x):
+        for layer in range(L + 1):
+            for q in range(n):
+                base = 3 * (layer * n + q)
+                qml.Rot(params[base], params[base + 1], params[base + 2], wires=q)
+            for c, t in pairs:
+                qml.CNOT(wires=[c, t])
+            if layer < L:
+                for q in range(n):
+                    enc(float(scales[layer, q]) * x, wires=q)
+        if cfg.observable == "Z0":
+            return qml.expval(qml.PauliZ(0))
+        return qml.expval(sum(qml.PauliZ(q) for q in range(n)) / n)
+
+    return circuit
+
+
+@pytest.mark.parametrize("cfg", CONFIGS[:6], ids=str)
+def test_simulate_matches_pennylane_default_qubit(cfg):
+    qml = pytest.importorskip("pennylane")
+    circuit = _pennylane_qnode(cfg, qml)
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0, 2 * np.pi, 5)
+    for _ in range(20):
+        p = rng.uniform(0, 2 * np.pi, num_parameters(cfg))
+        ref = np.asarray(circuit(p, x))  # broadcast over x
+        np.testing.assert_allclose(simulate(p, x, cfg).numpy(), ref, atol=1e-10)
+
+
+def test_spectrum_is_band_limited_and_matches_pennylane_coefficients():
+    qml = pytest.importorskip("pennylane")
+    cfg = QNNConfig(num_qubits=3, num_layers=2)
+    D = max_frequency(cfg)
+    p = init_params(cfg, seed=3)
+    c = fourier_coefficients(p, cfg, num_points=4 * D + 2)  # (4D + 2,), fft order
+    freqs = np.fft.fftfreq(4 * D + 2, d=1 / (4 * D + 2))
+    assert np.abs(c[np.abs(freqs) > D]).max() < 1e-12
+    # The observable's light cone removes the top frequency here (the last encoding of one
+    # qubit commutes with the measured Pauli string); frequency D - 1 is present.
+    assert np.abs(c[np.abs(freqs) == D - 1]).max() > 1e-6
+    circuit = _pennylane_qnode(cfg, qml)
+    ref = qml.fourier.coefficients(lambda x: circuit(p.numpy(), x[0]), 1, D)
+    np.testing.assert_allclose(fourier_coefficients(p, cfg), ref, atol=1e-10)
+
+
+def test_single_qubit_reaches_its_top_frequency():
+    cfg = QNNConfig(num_qubits=1, num_layers=3)
+    c = fourier_coefficients(init_params(cfg, seed=0), cfg)
+    assert len(c) == 7 and np.abs(c[3]) > 1e-6
+
+
+def test_exponential_encoding_reaches_ternary_frequencies():
+    cfg = QNNConfig(num_qubits=1, num_layers=2, scaling="exponential")
+    assert max_frequency(cfg) == 4
+    c = fourier_coefficients(init_params(cfg, seed=0), cfg)
+    assert np.abs(c[4]) > 1e-6 and len(c) == 9
+
+
+def test_closed_form_single_qubit_one_layer():
+    cfg = QNNConfig(num_qubits=1, num_layers=1)
+    x = torch.linspace(0, 2 * math.pi, 33, dtype=torch.float64)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(20):
+        p = 2 * math.pi * torch.rand(6, generator=gen, dtype=torch.float64)
+        a, b, c = single_qubit_closed_form(p)
+        torch.testing.assert_close(
+            simulate(p, x, cfg), a * torch.cos(x) + b * torch.sin(x) + c, atol=1e-12, rtol=0
+        )
+
+
+def test_rot_matrix_is_unitary_and_matches_pauli_product():
+    rng = np.random.default_rng(0)
+    ang = torch.as_tensor(rng.uniform(-7, 7, (50, 3)))
+    U = rot_matrix(ang)  # (50, 2, 2)
+    eye = torch.eye(2, dtype=torch.complex128).expand(50, 2, 2)
+    torch.testing.assert_close(U.conj().transpose(-1, -2) @ U, eye, atol=1e-13, rtol=0)
+    Y = np.array([[0, -1j], [1j, 0]])
+    Z = np.diag([1.0, -1.0])
+
+    def r(P, a):
+        return np.cos(a / 2) * np.eye(2) - 1j * np.sin(a / 2) * P
+
+    for (phi, th, om), u in zip(ang.numpy(), U.numpy(), strict=True):
+        np.testing.assert_allclose(u, r(Z, om) @ r(Y, th) @ r(Z, phi), atol=1e-13)
+
+
+def test_outputs_lie_in_unit_interval():
+    x = torch.linspace(0, 2 * math.pi, 50)
+    for seed, cfg in enumerate(CONFIGS):
+        out = simulate(init_params(cfg, seed=seed), x, cfg)
+        assert out.abs().max() <= 1 + 1e-12
+
+
+def test_autograd_equals_parameter_shift():
+    cfg = QNNConfig(num_qubits=2, num_layers=2)
+    x = torch.linspace(0, 2 * math.pi, 6, dtype=torch.float64)
+    for seed in range(10):
+        p = init_params(cfg, seed=seed)
+        auto = torch.func.jacrev(lambda q: simulate(q, x, cfg))(p)  # (B, P)
+        torch.testing.assert_close(auto, parameter_shift_gradient(p, x, cfg), atol=1e-12, rtol=0)
+
+
+def test_gradient_matches_pennylane_torch_parameter_shift():
+    qml = pytest.importorskip("pennylane")
+    cfg = QNNConfig(num_qubits=2, num_layers=1)
+    circuit = _pennylane_qnode(cfg, qml, interface="torch", diff_method="parameter-shift")
+    p = init_params(cfg, seed=5).requires_grad_(True)
+    ref = circuit(p, 0.7)
+    ref.backward()
+    q = p.detach().clone().requires_grad_(True)
+    out = simulate(q, torch.tensor([0.7], dtype=torch.float64), cfg)[0]
+    out.backward()
+    torch.testing.assert_close(out.detach(), ref.detach(), atol=1e-10, rtol=0)
+    torch.testing.assert_close(q.grad, p.grad, atol=1e-10, rtol=0)
+
+
+@pytest.mark.parametrize("n,L", [(1, 1), (1, 8), (3, 3), (2, 4)])
+def test_path_counts_are_binomial_for_constant_scaling(n, L):
+    pc = path_counts(QNNConfig(num_qubits=n, num_layers=L))
+    assert pc == {w: comb(2 * n * L, n * L + w) for w in range(n * L + 1)}
+
+
+def test_path_counts_by_brute_force_enumeration():
+    cfg = QNNConfig(num_qubits=1, num_layers=3, scaling="exponential")
+    s = encoding_scales(cfg).ravel()
+    brute: dict[int, int] = {}
+    for ket in itertools.product((-0.5, 0.5), repeat=len(s)):
+        for bra in itertools.product((-0.5, 0.5), repeat=len(s)):
+            w = round(float(np.dot(s, np.subtract(ket, bra))))
+            if w >= 0:
+                brute[w] = brute.get(w, 0) + 1
+    assert path_counts(cfg) == dict(sorted(brute.items()))
+    assert max(path_counts(cfg)) == 13
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(num_qubits=0), "num_qubits must be in"),
+        (dict(num_qubits=11), "dense statevector"),
+        (dict(num_layers=0), "num_layers must be >= 1"),
+        (dict(encoding="w"), "unknown encoding"),
+        (dict(observable="X0"), "unknown observable"),
+        (dict(entangler="all"), "unknown entangler"),
+        (dict(scaling="log"), "unknown scaling"),
+    ],
+)
+def test_bad_config(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        QNNConfig(**kwargs)
+
+
+def test_bad_config_types_and_inputs():
+    with pytest.raises(TypeError, match="num_layers must be an int"):
+        QNNConfig(num_layers=2.0)
+    cfg = QNNConfig(num_qubits=1, num_layers=2)
+    p = init_params(cfg)
+    with pytest.raises(ValueError, match=r"params must have shape \(9,\)"):
+        simulate(p[:-1], [0.1], cfg)
+    with pytest.raises(ValueError, match="x contains NaN"):
+        simulate(p, [0.1, float("nan")], cfg)
+    with pytest.raises(ValueError, match="params contain NaN"):
+        simulate(torch.full((9,), float("inf")), [0.1], cfg)
+    with pytest.raises(ValueError, match="non-empty 1-D"):
+        simulate(p, np.zeros((2, 2)), cfg)
+    with pytest.raises(ValueError, match="non-empty 1-D"):
+        simulate(p, [], cfg)
+    with pytest.raises(TypeError, match="QNNConfig"):
+        simulate(p, [0.1], {"num_qubits": 1})
+    with pytest.raises(ValueError, match="closed form is for 1 qubit"):
+        single_qubit_closed_form(np.zeros(9))
+    with pytest.raises(ValueError, match="aliasing"):
+        fourier_coefficients(p, cfg, num_points=3)
