@@ -231,7 +231,16 @@ def failed_record(
     )
 
 
-def _child(conn, slug: str, tier: str, seed: int, overrides: dict[str, str] | None) -> None:
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _child(
+    conn, slug: str, tier: str, seed: int, overrides: dict[str, str] | None, threads: int
+) -> None:
+    # Before numpy or torch load: share the cores among the runs instead of letting each
+    # BLAS pool claim all of them (oversubscription slows numerical code many times over).
+    for name in THREAD_VARIABLES:
+        os.environ.setdefault(name, str(threads))
     try:
         record = run_paper(slug, tier=tier, seed=seed, overrides=overrides)
     except Exception:
@@ -253,18 +262,20 @@ def run_many(
     """Run several papers, each in its own child process, ``jobs`` at a time.
 
     ``on_done`` receives each record as soon as its run ends (failed ones included),
-    so the caller can store it before the next finishes.
+    so the caller can store it before the next finishes. Each child gets
+    ``cpu_count // jobs`` BLAS/OpenMP threads unless the environment already sets them.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     ctx = multiprocessing.get_context("spawn")
+    threads = max(1, (os.cpu_count() or 1) // jobs)
     pending = list(slugs)
     running: dict[Any, tuple[str, Any]] = {}  # connection -> (slug, process)
     while pending or running:
         while pending and len(running) < jobs:
             slug = pending.pop(0)
             parent, child = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_child, args=(child, slug, tier, seed, overrides))
+            proc = ctx.Process(target=_child, args=(child, slug, tier, seed, overrides, threads))
             proc.start()
             child.close()
             running[parent] = (slug, proc)
