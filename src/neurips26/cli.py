@@ -139,7 +139,8 @@ def cmd_run(args) -> int:
     else:
         print(
             f"{slug} · tier {record.tier} · seed {record.seed} · {record.status} · "
-            f"{record.wall_seconds:.1f} s · peak {record.peak_memory_mb:.0f} MB · run {run_id}"
+            f"{record.wall_seconds:.1f} s ({record.cpu_seconds:.1f} s CPU) · "
+            f"peak {record.peak_memory_mb:.0f} MB · run {run_id}"
         )
         if record.error:
             print(record.error, file=sys.stderr)

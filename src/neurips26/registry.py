@@ -34,6 +34,13 @@ SLUGS: tuple[str, ...] = (
     "skill_laws",
     "condorcet_dueling",
     "changepoint_bandit",
+    "sparse_halfspace",
+    "sparse_scaling",
+    "multiagent_performative",
+    "data_exchange_core",
+    "qnn_spectral",
+    "mcp_injector",
+    "agentweave",
     "judge_rasch",
     "multiagent_neff",
 )

@@ -51,6 +51,7 @@ class RunRecord:
     notes: tuple[str, ...] = ()
     error: str | None = None
     wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0
     peak_memory_mb: float = 0.0
     package_version: str = __version__
     git_commit: str = "unknown"
@@ -71,6 +72,7 @@ class RunRecord:
             "notes": list(self.notes),
             "error": self.error,
             "wall_seconds": self.wall_seconds,
+            "cpu_seconds": self.cpu_seconds,
             "peak_memory_mb": self.peak_memory_mb,
             "package_version": self.package_version,
             "git_commit": self.git_commit,
@@ -170,13 +172,13 @@ def run_paper(
     experiment, config = resolve_config(slug, tier, seed, overrides)
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     seed_everything(seed)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         result = experiment.run(config)
         status, error = OK, None
     except Exception:
         result, status, error = None, FAILED, traceback.format_exc()
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     metrics = dict(result.metrics) if result is not None else {}
     claims = tuple(
         evaluate_claim(c, metrics, tier) if status == OK else _not_run(c, tier)
@@ -196,6 +198,7 @@ def run_paper(
         notes=tuple(result.notes) if result is not None else (),
         error=error,
         wall_seconds=wall,
+        cpu_seconds=cpu,
         peak_memory_mb=_peak_rss_mb(),
         git_commit=git_commit(),
         code_version=code_version(slug),

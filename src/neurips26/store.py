@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS runs (
     notes TEXT NOT NULL,
     error TEXT,
     wall_seconds REAL NOT NULL,
+    cpu_seconds REAL NOT NULL,
     peak_memory_mb REAL NOT NULL,
     package_version TEXT NOT NULL,
     git_commit TEXT NOT NULL,
@@ -89,9 +90,9 @@ class Store:
         with self._connect() as db, db:  # the inner `db` commits or rolls back
             cur = db.execute(
                 "INSERT INTO runs (slug, tier, seed, status, config, metrics, volatile, claims,"
-                " tables, notes, error, wall_seconds, peak_memory_mb, package_version,"
+                " tables, notes, error, wall_seconds, cpu_seconds, peak_memory_mb, package_version,"
                 " git_commit, code_version, environment, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.slug,
                     record.tier,
@@ -105,6 +106,7 @@ class Store:
                     json.dumps(list(record.notes)),
                     record.error,
                     record.wall_seconds,
+                    record.cpu_seconds,
                     record.peak_memory_mb,
                     record.package_version,
                     record.git_commit,
@@ -144,6 +146,7 @@ class Store:
             notes=tuple(json.loads(row["notes"])),
             error=row["error"],
             wall_seconds=row["wall_seconds"],
+            cpu_seconds=row["cpu_seconds"],
             peak_memory_mb=row["peak_memory_mb"],
             package_version=row["package_version"],
             git_commit=row["git_commit"],

@@ -234,7 +234,8 @@ def render_paper(view: PaperView) -> tuple[str, str]:
             continue
         r = stored.record
         meta = (
-            f"run {stored.run_id} · seed {r.seed} · status {r.status} · {fmt(r.wall_seconds)} s · "
+            f"run {stored.run_id} · seed {r.seed} · status {r.status} · "
+            f"{fmt(r.wall_seconds)} s wall, {fmt(r.cpu_seconds)} s CPU · "
             f"peak RSS {fmt(r.peak_memory_mb)} MB · version {r.package_version} · "
             f"commit {r.git_commit} · {r.created_at}"
         )
