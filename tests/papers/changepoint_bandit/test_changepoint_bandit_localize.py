@@ -219,7 +219,7 @@ def test_budget_exhausted_raises_or_warns():
     assert res.success is None and np.all(np.isnan(res.estimates))
     assert any("budget" in str(x.message) for x in w)
     # an environment with its own budget is handled the same way
-    with pytest.raises(BudgetExhaustedError):
+    with pytest.raises(BudgetExhaustedError, match="environment's own budget"):
         localize_change_points(QueryOracle(f, max_queries=300), num_change_points=2)
 
 

@@ -281,6 +281,13 @@ def test_fit_null_bad_input(Y, kwargs, match):
         fit_null(Y, **kwargs)
 
 
+def test_fit_null_rejects_non_numeric_dataframe():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame([["a", 1], [0, 1]], index=["m1", "m2"], columns=["i1", "i2"])
+    with pytest.raises(ValueError, match="numeric models x items DataFrame"):
+        fit_null(df)
+
+
 def test_excess_agreement_bad_input():
     Y, _ = _rasch_data(4, 50, 0)
     with pytest.raises(ValueError, match="num_bootstrap"):

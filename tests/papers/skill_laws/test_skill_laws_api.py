@@ -170,6 +170,8 @@ def test_bad_library_inputs():
         SkillLibrary.from_lists(["a b", "c d"], families=[0])
     with pytest.raises(ValueError, match="black_holes"):
         SkillLibrary.from_lists(["a b", "c d"], black_holes=[5])
+    with pytest.raises(ValueError, match=r"descriptions \[1\] are empty"):
+        SkillLibrary.from_lists(["a b", "   "])
     with pytest.raises(ValueError, match="num_families"):
         generate_library(num_families=0)
     with pytest.raises(ValueError, match="black_hole_frac"):
@@ -208,6 +210,10 @@ def test_bad_sizes_and_scores(small):
         routing_decisions(scores[:, :, None], qs.gold, sizes=(5,))
     with pytest.raises(ValueError, match="two distinct"):
         fit_log_law([10, 10], [0.5, 0.4])
+    with pytest.raises(ValueError, match="sizes must be finite and > 0"):
+        fit_log_law([0, 10, 20], [0.5, 0.4, 0.3])
+    with pytest.raises(ValueError, match="accuracy contains NaN"):
+        fit_log_law([5, 10, 20], [0.5, np.nan, 0.3])
     with pytest.raises(ValueError, match="at least 3 routers"):
         slope_rescue_coupling([0.1, 0.2], [1.0, 2.0])
     with pytest.raises(TypeError, match="QuerySet"):

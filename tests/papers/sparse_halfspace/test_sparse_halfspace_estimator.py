@@ -118,6 +118,12 @@ def test_bad_hyperparameters_raise_at_fit(noisy, params, msg):
         RobustSparseHalfspace(**params).fit(noisy.X, noisy.y)
 
 
+def test_single_class_labels_warn(noisy):
+    clf = RobustSparseHalfspace(sparsity=3, outlier_method="none")
+    with pytest.warns(UserWarning, match="single class"):
+        clf.fit(noisy.X, np.ones(noisy.X.shape[0]))
+
+
 def test_bad_data_raise(noisy):
     clf = RobustSparseHalfspace(sparsity=3, outlier_method="none")
     X = noisy.X.copy()

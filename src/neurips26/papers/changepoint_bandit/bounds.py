@@ -149,9 +149,18 @@ def confidence_bounds(
 
 
 def certified_different(a: ConfidenceBounds, b: ConfidenceBounds) -> np.ndarray:
-    """Whether the intervals of ``a`` and ``b`` are disjoint, elementwise; shape (m,).
+    """Whether the intervals of ``a`` and ``b`` are disjoint, elementwise.
 
     If both intervals contain their true means, disjointness proves ``f(a) != f(b)``.
+
+    Parameters
+    ----------
+    a, b : ConfidenceBounds
+        Intervals at ``m`` pairs of points.
+
+    Returns
+    -------
+    ndarray of bool, shape (m,)
     """
     return (a.upper < b.lower) | (b.upper < a.lower)
 

@@ -511,9 +511,9 @@ def _result(S, N, lo, hi, ok, per_change, det, restarts, method, success):
 
 def _out_of_budget(result: LocalizationResult, max_queries, on_budget: str):
     msg = (
-        f"query budget exhausted: {result.num_queries} queries used of max_queries="
-        f"{max_queries} before the change points were certified; returning success=None. "
-        "Raise max_queries, or relax eta / delta."
+        f"query budget exhausted: {result.num_queries} queries used (this call's max_queries="
+        f"{max_queries}, or the environment's own budget) before the change points were "
+        "certified; returning success=None. Raise the budget, or relax eta / delta."
     )
     if on_budget == "raise":
         raise BudgetExhaustedError(msg, result)
@@ -796,7 +796,8 @@ def noisy_binary_search(
         )
     except _OutOfBudget:
         raise BudgetExhaustedError(
-            f"query budget exhausted: max_queries={max_queries} reached during the search"
+            f"query budget exhausted during the search (this call's max_queries={max_queries},"
+            " or the environment's own budget)"
         ) from None
     return BinarySearchResult(
         estimates=(lo + hi) / 2,

@@ -84,7 +84,19 @@ def threshold(n, *, delta: float, num_arms: int):
 
 
 def bernoulli_kl(p, q):
-    """``kl(p, q) = p log(p / q) + (1 - p) log((1 - p) / (1 - q))`` elementwise (nats)."""
+    """``kl(p, q) = p log(p / q) + (1 - p) log((1 - p) / (1 - q))`` elementwise (nats).
+
+    Parameters
+    ----------
+    p, q : array_like
+        Bernoulli means (broadcast together); ``p`` is clipped to [0, 1] and ``q`` to
+        (0, 1).
+
+    Returns
+    -------
+    ndarray
+        The divergence, >= 0.
+    """
     p = np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
     q = np.clip(np.asarray(q, dtype=float), 1e-15, 1 - 1e-15)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -105,7 +105,20 @@ def single_thread(func):
 
 
 def expected_score(eta, tau) -> np.ndarray:
-    """Expected rating ``E[X] = sum_k k P(X = k)`` on the 1..K scale; shape of ``eta``."""
+    """Expected rating ``E[X] = sum_k k P(X = k)`` on the 1..K scale.
+
+    Parameters
+    ----------
+    eta : array_like, shape (...)
+        Linear predictor ``theta_s - delta_d - rho_r``.
+    tau : array_like, shape (K - 1,) or (..., K - 1)
+        Category thresholds.
+
+    Returns
+    -------
+    ndarray, shape of ``eta``
+        The expected score, in ``[1, K]``.
+    """
     p = category_probabilities(eta, tau)
     return p @ np.arange(1, p.shape[-1] + 1)
 

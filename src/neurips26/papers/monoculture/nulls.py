@@ -124,7 +124,13 @@ def as_correctness_matrix(
     if hasattr(Y, "columns") and hasattr(Y, "index") and hasattr(Y, "to_numpy"):
         model_labels = list(Y.index)
         item_labels = list(Y.columns)
-        Y = Y.to_numpy(dtype=float, na_value=np.nan)
+        try:
+            Y = Y.to_numpy(dtype=float, na_value=np.nan)
+        except (TypeError, ValueError) as err:
+            raise ValueError(
+                "Y must be a numeric models x items DataFrame of 0/1/NaN "
+                f"(non-numeric column?): {err}"
+            ) from None
     try:
         arr = np.asarray(Y, dtype=float)
     except (TypeError, ValueError) as err:

@@ -262,14 +262,17 @@ def fit_log_law(sizes: Sequence[float], accuracy: Sequence[float]) -> LogLaw:
     >>> round(fit.b, 6), round(fit.r2, 6)
     (0.05, 1.0)
     """
-    x = np.log(np.asarray(sizes, dtype=np.float64))  # (S,)
+    n = np.asarray(sizes, dtype=np.float64)  # (S,)
     y = np.asarray(accuracy, dtype=np.float64)  # (S,)
-    if x.shape != y.shape or x.ndim != 1:
+    if n.shape != y.shape or n.ndim != 1:
         raise ValueError(
-            f"sizes and accuracy must be 1-D of equal length, got {x.shape}, {y.shape}"
+            f"sizes and accuracy must be 1-D of equal length, got {n.shape}, {y.shape}"
         )
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        raise ValueError("sizes must be > 0 and accuracies finite")
+    if not (np.all(np.isfinite(n)) and np.all(n > 0)):
+        raise ValueError(f"sizes must be finite and > 0, got {n.tolist()}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("accuracy contains NaN or infinite values")
+    x = np.log(n)  # (S,)
     if np.unique(x).size < 2:
         raise ValueError("need at least two distinct library sizes to fit the law")
     slope, intercept = np.polyfit(x, y, 1)
@@ -576,7 +579,20 @@ def classify_errors(
 
 
 def taxonomy(decisions: RoutingDecisions, library: SkillLibrary) -> Taxonomy:
-    """The error taxonomy of routing decisions (see :class:`Taxonomy`)."""
+    """The error taxonomy of routing decisions (see :class:`Taxonomy`).
+
+    Parameters
+    ----------
+    decisions : RoutingDecisions
+        Top-1 choices on nested libraries, shape (S, Q).
+    library : SkillLibrary
+        The library the decisions index (families and black holes).
+
+    Returns
+    -------
+    Taxonomy
+        Correct / local / drift / black-hole shares per library size.
+    """
     labels = classify_errors(
         decisions.chosen,
         np.broadcast_to(decisions.gold, decisions.chosen.shape),

@@ -50,7 +50,18 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-case alphanumeric tokens of ``text`` (the lexical routers' analyser)."""
+    """Lower-case alphanumeric tokens of ``text`` (the lexical routers' analyser).
+
+    Parameters
+    ----------
+    text : str
+        Any text.
+
+    Returns
+    -------
+    list of str
+        The tokens, in order.
+    """
     return _TOKEN.findall(text.lower())
 
 
@@ -165,6 +176,9 @@ class SkillLibrary:
             State types, for chains.
         """
         desc = _check_texts(descriptions, "descriptions")
+        blank = [i for i, t in enumerate(desc) if not t.strip()]
+        if blank:
+            raise ValueError(f"descriptions {blank[:5]} are empty; every skill needs a description")
         n = len(desc)
         names_t = tuple(names) if names is not None else tuple(f"skill_{i}" for i in range(n))
         fam = np.arange(n) if families is None else np.asarray(families)

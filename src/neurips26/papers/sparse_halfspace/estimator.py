@@ -54,6 +54,7 @@ The L-infinity filter removes every large-norm attack point and keeps every clea
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -262,6 +263,15 @@ class _RobustHalfspaceBase(ClassifierMixin, BaseEstimator):
         """Learn ``coef_`` from ``X`` (n, d) and ``y`` (n,) in {-1, +1}; returns self."""
         X = check_matrix(X)
         y_pm, classes = check_labels(y, X.shape[0], allow_01=self.allow_01_labels)
+        if np.unique(y_pm).size < 2:
+            # Not an error: under malicious noise a tiny sample can be one-sided, and the
+            # hinge fit is still defined; but on a user's own data it is usually a mistake.
+            warnings.warn(
+                f"y holds a single class ({int(y_pm[0]):+d}) in all {y_pm.size} samples; the "
+                "learned halfspace is not identified by the labels",
+                UserWarning,
+                stacklevel=2,
+            )
         fit = fit_robust_halfspace(
             X,
             y_pm,
@@ -450,5 +460,16 @@ class RobustDenseHalfspace(_RobustHalfspaceBase):
 
 
 def hinge_weight_on(mask, sample_weight) -> float:
-    """Total weight ``sum_{i in mask} q_i`` (e.g. the mass left on corrupted rows)."""
+    """Total weight ``sum_{i in mask} q_i`` (e.g. the mass left on corrupted rows).
+
+    Parameters
+    ----------
+    mask : array_like of bool, shape (n,)
+    sample_weight : array_like, shape (n,)
+        ``q``.
+
+    Returns
+    -------
+    float
+    """
     return float(np.asarray(sample_weight, float)[np.asarray(mask, bool)].sum())

@@ -147,7 +147,23 @@ def maximize_linear_l1_l2(g, *, radius_l1: float) -> np.ndarray:
 
 
 def hinge_objective(w, X, y, *, margin: float, sample_weight=None) -> float:
-    """``sum_i q_i max(0, 1 - y_i <w, x_i> / gamma)`` (uniform ``q = 1/n`` if None)."""
+    """``sum_i q_i max(0, 1 - y_i <w, x_i> / gamma)`` (uniform ``q = 1/n`` if None).
+
+    Parameters
+    ----------
+    w : array_like, shape (d,)
+    X : array_like, shape (n, d)
+    y : array_like, shape (n,)
+        Labels in {-1, +1}.
+    margin : float
+        ``gamma > 0``.
+    sample_weight : array_like, shape (n,), optional
+        ``q``.
+
+    Returns
+    -------
+    float
+    """
     X = np.asarray(X, dtype=float)
     n = X.shape[0]
     q = np.full(n, 1.0 / n) if sample_weight is None else np.asarray(sample_weight, float)
