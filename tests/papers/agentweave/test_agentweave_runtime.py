@@ -152,3 +152,43 @@ def test_adaptive_never_cuts_when_alone_and_cuts_under_queueing():
     )
     res = run_async(s, [Request(i, chain) for i in range(6)], timeout=5.0)
     assert s.num_cuts > 0 and res.trace.unit.nunique() > 6
+
+
+def cancelled_once(tag):
+    """A module whose first attempt is cancelled from inside (an awaited call cancelled)."""
+    state = {"n": 0}
+
+    async def fn(payload, upstream):
+        state["n"] += 1
+        await asyncio.sleep(0.005)
+        if state["n"] == 1:
+            raise asyncio.CancelledError
+        return f"{tag}({payload}|{','.join(sorted(upstream.values()))})"
+
+    return fn
+
+
+@pytest.mark.parametrize("idx", range(5))
+def test_module_cancelled_from_inside_is_retried_not_lost(idx):
+    # Before, a CancelledError raised inside a module (not a worker failure) left the unit
+    # running forever and the run hung until its timeout.
+    reqs = [Request(i, agent_workflow(i), payload=f"q{i}") for i in range(4)]
+    mods = list(reqs[2].workflow.modules)
+    mods[1] = ModuleSpec("search", "tool", tool_latency=0.02, fn=cancelled_once("search"))
+    reqs[2] = Request(2, Workflow("agent2", tuple(mods), reqs[2].workflow.edges), payload="q2")
+    res = run_async(schedulers()[idx], reqs, timeout=10.0, fail_workers={1: 0.005})
+    check(reqs, res)
+    assert res.num_retries >= 1
+
+
+def test_sync_module_callable_gets_a_clear_error_and_no_retries():
+    calls = []
+
+    def not_async(payload, upstream):
+        calls.append(payload)
+        return "x"
+
+    wf = Workflow.chain("sync", [ModuleSpec("a", "llm", 1, 1, fn=not_async)])
+    with pytest.raises(TypeError, match="not an awaitable"):
+        run_async(AgentWeaveScheduler(num_workers=1), [Request(0, wf, payload="p")], timeout=5.0)
+    assert calls == ["p"]

@@ -215,3 +215,6 @@ def test_bad_coalitions_and_partitions():
         utilities(mk, np.zeros((4, 4)), partition=[[0, 1], [2, 3]])
     with pytest.raises(ValueError, match="combinatorially"):
         coalitions(9)
+    for bad in (0, -2, 2.5):
+        with pytest.raises(ValueError, match="positive integer"):
+            coalitions(bad)

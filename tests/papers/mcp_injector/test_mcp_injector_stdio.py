@@ -205,6 +205,28 @@ def test_garbage_from_server_is_passed_on(tmp_path):
     assert parsed[1]["result"] == {"ok": 1}
 
 
+ECHO = textwrap.dedent("""\
+    import json, sys
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if isinstance(msg, dict) and "id" in msg:
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"ok": 1}}), flush=True)
+    """)
+
+
+def test_invalid_request_ids_are_passed_on_without_crashing(tmp_path):
+    # JSON-RPC ids are strings, numbers or null; an object or array id (unhashable) used to
+    # crash the relay. It must be passed on untracked, and later calls still get faults.
+    cfg = _config(tmp_path, "rules: [{tool: t, mode: empty_result}]\n")
+    call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "t"}}
+    msgs = [{**call, "id": rid} for rid in ({"x": 1}, [1, 2], True, 7)]
+    p = _raw([*CLI, "--config", cfg, "--", sys.executable, "-c", ECHO], msgs, expect=4)
+    assert p.returncode == 0, p.stderr[-2000:]
+    parsed = [json.loads(x) for x in p.stdout.splitlines()]
+    assert [m["id"] for m in parsed] == [{"x": 1}, [1, 2], True, 7]
+    assert [m["result"] for m in parsed] == [{"ok": 1}] * 3 + [{"content": []}]
+
+
 def test_cli_usage_and_config_errors(tmp_path, capsys):
     assert main([]) == 2
     assert "no server command" in capsys.readouterr().err

@@ -174,6 +174,10 @@ def test_fitted_rate_and_linear_growth_helpers():
     assert linear_growth(np.ones(10)).r2 == 0.0
     with pytest.raises(ValueError, match="at least 3"):
         linear_growth(np.arange(5), start=4)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        linear_growth([1.0, 2.0, np.nan, 4.0])
+    with pytest.raises(ValueError, match="1-dimensional"):
+        linear_growth(np.ones((4, 2)))
 
 
 def test_bad_retraining_inputs():

@@ -246,3 +246,11 @@ def test_bad_config_types_and_inputs():
         single_qubit_closed_form(np.zeros(9))
     with pytest.raises(ValueError, match="aliasing"):
         fourier_coefficients(p, cfg, num_points=3)
+
+
+@pytest.mark.parametrize(
+    "fn", [num_parameters, encoding_scales, max_frequency, path_counts, init_params]
+)
+def test_config_helpers_reject_non_configs(fn):
+    with pytest.raises(TypeError, match="QNNConfig"):
+        fn({"num_qubits": 1, "num_layers": 2})

@@ -211,3 +211,9 @@ def test_bad_inputs_have_clear_messages():
         ordering_stats(
             _trace([1, 2, 3], [0.1, 0.2, 0.3]), path_counts=path_counts(QNNConfig(num_layers=2))
         )
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True])
+def test_training_grid_rejects_non_positive_integer_sizes(bad):
+    with pytest.raises(ValueError, match="positive integer"):
+        training_grid(bad)

@@ -12,6 +12,7 @@ no unit is lost or duplicated.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -106,18 +107,40 @@ async def _run(scheduler, requests, fail_workers, max_retries):
                 wf.modules[p].name: outputs[a.request][wf.modules[p].name]
                 for p in wf.preds[a.module]
             }
-            out = await mod.fn(req.payload, upstream)
-        except asyncio.CancelledError:
-            if asyncio.current_task() in cancelled:  # worker failure: already handed back
+            pending_out = mod.fn(req.payload, upstream)
+            if not inspect.isawaitable(pending_out):  # a programming error: never retried
+                running.pop(key, None)
+                error.append(
+                    TypeError(
+                        f"module {mod.name!r} of request {a.request}: fn returned "
+                        f"{type(pending_out).__name__}, not an awaitable; module callables "
+                        "must be async (async def fn(payload, upstream))"
+                    )
+                )
+                all_done.set()
                 return
-            raise
+            out = await pending_out
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task in cancelled:  # worker failure: already handed back
+                return
+            if task is None or task.cancelling() > 0:  # the run itself is being cancelled
+                raise
+            # The callable raised CancelledError without this task being cancelled (e.g. an
+            # inner call it awaited was cancelled): a failed attempt, retried like any other,
+            # never a lost unit.
+            failure: BaseException | None = exc
         except Exception as exc:
+            failure = exc
+        else:
+            failure = None
+        if failure is not None:
             running.pop(key, None)
             if attempts[key] > max_retries:
                 error.append(
                     ModuleError(
                         f"module {mod.name!r} of request {a.request} failed "
-                        f"{attempts[key]} times: {exc!r}"
+                        f"{attempts[key]} times: {failure!r}"
                     )
                 )
                 all_done.set()

@@ -727,7 +727,24 @@ def exchange_dynamic(
 
 
 def set_partitions(items) -> list[tuple[tuple[int, ...], ...]]:
-    """Every partition of ``items`` into non-empty blocks (Bell-number many)."""
+    """Every partition of ``items`` into non-empty blocks (Bell-number many).
+
+    Parameters
+    ----------
+    items : iterable of int
+        The elements to partition (e.g. ``range(n)`` firm ids). The count grows as the
+        Bell number ``B_n`` (``B_6 = 203``), so keep ``n`` small.
+
+    Returns
+    -------
+    list of tuple of tuple of int
+        Each partition as a sorted tuple of blocks; ``[()]`` for no items.
+
+    Examples
+    --------
+    >>> set_partitions(range(3))
+    [((0,), (1,), (2,)), ((0, 1), (2,)), ((0, 2), (1,)), ((0,), (1, 2)), ((0, 1, 2),)]
+    """
     items = list(items)
     if not items:
         return [()]

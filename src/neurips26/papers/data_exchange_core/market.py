@@ -157,7 +157,26 @@ class Market:
 
 
 def check_alpha(alpha, n: int) -> np.ndarray:
-    """Validate an exchange matrix: shape ``(n, n)``, finite, in ``[0, 1]``, zero diagonal."""
+    """Validate an exchange matrix: shape ``(n, n)``, finite, in ``[0, 1]``, zero diagonal.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (n, n)
+        The exchange ``alpha_ij``: fraction of firm ``i``'s data given to firm ``j``.
+    n : int
+        Number of firms.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+        ``alpha`` as a float array.
+
+    Raises
+    ------
+    ValueError
+        On a wrong shape, non-finite entries, entries outside ``[0, 1]`` or a non-zero
+        diagonal, with a message naming the problem.
+    """
     a = np.asarray(alpha, dtype=float)
     if a.shape != (n, n):
         raise ValueError(f"alpha must have shape ({n}, {n}), got {a.shape}")
@@ -244,7 +263,27 @@ def market_shares(
 
 
 def coalitions(n: int, *, include_grand: bool = True) -> list[tuple[int, ...]]:
-    """Every non-empty coalition of ``range(n)``, by increasing size then lexicographically."""
+    """Every non-empty coalition of ``range(n)``, by increasing size then lexicographically.
+
+    Parameters
+    ----------
+    n : int
+        Number of firms, ``1 <= n <= MAX_FIRMS``.
+    include_grand : bool
+        Whether to include the grand coalition ``(0, ..., n - 1)``.
+
+    Returns
+    -------
+    list of tuple of int
+        The coalitions ``S``, each a sorted tuple of firm ids.
+
+    Examples
+    --------
+    >>> coalitions(3, include_grand=False)
+    [(0,), (1,), (2,), (0, 1), (0, 2), (1, 2)]
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer number of firms, got {n!r}")
     if n > MAX_FIRMS:
         raise ValueError(
             f"n = {n} firms: enumerating the 2^n coalitions and their exchange grids is "
@@ -282,7 +321,26 @@ def check_partition(partition, n: int) -> tuple[tuple[int, ...], ...]:
 
 
 def sharing_partition(alpha, n: int) -> tuple[tuple[int, ...], ...]:
-    """Components of the sharing graph: ``i ~ j`` if ``alpha_ij > 0`` or ``alpha_ji > 0``."""
+    """Components of the sharing graph: ``i ~ j`` if ``alpha_ij > 0`` or ``alpha_ji > 0``.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (n, n)
+        The exchange (validated with :func:`check_alpha`).
+    n : int
+        Number of firms.
+
+    Returns
+    -------
+    tuple of tuple of int
+        The partition of ``range(n)`` into connected components, sorted.
+
+    Examples
+    --------
+    >>> a = np.zeros((3, 3)); a[0, 2] = 0.5
+    >>> sharing_partition(a, 3)
+    ((0, 2), (1,))
+    """
     a = check_alpha(alpha, n)
     adj = (a > 0) | (a.T > 0)
     label = list(range(n))

@@ -24,6 +24,16 @@ def memory_transport(server: Any) -> Any:
 
     ``mcp.client._memory.InMemoryTransport`` is private in 2.x; wrap it with
     :meth:`FaultInjector.wrap` for client-side injection over real JSON-RPC framing.
+
+    Parameters
+    ----------
+    server : MCPServer or Server
+        An in-process MCP server built with the SDK.
+
+    Returns
+    -------
+    InMemoryTransport
+        A transport to pass to ``mcp.Client`` (or to :meth:`FaultInjector.wrap`).
     """
     from mcp.client._memory import InMemoryTransport
 

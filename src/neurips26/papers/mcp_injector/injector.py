@@ -113,6 +113,18 @@ def apply_fault(decision: FaultDecision | None, response: Mapping[str, Any]) -> 
     Returns the new response dict, the original when ``decision`` is ``None``, ``DROP``
     (``"drop"``: withhold it) or ``DISCONNECT`` (``"disconnect"``: close the connection).
     A ``timeout`` with ``hang_s`` returns the original; the caller delays it.
+
+    Parameters
+    ----------
+    decision : FaultDecision or None
+        The injector's decision for this call (``None``: no fault).
+    response : mapping
+        The server's JSON-RPC response (``result`` or ``error``) to the ``tools/call``.
+
+    Returns
+    -------
+    dict or str
+        The rewritten response, or the ``DROP`` / ``DISCONNECT`` sentinels.
     """
     if decision is None:
         return response

@@ -84,6 +84,23 @@ def parse_config(data: Any, *, source: str = "config") -> ProxyConfig:
           mode_weights: {tool_error: 3, timeout: 1}
           persistence_weights: {transient: 1}
           fault_rate: 0.1
+
+    Parameters
+    ----------
+    data : mapping or None
+        The parsed YAML/JSON document (``None``, an empty file, is a transparent proxy).
+    source : str
+        Name used in error messages (the file path).
+
+    Returns
+    -------
+    ProxyConfig
+        The validated configuration.
+
+    Raises
+    ------
+    ProfileError
+        On an unknown key, a wrong type or an out-of-range value, naming it.
     """
     if data is None:
         data = {}
@@ -118,7 +135,23 @@ def parse_config(data: Any, *, source: str = "config") -> ProxyConfig:
 
 
 def load_config(path: str | Path) -> ProxyConfig:
-    """Read a YAML (``yaml.safe_load``) or JSON config file; see :func:`parse_config`."""
+    """Read a YAML (``yaml.safe_load``) or JSON config file; see :func:`parse_config`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The config file. YAML tags that construct Python objects are refused.
+
+    Returns
+    -------
+    ProxyConfig
+        The validated configuration.
+
+    Raises
+    ------
+    ProfileError
+        If the file cannot be read, is not valid YAML, or fails :func:`parse_config`.
+    """
     import yaml
 
     path = Path(path)
@@ -155,7 +188,15 @@ class _Relay:
 
 
 def _key(rid: Any) -> Any:
-    return ("s", rid) if isinstance(rid, str) else ("n", rid)
+    """Hashable key of a JSON-RPC id; None for an id that is not a string, number or null.
+
+    Invalid ids (objects, arrays, booleans) are passed on untracked, never hashed.
+    """
+    if isinstance(rid, str):
+        return ("s", rid)
+    if rid is None or (isinstance(rid, (int, float)) and not isinstance(rid, bool)):
+        return ("n", rid)
+    return None
 
 
 def _start_stdin_reader(stdin: BinaryIO) -> Any:
@@ -223,7 +264,13 @@ async def _client_to_server(relay: _Relay, stdin: BinaryIO, proc: Any, tg: Any) 
         elif isinstance(msg, dict) and msg.get("method") == "tools/call" and "id" in msg:
             params = msg.get("params")
             tool = params.get("name") if isinstance(params, dict) else None
-            if isinstance(tool, str):
+            if _key(msg["id"]) is None:
+                relay.inj.record_anomaly(
+                    "client",
+                    f"tools/call with invalid id {msg['id']!r} passed on without injection",
+                    connection=relay.conn,
+                )
+            elif isinstance(tool, str):
                 d = relay.inj.decide(tool, connection=relay.conn)
                 if d is not None and d.mode is FaultMode.CONNECTION_DROP:
                     relay.dropped = True
@@ -271,6 +318,7 @@ async def _server_to_client(relay: _Relay, proc: Any, tg: Any) -> None:
         if (
             isinstance(msg, dict)
             and ("result" in msg or "error" in msg)
+            and _key(msg.get("id")) is not None
             and _key(msg.get("id")) in relay.pending
         ):
             d = relay.pending.pop(_key(msg.get("id")))

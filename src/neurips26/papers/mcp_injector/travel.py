@@ -170,7 +170,18 @@ def build_travel_server(*, middleware=None, extra_tools: bool = False, name: str
 
 
 def stdio_server_command(*, extra_tools: bool = False) -> list[str]:
-    """The argv that runs the travel server over stdio with this interpreter."""
+    """The argv that runs the travel server over stdio with this interpreter.
+
+    Parameters
+    ----------
+    extra_tools : bool
+        Also serve the ``echo`` / ``echo_text`` test tools.
+
+    Returns
+    -------
+    list of str
+        ``[sys.executable, "-m", ...]``, ready for ``StdioServerParameters`` or the proxy.
+    """
     cmd = [sys.executable, "-m", "neurips26.papers.mcp_injector.travel_server"]
     return cmd + (["--extra"] if extra_tools else [])
 

@@ -104,7 +104,23 @@ def reflexivity_matrix(eps, beta, gamma) -> np.ndarray:
 
 
 def spectral_radius(A) -> float:
-    """``ρ(A) = max |eigvals(A)|`` of a square matrix."""
+    """``ρ(A) = max |eigvals(A)|`` of a square matrix.
+
+    Parameters
+    ----------
+    A : array_like, shape (n, n)
+        A finite square matrix (e.g. the reflexivity matrix Γ).
+
+    Returns
+    -------
+    float
+        The spectral radius ρ(A).
+
+    Examples
+    --------
+    >>> spectral_radius([[0.0, 2.0], [0.5, 0.0]])
+    1.0
+    """
     A = _finite_array(A, "A", 2)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be square, got shape {A.shape}")
@@ -115,6 +131,21 @@ def scalar_constant(Gamma) -> float:
     """The scalar contraction constant of earlier analyses, ``max_i Σ_j Γ_ij`` (∞-norm).
 
     It bounds ρ(Γ) from above, and can exceed 1 while ρ(Γ) < 1 (on a DAG ρ(Γ) = 0).
+
+    Parameters
+    ----------
+    Gamma : array_like, shape (n, n)
+        Entrywise nonnegative reflexivity matrix Γ.
+
+    Returns
+    -------
+    float
+        ``max_i Σ_j Γ_ij``.
+
+    Examples
+    --------
+    >>> scalar_constant([[0.0, 3.0], [0.0, 0.0]])  # a DAG: ρ(Γ) = 0 but the constant is 3
+    3.0
     """
     G = _check_gamma_matrix(Gamma)
     return float(np.max(G.sum(axis=1)))
@@ -129,6 +160,11 @@ def weighted_max_norm(errors, v) -> float:
         Per-agent error norms ``e_i = ||θ_i - θ_i^*||``.
     v : array_like, shape (n,)
         Positive weights (a Perron vector).
+
+    Returns
+    -------
+    float
+        ``max_i |e_i| / v_i``.
     """
     e = np.abs(np.asarray(errors, dtype=float))
     w = np.asarray(v, dtype=float)

@@ -89,7 +89,17 @@ class RetrainingTrace:
 
 @dataclass(frozen=True)
 class LinearFit:
-    """Least-squares line ``y ≈ intercept + slope t`` and its R²."""
+    """Least-squares line ``y ≈ intercept + slope t`` and its R².
+
+    Attributes
+    ----------
+    slope : float
+        Growth per round, ``s``.
+    intercept : float
+        Value of the line at ``t = 0``.
+    r2 : float
+        Coefficient of determination of the fit (0 for a constant series).
+    """
 
     slope: float
     intercept: float
@@ -133,9 +143,30 @@ def fitted_rate(distance, *, floor: float = 1e-10) -> float:
 def linear_growth(values, *, start: int = 0) -> LinearFit:
     """Fit ``values[t] ≈ a + s t`` over ``t >= start`` (e.g. cumulative excess, last half).
 
-    Returns a :class:`LinearFit`; R² is 0 for a constant series.
+    Parameters
+    ----------
+    values : array_like, shape (T,)
+        A finite series, e.g. the cumulative excess loss ``Σ_{s<=t} (L(θ^s) - L(θ_PS))``.
+    start : int
+        First index used in the fit (the line is fitted over ``t = start, ..., T - 1``).
+
+    Returns
+    -------
+    LinearFit
+        Slope, intercept and R² of the least-squares line; R² is 0 for a constant series.
+
+    Examples
+    --------
+    >>> fit = linear_growth(2.0 + 0.5 * np.arange(10))
+    >>> round(fit.slope, 12), round(fit.r2, 12)
+    (0.5, 1.0)
     """
-    y = np.asarray(values, dtype=float)[start:]
+    y_all = np.asarray(values, dtype=float)
+    if y_all.ndim != 1:
+        raise ValueError(f"values must be 1-dimensional, got shape {y_all.shape}")
+    y = y_all[start:]
+    if not np.all(np.isfinite(y)):
+        raise ValueError("values contain NaN or infinite entries; cannot fit a line")
     if y.size < 3:
         raise ValueError(f"need at least 3 values after start={start}, got {y.size}")
     t = np.arange(start, start + y.size, dtype=float)
@@ -178,6 +209,18 @@ def perron_start(game: QuadraticPerformativeGame, *, offset: float = 0.5) -> np.
     ``θ^0 = θ_PS + offset * B * (v / max v) ⊗ (1_d / sqrt(d))`` with B the radius (1 if None),
     projected onto the decision balls: the agent with the largest Perron weight starts at
     distance ``offset * B`` from its stable parameters.
+
+    Parameters
+    ----------
+    game : QuadraticPerformativeGame
+        The game; its Γ gives the Perron direction and ``game.radius`` the scale B.
+    offset : float
+        Displacement in units of B (positive).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d)
+        The start ``θ^0``.
     """
     if not (np.isfinite(offset) and offset > 0):
         raise ValueError(f"offset must be positive, got {offset}")

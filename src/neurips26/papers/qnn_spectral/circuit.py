@@ -126,13 +126,54 @@ class QNNConfig:
             )
 
 
+def _check_config(config) -> QNNConfig:
+    if not isinstance(config, QNNConfig):
+        raise TypeError(f"config must be a QNNConfig, got {type(config).__name__}")
+    return config
+
+
 def num_parameters(config: QNNConfig) -> int:
-    """``P = 3 n (L + 1)``: three Rot angles per qubit per trainable block."""
+    """``P = 3 n (L + 1)``: three Rot angles per qubit per trainable block.
+
+    Parameters
+    ----------
+    config : QNNConfig
+        The circuit (``n = num_qubits``, ``L = num_layers``).
+
+    Returns
+    -------
+    int
+        The number of trainable angles ``P``.
+
+    Examples
+    --------
+    >>> num_parameters(QNNConfig(num_qubits=2, num_layers=3))
+    24
+    """
+    _check_config(config)
     return 3 * config.num_qubits * (config.num_layers + 1)
 
 
 def encoding_scales(config: QNNConfig) -> np.ndarray:
-    """Scale ``s`` of each encoding gate, shape ``(L, n)``."""
+    """Scale ``s`` of each encoding gate, shape ``(L, n)``.
+
+    Parameters
+    ----------
+    config : QNNConfig
+        The circuit; ``scaling`` is ``"constant"`` (``s = 1``) or exponential
+        (``s = 3^g`` for encoding gate ``g = 0 .. nL - 1``).
+
+    Returns
+    -------
+    ndarray, shape (L, n)
+        The scales ``s``.
+
+    Examples
+    --------
+    >>> encoding_scales(QNNConfig(num_qubits=1, num_layers=3)).ravel().tolist()
+    [1.0, 1.0, 1.0]
+    """
+    _check_config(config)
     n, L = config.num_qubits, config.num_layers
     if config.scaling == "constant":
         return np.ones((L, n))
@@ -184,7 +225,23 @@ def path_counts(config: QNNConfig) -> dict[int, int]:
 
 
 def max_frequency(config: QNNConfig) -> int:
-    """Largest frequency of ``f``: ``nL`` (constant) or ``(3^{nL} - 1) / 2`` (exponential)."""
+    """Largest frequency of ``f``: ``nL`` (constant) or ``(3^{nL} - 1) / 2`` (exponential).
+
+    Parameters
+    ----------
+    config : QNNConfig
+        The circuit.
+
+    Returns
+    -------
+    int
+        The sum of the encoding scales, the top of the frequency spectrum.
+
+    Examples
+    --------
+    >>> max_frequency(QNNConfig(num_qubits=2, num_layers=3))
+    6
+    """
     return int(encoding_scales(config).sum())
 
 
@@ -404,7 +461,20 @@ def _kron_two(n, q1, g1, q2, g2):
 
 
 def init_params(config: QNNConfig, *, seed: int = 0) -> torch.Tensor:
-    """Angles drawn uniformly from ``[0, 2 pi)`` with a ``torch.Generator``, shape ``(P,)``."""
+    """Angles drawn uniformly from ``[0, 2 pi)`` with a ``torch.Generator``, shape ``(P,)``.
+
+    Parameters
+    ----------
+    config : QNNConfig
+        The circuit.
+    seed : int
+        Seed of the ``torch.Generator`` (global torch state is not touched).
+
+    Returns
+    -------
+    torch.Tensor, shape (P,), float64
+        The initial angles ``theta``.
+    """
     gen = torch.Generator().manual_seed(int(seed))
     return 2 * math.pi * torch.rand(num_parameters(config), generator=gen, dtype=torch.float64)
 

@@ -189,7 +189,29 @@ def amplitude_profile(kind: str, *, num_frequencies: int, total: float = 0.9, se
 
 
 def training_grid(num_points: int) -> torch.Tensor:
-    """``x_n = 2 pi n / N``, ``n = 0 .. N-1``, shape ``(N,)`` float64."""
+    """``x_n = 2 pi n / N``, ``n = 0 .. N-1``, shape ``(N,)`` float64.
+
+    Parameters
+    ----------
+    num_points : int
+        ``N >= 1``, the number of equispaced inputs on ``[0, 2 pi)``.
+
+    Returns
+    -------
+    torch.Tensor, shape (N,), float64
+        The grid.
+
+    Examples
+    --------
+    >>> training_grid(4).tolist() == [0.0, math.pi / 2, math.pi, 3 * math.pi / 2]
+    True
+    """
+    if (
+        isinstance(num_points, bool)
+        or not isinstance(num_points, (int, np.integer))
+        or num_points < 1
+    ):
+        raise ValueError(f"num_points must be a positive integer, got {num_points!r}")
     return 2 * math.pi * torch.arange(int(num_points), dtype=torch.float64) / int(num_points)
 
 
