@@ -19,7 +19,6 @@ from neurips26.papers.score_kalman import (
     score_matching_fit,
     stein_closure,
     ukf,
-    update,
 )
 
 TH1 = np.array([0.3, 0.5, -0.1, -0.2])  # exp(0.3x + 0.5x^2 - 0.1x^3 - 0.2x^4)
@@ -84,18 +83,6 @@ def test_ou_moments_closed_form():
     var = 0.2 * np.exp(-2 * a * dt) + s**2 / (2 * a) * (1 - np.exp(-2 * a * dt))
     assert m[(1,)] == pytest.approx(mean, abs=1e-8)
     assert m[(2,)] - m[(1,)] ** 2 == pytest.approx(var, abs=1e-8)
-
-
-def test_homotopy_update_matches_quadrature():
-    m = _moments_1d(TH1)
-    y, r = 0.7, 1.0
-    post = update({k: v for k, v in m.items() if k[0] <= 6}, np.array([y]), np.eye(1),
-                  np.eye(1) * r, full_basis(1, 4), num_homotopy_steps=16)
-    ex = _moments_1d(TH1 + np.array([y / r, -0.5 / r, 0, 0]), 2)
-    assert post.moments[(1,)] == pytest.approx(ex[(1,)], abs=1e-4)
-    var = post.moments[(2,)] - post.moments[(1,)] ** 2
-    assert var == pytest.approx(ex[(2,)] - ex[(1,)] ** 2, abs=1e-4)
-    np.testing.assert_allclose(post.theta, TH1 + np.array([y / r, -0.5 / r, 0, 0]), atol=1e-8)
 
 
 def _linear_problem(seed=0, T=50):

@@ -33,6 +33,7 @@ from .skf import (
     stein_closure,
     update,
 )
+from .stein_moments import stein_moments
 
 __all__ = [
     "Benchmark",
@@ -64,6 +65,7 @@ __all__ = [
     "score_matching_fit",
     "score_matching_moments",
     "stein_closure",
+    "stein_moments",
     "ukf",
     "update",
 ]

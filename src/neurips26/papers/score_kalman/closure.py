@@ -276,51 +276,61 @@ class BlockClosure:
 
     def _multi(self, values: dict, C: np.ndarray) -> None:
         """Conditional-Gaussian closure of moments spanning several blocks."""
-        n = self.n
-        cache: dict = {}
-        for a in self.multi:
-            p = self.primary[a]
-            blk = self.blocks[p]
-            oth = [i for i in range(n) if a[i] and i not in blk]
-            key = (p, tuple(oth))
-            if key not in cache:
-                Cpp = C[np.ix_(blk, blk)]
-                Cop = C[np.ix_(oth, blk)]
-                K = np.linalg.solve(Cpp, Cop.T).T  # (|o|, |p|)
-                Se = C[np.ix_(oth, oth)] - K @ Cop.T
-                cache[key] = (K, Se, {})
-            K, Se, memo = cache[key]
+        conditional_gaussian(values, C, self.blocks, self.multi, self.primary, self.n)
 
-            def F(beta, gamma, K=K, Se=Se, memo=memo, blk=blk):
-                # E[z_o^beta z_p^gamma] with z_o = K z_p + eps
-                key2 = (beta, gamma)
-                if key2 in memo:
-                    return memo[key2]
-                if sum(beta) == 0:
-                    e = [0] * n
-                    for j, i in enumerate(blk):
-                        e[i] = gamma[j]
-                    v = values[tuple(e)]
-                else:
-                    o = next(j for j in range(len(beta)) if beta[j])
-                    bp = list(beta)
-                    bp[o] -= 1
-                    bp = tuple(bp)
-                    v = 0.0
-                    for c in range(len(blk)):
-                        if K[o, c] != 0.0:
-                            g = list(gamma)
-                            g[c] += 1
-                            v += K[o, c] * F(bp, tuple(g))
-                    for o2 in range(len(bp)):
-                        if bp[o2] and Se[o, o2] != 0.0:
-                            b2 = list(bp)
-                            b2[o2] -= 1
-                            v += Se[o, o2] * bp[o2] * F(tuple(b2), gamma)
-                memo[key2] = v
-                return v
 
-            values[a] = F(tuple(a[i] for i in oth), tuple(a[i] for i in blk))
+def conditional_gaussian(values: dict, C: np.ndarray, blocks, multi, primary, n: int) -> None:
+    """Fill ``values[a]`` for moments ``a`` spanning several blocks (centred coordinates).
+
+    The primary block ``p = primary[a]`` is kept as is and the other coordinates are
+    ``z_o = K z_p + eps``, ``K = C_op C_pp^-1``, ``eps ~ N(0, C_oo - K C_po)``
+    independent of ``z_p`` (exact for a Gaussian). ``values`` holds centred moments
+    keyed by full exponents; ``C`` is the covariance in the same coordinates.
+    """
+    cache: dict = {}
+    for a in multi:
+        p = primary[a]
+        blk = blocks[p]
+        oth = [i for i in range(n) if a[i] and i not in blk]
+        key = (p, tuple(oth))
+        if key not in cache:
+            Cpp = C[np.ix_(blk, blk)]
+            Cop = C[np.ix_(oth, blk)]
+            K = np.linalg.solve(Cpp, Cop.T).T  # (|o|, |p|)
+            Se = C[np.ix_(oth, oth)] - K @ Cop.T
+            cache[key] = (K, Se, {})
+        K, Se, memo = cache[key]
+
+        def F(beta, gamma, K=K, Se=Se, memo=memo, blk=blk):
+            # E[z_o^beta z_p^gamma] with z_o = K z_p + eps
+            key2 = (beta, gamma)
+            if key2 in memo:
+                return memo[key2]
+            if sum(beta) == 0:
+                e = [0] * n
+                for j, i in enumerate(blk):
+                    e[i] = gamma[j]
+                v = values[tuple(e)]
+            else:
+                o = next(j for j in range(len(beta)) if beta[j])
+                bp = list(beta)
+                bp[o] -= 1
+                bp = tuple(bp)
+                v = 0.0
+                for c in range(len(blk)):
+                    if K[o, c] != 0.0:
+                        g = list(gamma)
+                        g[c] += 1
+                        v += K[o, c] * F(bp, tuple(g))
+                for o2 in range(len(bp)):
+                    if bp[o2] and Se[o, o2] != 0.0:
+                        b2 = list(bp)
+                        b2[o2] -= 1
+                        v += Se[o, o2] * bp[o2] * F(tuple(b2), gamma)
+            memo[key2] = v
+            return v
+
+        values[a] = F(tuple(a[i] for i in oth), tuple(a[i] for i in blk))
 
 
 class Standardiser:
@@ -345,10 +355,6 @@ class Standardiser:
             return None
         s = np.sqrt(var)
         return mu, s
-
-    def theta_to_z(self, theta_x, mu, s):
-        Tx = self.aff.to_x(mu, s)[self.bidx][:, self.bidx]
-        return Tx.T @ theta_x
 
     def theta_to_x(self, theta_z, mu, s):
         Tz = self.aff.to_z(mu, s)[self.bidx][:, self.bidx]
