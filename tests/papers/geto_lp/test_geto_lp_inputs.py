@@ -1,0 +1,131 @@
+"""Bad inputs raise clear errors; solver failures are never a silent wrong barycenter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neurips26.papers.geto_lp import (
+    GridSpec,
+    SolverError,
+    build_full_lp,
+    build_geto_lp,
+    geto_barycenter,
+    geto_distance,
+    lp_size,
+    quota_recolor,
+)
+
+GRID = GridSpec((3, 3))
+GOOD = np.full((2, 3, 3), 1 / 9)
+
+
+def test_negative_nan_and_unnormalised_histograms():
+    bad = GOOD.copy()
+    bad[0, 0, 0] = -0.1
+    with pytest.raises(ValueError, match="nonnegative"):
+        geto_barycenter(bad, GRID)
+    bad = GOOD.copy()
+    bad[1, 1, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        geto_barycenter(bad, GRID)
+    with pytest.raises(ValueError, match="sum to 1"):
+        geto_barycenter(GOOD * 2, GRID)
+    res = geto_barycenter(GOOD * 2, GRID, normalize=True)
+    assert res.barycenter.sum() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="positive total mass"):
+        geto_barycenter(np.zeros((1, 3, 3)), GRID, normalize=True)
+
+
+def test_shape_mismatches():
+    with pytest.raises(ValueError, match=r"shape \(M, \*grid.shape\)"):
+        geto_barycenter(np.full((2, 3, 4), 1 / 12), GRID)
+    with pytest.raises(ValueError, match=r"histograms\[None\]"):
+        geto_barycenter(GOOD[0], GRID)
+    with pytest.raises(ValueError, match="M = 0"):
+        geto_barycenter(np.zeros((0, 3, 3)), GRID)
+    with pytest.raises(TypeError, match="GridSpec"):
+        geto_barycenter(GOOD, (3, 3))
+
+
+def test_bad_weights():
+    with pytest.raises(ValueError, match="nonnegative"):
+        geto_barycenter(GOOD, GRID, weights=[1.5, -0.5])
+    with pytest.raises(ValueError, match="sum to 1"):
+        geto_barycenter(GOOD, GRID, weights=[0.5, 0.6])
+    with pytest.raises(ValueError, match=r"shape \(M,\)"):
+        build_full_lp(GOOD, GRID, weights=[1.0])
+
+
+def test_bad_grids():
+    with pytest.raises(ValueError, match="separable"):
+        GridSpec((3, 3), cost="euclidean")
+    with pytest.raises(ValueError, match="at least one point"):
+        GridSpec((3, 0))
+    with pytest.raises(ValueError, match="at least one axis"):
+        GridSpec(())
+    with pytest.raises(TypeError, match="ints"):
+        GridSpec((3.5, 2))
+    with pytest.raises(ValueError, match="spacing"):
+        GridSpec((3, 3), spacing=(1.0, -1.0))
+    with pytest.raises(ValueError, match="2 axes"):
+        GridSpec((3, 3), spacing=(1.0,))
+    with pytest.raises(ValueError, match="exponent p"):
+        GridSpec((3,), cost="lp", p=0.0)
+    with pytest.raises(ValueError, match="formulation"):
+        lp_size((3,), 2, formulation="sparse")
+    with pytest.raises(ValueError, match="num_inputs"):
+        lp_size((3,), 0)
+
+
+def test_bad_solver_settings():
+    with pytest.raises(ValueError, match="solver must be one of"):
+        geto_barycenter(GOOD, GRID, solver="glpk")
+    with pytest.raises(ValueError, match="tol"):
+        geto_barycenter(GOOD, GRID, tol=0.0)
+    with pytest.raises(ValueError, match="time_limit"):
+        geto_barycenter(GOOD, GRID, time_limit=-1.0)
+
+
+def test_time_limit_raises_or_reports_status():
+    rng = np.random.default_rng(0)
+    mu = rng.random((3, 12, 12)) + 0.05
+    mu /= mu.sum((1, 2), keepdims=True)
+    grid = GridSpec((12, 12))
+    with pytest.raises(SolverError, match="allow_incomplete"):
+        geto_barycenter(mu, grid, time_limit=1e-4)
+    res = geto_barycenter(mu, grid, time_limit=1e-4, allow_incomplete=True)
+    assert not res.optimal and res.status == "iteration_or_time_limit"
+    assert np.all(np.isnan(res.barycenter)) and np.isnan(res.objective)
+    with pytest.raises(SolverError, match="no optimal solution"):
+        res.plan(0)
+
+
+def test_tiny_masses_warn():
+    mu = np.full((2, 3, 3), 1 / 9)
+    mu[0, 0, 0] += 1e-10
+    mu[0, 0, 1] -= 1e-10
+    mu[1, 2, 2] = 1e-11
+    mu[1, 0, 0] += 1 / 9 - 1e-11
+    with pytest.warns(UserWarning, match="feasibility tolerance"):
+        geto_barycenter(mu, GRID)
+
+
+def test_fixed_barycenter_and_distance_inputs():
+    with pytest.raises(ValueError, match="sum to 1"):
+        build_geto_lp(GOOD, GRID, fixed_barycenter=np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"shape \(M, \*grid.shape\)"):
+        geto_distance(np.full(9, 1 / 9), GOOD[0], GRID)
+
+
+def test_quota_recolor_inputs():
+    import scipy.sparse as sp
+
+    plan = sp.csr_matrix(np.eye(3) / 3)
+    with pytest.raises(ValueError, match="integer"):
+        quota_recolor(np.array([0.0, 1.0]), plan, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="does not cover"):
+        quota_recolor(np.array([0, 5]), plan, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="no mass"):
+        quota_recolor(np.array([0, 1]), sp.csr_matrix(np.diag([1.0, 0.0, 0.0])),
+                      rng=np.random.default_rng(0))
