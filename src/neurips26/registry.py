@@ -27,22 +27,22 @@ TIERS = ("smoke", "small", "paper")
 SLUGS: tuple[str, ...] = (
     # seed 000_23679aaaf2254bad.txt
     "lambda6_star",
+    "sparse_halfspace",
+    "sparse_scaling",
+    "agentweave",
     "geto_lp",
     # seed 004_839af22534344a66.txt
     "monoculture",
+    "data_exchange_core",
+    "qnn_spectral",
     "score_kalman",
+    "mcp_injector",
     "skill_laws",
     "condorcet_dueling",
     "changepoint_bandit",
-    "sparse_halfspace",
-    "sparse_scaling",
-    "multiagent_performative",
-    "data_exchange_core",
-    "qnn_spectral",
-    "mcp_injector",
-    "agentweave",
     "judge_rasch",
     "multiagent_neff",
+    "multiagent_performative",
 )
 
 #: The verdicts a claim can get.
