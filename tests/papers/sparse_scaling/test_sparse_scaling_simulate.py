@@ -51,6 +51,33 @@ def test_grid_matches_independent_pinv(dense):
         np.testing.assert_allclose(g.loss[s], ref, rtol=1e-6)
 
 
+def test_relu_grid_matches_independent_pinv():
+    # nested T reuse the rows of one feature matrix; check against per-(P, T) pinv fits
+    m = SparseFeatureModel(dim=40, alpha=1.0, p0=0.8)
+    p_grid, t_grid, n_test = [4, 20, 60], [10, 25], 300
+    g = scaling_grid(
+        m,
+        num_params_grid=p_grid,
+        num_samples_grid=t_grid,
+        num_seeds=1,
+        activation="relu",
+        num_test=n_test,
+        seed=3,
+    )
+    rng = np.random.default_rng([3, 0])
+    w = sample_teacher(m, rng=rng)
+    fmap = random_features(m, max(p_grid), activation="relu", rng=rng)
+    x = sample_inputs(m, max(t_grid), rng=rng)
+    x_test = sample_inputs(m, n_test, rng=rng)
+    y, y_test = x @ w, x_test @ w
+    for i, pp in enumerate(p_grid):
+        f, c = fmap.weights[:pp], fmap.bias[:pp]
+        for j, t in enumerate(t_grid):
+            theta = np.linalg.pinv(np.maximum(x[:t] @ f.T + c, 0), rcond=1e-13) @ y[:t]
+            ref = np.mean((np.maximum(x_test @ f.T + c, 0) @ theta - y_test) ** 2)
+            np.testing.assert_allclose(g.loss[0, i, j], ref, rtol=1e-6)
+
+
 def test_min_norm_interpolates_and_matches_sklearn():
     # spec oracle: P >= rank interpolates; P < rank equals sklearn OLS (no intercept)
     m = SparseFeatureModel(dim=80, alpha=1.0, p0=0.9, dense=True)

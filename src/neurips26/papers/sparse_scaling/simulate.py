@@ -275,6 +275,7 @@ def _one_seed(model, p_grid, t_grid, activation, ridge, num_test, rng):
         x_test = sample_inputs(model, num_test, rng=rng)  # (N, D)
         y_test = x_test @ w  # (N,)
         phi_test = fmap(x_test)  # (N, Pmax)
+    phi_max = None  # linear features of all Tmax inputs, computed on first use
     for j, t in enumerate(t_grid):
         xt, yt = x[:t], y[:t]  # nested data: the first T inputs
         seen = np.flatnonzero(np.any(xt != 0.0, axis=0))
@@ -285,9 +286,14 @@ def _one_seed(model, p_grid, t_grid, activation, ridge, num_test, rng):
         mask[seen] = False
         unseen[j] = float(np.sum(w[mask] ** 2 * probs[mask]))
         if activation == "linear":
-            fs_all = fmap.weights[:, seen]  # (Pmax, s)
+            fs_all = fmap.weights[:, seen] if seen.size < model.dim else fmap.weights  # (Pmax, s)
             if data_rank[j] == t and seen.size >= t:  # full-rank design (dense control)
-                phi_all = xs @ fs_all.T  # (T, Pmax)
+                if not model.dense:  # sparse: only the s seen columns enter
+                    phi_all = xs @ fs_all.T  # (T, Pmax)
+                else:  # dense: every T shares the rows of one product (nested data)
+                    if phi_max is None:
+                        phi_max = x @ fmap.weights.T  # (Tmax, Pmax)
+                    phi_all = phi_max[:t]  # (T, Pmax) = X_T F'
                 for i, theta, r, tr in _solve_full_rank(phi_all, yt, p_grid, ridge):
                     rank[i, j], train[i, j] = r, tr
                     loss[i, j] = population_loss(probs, w, fmap.weights[: p_grid[i]].T @ theta)
@@ -297,7 +303,9 @@ def _one_seed(model, p_grid, t_grid, activation, ridge, num_test, rng):
                     w_hat = fmap.weights[:p].T @ theta  # (D,) = F' theta
                     loss[i, j] = population_loss(probs, w, w_hat)
         else:
-            phi_all = fmap(xt)  # (T, Pmax)
+            if phi_max is None:  # features act row by row: nested T share rows
+                phi_max = fmap(x)  # (Tmax, Pmax)
+            phi_all = phi_max[:t]  # (T, Pmax)
             for i, theta, r, tr in _solve_full_rank(phi_all, yt, p_grid, ridge):
                 rank[i, j], train[i, j] = r, tr
                 loss[i, j] = float(np.mean((phi_test[:, : p_grid[i]] @ theta - y_test) ** 2))
@@ -477,10 +485,11 @@ def infinite_data_loss(
         rng = np.random.default_rng([seed, s])
         w = sample_teacher(model, rng=rng)
         f = random_features(model, int(p_grid[-1]), rng=rng).weights  # (Pmax, D)
-        a = (f * probs) @ f.T  # (Pmax, Pmax): F Sigma F'
+        g = f * np.sqrt(probs)  # (Pmax, D): F Sigma^1/2
+        a = g @ g.T  # (Pmax, Pmax): F Sigma F' (symmetric product)
         b = f @ (probs * w)  # (Pmax,): F Sigma w
         chol = np.linalg.cholesky(a)
-        z = np.linalg.solve(chol, b)  # L^-1 b (triangular; solve is fine at this size)
+        z = solve_triangular(chol, b, lower=True)  # L^-1 b
         explained = np.cumsum(z**2)  # (Pmax,)
         out[s] = np.sum(probs * w**2) - explained[p_grid - 1]
     return np.maximum(out, 0.0)
