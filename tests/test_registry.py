@@ -58,6 +58,22 @@ def test_missing_nan_or_wrong_tier_is_not_run():
     assert evaluate_claim(claim(), {"m": "text"}, "small").verdict == NOT_RUN
 
 
+def test_infinite_values_are_measurements():
+    worse_is_higher = claim(comparison="<=", target=0.5)
+    assert evaluate_claim(worse_is_higher, {"m": math.inf}, "small").verdict == NOT_REPRODUCED
+    assert (
+        evaluate_claim(claim(comparison=">", target=0.0), {"m": -math.inf}, "small").verdict
+        == NOT_REPRODUCED
+    )
+
+
+def test_verdict_counts_are_in_canonical_order():
+    from neurips26.registry import verdict_counts
+
+    counts = verdict_counts([NOT_RUN, REPRODUCED, NOT_REPRODUCED, REPRODUCED])
+    assert list(counts.items()) == [(REPRODUCED, 2), (NOT_REPRODUCED, 1), (NOT_RUN, 1)]
+
+
 def test_uncertainty_straddling_the_target_is_inconclusive():
     c = claim(comparison=">=", target=0.0, uncertainty="m_ci")
     assert evaluate_claim(c, {"m": 0.1, "m_ci": 0.2}, "small").verdict == INCONCLUSIVE

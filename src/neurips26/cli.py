@@ -13,7 +13,15 @@ import textwrap
 from collections.abc import Sequence
 
 from neurips26 import __version__
-from neurips26.registry import SLUGS, TIERS, UnknownPaperError, all_papers, check_slug, get_paper
+from neurips26.registry import (
+    SLUGS,
+    TIERS,
+    UnknownPaperError,
+    all_papers,
+    check_slug,
+    get_paper,
+    verdict_counts,
+)
 
 
 class UsageError(Exception):
@@ -89,9 +97,7 @@ def cmd_list(args) -> int:
         if latest is None:
             summary = "not run"
         else:
-            counts: dict[str, int] = {}
-            for v in latest["claims"].values():
-                counts[v] = counts.get(v, 0) + 1
+            counts = verdict_counts(latest["claims"].values())
             summary = f"[{latest['tier']}] " + ", ".join(f"{n} {v}" for v, n in counts.items())
             if latest["status"] != "ok":
                 summary = f"[{latest['tier']}] run failed"

@@ -152,6 +152,12 @@ class ClaimResult:
         }
 
 
+def verdict_counts(verdicts) -> dict[str, int]:
+    """How many of each verdict, in the canonical order of :data:`VERDICTS`."""
+    verdicts = list(verdicts)
+    return {v: verdicts.count(v) for v in VERDICTS if v in verdicts}
+
+
 def _as_float(value: object) -> float | None:
     if isinstance(value, bool):
         return float(value)
@@ -183,14 +189,17 @@ def evaluate_claim(claim: Claim, metrics: dict, tier: str) -> ClaimResult:
     """Compute a claim's verdict from a run's metrics.
 
     The verdict is ``not run`` when the tier is not one of the claim's tiers or the
-    metric is missing or not finite; ``inconclusive`` when the metric's confidence
-    interval (``claim.uncertainty``) holds values on both sides of the threshold;
+    metric is missing or NaN (infinite values are compared as they are);
+    ``inconclusive`` when the metric's confidence interval (``claim.uncertainty``)
+    holds values on both sides of the threshold;
     else ``reproduced`` or ``not reproduced``.
     """
     measured = _as_float(metrics.get(claim.metric))
     half = _as_float(metrics.get(claim.uncertainty)) if claim.uncertainty else None
     verdict: str
-    if tier not in claim.tiers or measured is None or not math.isfinite(measured):
+    # NaN means "not measured"; an infinite value is a measurement (e.g. the RMSE of a
+    # filter that diverged) and is compared like any other.
+    if tier not in claim.tiers or measured is None or math.isnan(measured):
         verdict = NOT_RUN
     else:
         ok = _holds(measured, claim.comparison, claim.target, claim.tolerance)

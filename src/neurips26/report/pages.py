@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from neurips26.registry import NOT_RUN, TIERS, Paper
+from neurips26.registry import NOT_RUN, TIERS, Paper, verdict_counts
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;
@@ -84,10 +84,7 @@ class PaperView:
         claims = self.claims()
         if claims is None:
             return {NOT_RUN: len(self.paper.claims)}
-        counts: dict[str, int] = {}
-        for c in claims:
-            counts[c.verdict] = counts.get(c.verdict, 0) + 1
-        return counts
+        return verdict_counts(c.verdict for c in claims)
 
 
 def badge(verdict: str) -> str:
@@ -176,9 +173,7 @@ def render_readme_table(views: list[PaperView]) -> str:
         elif stored.record.status != "ok":
             verdicts = "run failed"
         else:
-            counts: dict[str, int] = {}
-            for c in stored.record.claims:
-                counts[c.verdict] = counts.get(c.verdict, 0) + 1
+            counts = verdict_counts(c.verdict for c in stored.record.claims)
             verdicts = ", ".join(f"{n} {k}" for k, n in counts.items())
         lines.append(
             f"| `{p.slug}` | {md(p.title)} | {p.grade} | {md(verdicts)} | "
