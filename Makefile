@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 TIER ?= small
-JOBS ?= 1
+JOBS ?= 2
 
 .PHONY: setup reproduce test report clean
 
