@@ -9,7 +9,11 @@ unmeasured: the gap becomes -inf and the Wilcoxon p-value 1), and so does a run 
 finishes but whose prior fit had ``cond(A) >= 1e12`` at some step (the spec's
 criterion); ``skf_finished_fraction_n*`` reports the runs that finished with finite
 moments whatever the conditioning, ``skf_truncation_gap_max_n*`` the largest
-K-convergence gap of the Stein posterior solves. We also check
+K-convergence gap of the Stein posterior solves, and
+``skf_regularised_step_fraction_n*`` the share of steps whose prior fit needed the
+pinned-Gaussian ridge fallback: there the reported ``cond`` is that of the regularised
+matrix, which the ridge keeps below 1e12, so for those steps the substance of the
+scaling criterion is that the run finishes with valid moments. We also check
 the Gaussian special case against the information-form Kalman filter, and time the
 MaxEnt grid fit at n = 2 and 3.
 """
@@ -126,7 +130,7 @@ def run(config: Config) -> RunResult:
             skf, init = None, None
             failures = [f"plan: {err}"] * cfg.num_runs
         paired = {k: [] for k in BASELINES}
-        finished, gaps = 0, []
+        finished, gaps, regularised = 0, [], []
         for _run in range(cfg.num_runs):
             xs, ys = bench.simulate(cfg.num_steps, rng)
             samples = bench.prior.sample(max(cfg.num_particles, cfg.num_members), rng)
@@ -149,6 +153,8 @@ def run(config: Config) -> RunResult:
                     times["skf"].append(float(np.median(sres.step_time_s)))
                     finished += int(np.all(np.isfinite(sres.means)))
                     gaps.append(float(np.max(sres.truncation_gap)))
+                    if sres.regularised is not None:
+                        regularised.append(float(np.mean(sres.regularised)))
                     ok = np.all(np.isfinite(sres.means)) and np.all(sres.cond < 1e12)
                     if not ok:
                         failures.append("cond(A) >= 1e12")
@@ -170,6 +176,11 @@ def run(config: Config) -> RunResult:
         metrics[f"skf_finished_fraction_n{n}"] = finished / cfg.num_runs  # finite, any cond
         if gaps:
             metrics[f"skf_truncation_gap_max_n{n}"] = float(max(gaps))
+        if regularised:
+            # Steps whose prior fit was replaced by the pinned-Gaussian, ridged fit; its
+            # cond is that of the regularised matrix, kept <= 1e12 by the ridge, so for
+            # those steps the spec's cond criterion holds by construction.
+            metrics[f"skf_regularised_step_fraction_n{n}"] = float(np.mean(regularised))
         row = {"n": n, "skf_ok": f"{cfg.num_runs - len(failures)}/{cfg.num_runs}",
                "skf_finished": f"{finished}/{cfg.num_runs}"}
         for k, v in res.items():
