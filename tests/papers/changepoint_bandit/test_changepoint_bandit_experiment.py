@@ -13,6 +13,7 @@ def test_smoke_run_metrics_and_determinism():
     assert a.stable_metrics() == b.stable_metrics()
     assert a.metrics["correct_rate_ours_min"] >= 0.0
     assert math.isfinite(a.metrics["uniform_ruptures_over_ours_gmean"])
+    assert math.isfinite(a.metrics["uniform_ruptures_over_ours_min"])
     assert set(a.figures) == {"queries_by_method", "bound_and_position"}
     assert all(png[:4] == b"\x89PNG" for png in a.figures.values())
     assert {"method", "median_queries", "correct_rate"} <= set(a.tables["settings"][0])

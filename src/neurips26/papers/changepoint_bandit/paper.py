@@ -83,12 +83,15 @@ PAPER = Paper(
         ),
         Claim(
             id="beats_uniform",
-            statement="Adaptive sampling needs far fewer samples than uniform sampling.",
-            paper_value=(
-                "qualitative; spec: uniform / ours >= 3 at eta = 1e-3 (geometric mean of the "
-                "per-setting median ratios)"
+            statement=(
+                "Adaptive sampling needs far fewer samples than uniform sampling, in every "
+                "small-tier setting at eta = 1e-3."
             ),
-            metric="uniform_ruptures_over_ours_gmean",
+            paper_value=(
+                "qualitative; spec: uniform / ours >= 3 at eta = 1e-3 (checked on the smallest "
+                "per-setting median ratio; the geometric mean is reported beside it)"
+            ),
+            metric="uniform_ruptures_over_ours_min",
             comparison=">=",
             target=3.0,
             tiers=_SMALL,
