@@ -13,6 +13,8 @@ from neurips26.registry import (
     check_slug,
     evaluate_claim,
     get_paper,
+    summarize_verdicts,
+    verdict_counts,
 )
 
 
@@ -68,10 +70,10 @@ def test_infinite_values_are_measurements():
 
 
 def test_verdict_counts_are_in_canonical_order():
-    from neurips26.registry import verdict_counts
-
-    counts = verdict_counts([NOT_RUN, REPRODUCED, NOT_REPRODUCED, REPRODUCED])
+    verdicts = [NOT_RUN, REPRODUCED, NOT_REPRODUCED, REPRODUCED]
+    counts = verdict_counts(verdicts)
     assert list(counts.items()) == [(REPRODUCED, 2), (NOT_REPRODUCED, 1), (NOT_RUN, 1)]
+    assert summarize_verdicts(verdicts) == "2 reproduced, 1 not reproduced, 1 not run"
 
 
 def test_uncertainty_straddling_the_target_is_inconclusive():

@@ -20,7 +20,7 @@ from neurips26.registry import (
     all_papers,
     check_slug,
     get_paper,
-    verdict_counts,
+    summarize_verdicts,
 )
 
 
@@ -96,11 +96,10 @@ def cmd_list(args) -> int:
         latest = item["latest"]
         if latest is None:
             summary = "not run"
+        elif latest["status"] != "ok":
+            summary = f"[{latest['tier']}] run failed"
         else:
-            counts = verdict_counts(latest["claims"].values())
-            summary = f"[{latest['tier']}] " + ", ".join(f"{n} {v}" for v, n in counts.items())
-            if latest["status"] != "ok":
-                summary = f"[{latest['tier']}] run failed"
+            summary = f"[{latest['tier']}] " + summarize_verdicts(latest["claims"].values())
         print(f"{item['slug']:<20} {item['grade']}  {item['title']}")
         print(f"{'':<20}    {item['seed']} ¶{item['paragraph']} · {item['field']} · {summary}")
     return 0

@@ -158,6 +158,11 @@ def verdict_counts(verdicts) -> dict[str, int]:
     return {v: verdicts.count(v) for v in VERDICTS if v in verdicts}
 
 
+def summarize_verdicts(verdicts) -> str:
+    """One line such as ``"3 reproduced, 1 not reproduced"``."""
+    return ", ".join(f"{n} {v}" for v, n in verdict_counts(verdicts).items())
+
+
 def _as_float(value: object) -> float | None:
     if isinstance(value, bool):
         return float(value)

@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from neurips26.registry import NOT_RUN, TIERS, Paper, verdict_counts
+from neurips26.registry import NOT_RUN, TIERS, Paper, summarize_verdicts, verdict_counts
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;
@@ -173,8 +173,7 @@ def render_readme_table(views: list[PaperView]) -> str:
         elif stored.record.status != "ok":
             verdicts = "run failed"
         else:
-            counts = verdict_counts(c.verdict for c in stored.record.claims)
-            verdicts = ", ".join(f"{n} {k}" for k, n in counts.items())
+            verdicts = summarize_verdicts(c.verdict for c in stored.record.claims)
         lines.append(
             f"| `{p.slug}` | {md(p.title)} | {p.grade} | {md(verdicts)} | "
             f"`neurips26 run {p.slug}` |"
