@@ -54,6 +54,9 @@ VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
 
 COMPARISONS = ("<=", ">=", "<", ">", "==", "abs<=")
 
+#: A claim is a statement of the paper, or a check of ours (oracle, sanity, construction).
+CLAIM_KINDS = ("paper", "check")
+
 PAPERS_DIR = Path(__file__).resolve().parent / "papers"
 
 
@@ -91,6 +94,10 @@ class Claim:
         ``inconclusive``.
     tiers : tuple of str
         The tiers at which the claim is meaningful; at other tiers it is ``not run``.
+    kind : str
+        ``"paper"``: a statement the paper makes, its target at the paper's figure;
+        ``"check"``: a sanity check, oracle or property of our construction. Paper
+        claims are the headline; checks are shown apart.
     """
 
     id: str
@@ -102,6 +109,7 @@ class Claim:
     tolerance: float = 0.0
     uncertainty: str | None = None
     tiers: tuple[str, ...] = ("smoke", "small", "paper")
+    kind: str = "paper"
 
     def __post_init__(self) -> None:
         if self.comparison not in COMPARISONS:
@@ -110,6 +118,8 @@ class Claim:
             )
         if self.tolerance < 0:
             raise ValueError(f"claim {self.id!r}: tolerance must be >= 0, got {self.tolerance}")
+        if self.kind not in CLAIM_KINDS:
+            raise ValueError(f"claim {self.id!r}: kind {self.kind!r} is not one of {CLAIM_KINDS}")
         unknown = set(self.tiers) - set(TIERS)
         if unknown:
             raise ValueError(f"claim {self.id!r}: unknown tiers {sorted(unknown)}; valid: {TIERS}")

@@ -49,9 +49,13 @@ class RunResult:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        metrics = {}
         for key, value in self.metrics.items():
             if not isinstance(key, str):
                 raise TypeError(f"metric names must be str, got {key!r}")
+            metrics[key] = _to_python_scalar(value)
+        object.__setattr__(self, "metrics", metrics)
+        for key, value in self.metrics.items():
             if not isinstance(value, (int, float, bool)):
                 raise TypeError(
                     f"metric {key!r} must be a Python int, float or bool, "
@@ -66,8 +70,105 @@ class RunResult:
         return {k: v for k, v in self.metrics.items() if k not in self.volatile}
 
 
+def _to_python_scalar(value: Any) -> Any:
+    """numpy scalars (and 0-d arrays) become the Python int, float or bool they hold."""
+    if isinstance(value, (bool, int, float)):
+        return value
+    item = getattr(value, "item", None)
+    if callable(item) and getattr(value, "shape", None) == ():
+        out = item()
+        if isinstance(out, (bool, int, float)):
+            return out
+    return value
+
+
 class ConfigError(ValueError):
     """A bad ``--set`` override or config value."""
+
+
+#: The largest seed accepted (numpy's SeedSequence takes any non-negative int, but the
+#: store keeps seeds as SQLite integers).
+MAX_SEED = 2**63 - 1
+
+
+def param(
+    default: Any,
+    *,
+    help: str = "",
+    min: float | None = None,
+    max: float | None = None,
+    choices: tuple[Any, ...] | None = None,
+    allow_empty: bool = False,
+) -> Any:
+    """A config field with its meaning and valid range, for ``info`` and ``--set``.
+
+    Parameters
+    ----------
+    default : object
+        The field's default (tuples are immutable, so they are safe defaults).
+    help : str
+        What the field means, shown by ``neurips26 info``.
+    min, max : float, optional
+        Inclusive bounds on the value (on every element of a tuple).
+    choices : tuple, optional
+        The allowed values (of every element of a tuple).
+    allow_empty : bool
+        Whether a tuple field may be empty (refused by default).
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Config:
+    ...     seed: int = 0
+    ...     num_runs: int = param(10, help="independent runs", min=1)
+    >>> validate_config(Config(num_runs=0))
+    Traceback (most recent call last):
+    ...
+    neurips26.common.experiment.ConfigError: num_runs: 0 is below the minimum 1
+    """
+    meta = {"help": help, "min": min, "max": max, "choices": choices, "allow_empty": allow_empty}
+    return field(default=default, metadata=meta)
+
+
+def validate_config(config: Any) -> Any:
+    """Check every field of ``config`` against its declared range; return it unchanged.
+
+    Always checked: ``seed`` is an integer in ``[0, MAX_SEED]``; floats are not NaN;
+    tuples are not empty (unless the field allows it). Fields made with :func:`param`
+    are also checked against ``min``, ``max`` and ``choices``.
+
+    Raises
+    ------
+    ConfigError
+        Naming the field and what is wrong with its value.
+    """
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        meta = f.metadata or {}
+        if f.name == "seed":
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ConfigError(f"seed: expected an integer, got {value!r}")
+            if not 0 <= value <= MAX_SEED:
+                raise ConfigError(f"seed: {value} is outside [0, {MAX_SEED}]")
+        values = value if isinstance(value, tuple) else (value,)
+        if isinstance(value, tuple) and not value and not meta.get("allow_empty", False):
+            raise ConfigError(f"{f.name}: an empty list is not allowed")
+        for v in values:
+            if isinstance(v, float) and v != v:
+                raise ConfigError(f"{f.name}: NaN is not allowed")
+            if v is None or isinstance(v, bool):
+                continue
+            choices = meta.get("choices")
+            if choices is not None and v not in choices:
+                raise ConfigError(f"{f.name}: {v!r} is not one of {tuple(choices)}")
+            lo, hi = meta.get("min"), meta.get("max")
+            if isinstance(v, (int, float)):
+                if lo is not None and v < lo:
+                    raise ConfigError(f"{f.name}: {v!r} is below the minimum {lo!r}")
+                if hi is not None and v > hi:
+                    raise ConfigError(f"{f.name}: {v!r} is above the maximum {hi!r}")
+    return config
 
 
 def config_to_dict(config: Any) -> dict[str, Any]:
@@ -166,7 +267,8 @@ def apply_overrides(config: Any, overrides: dict[str, str] | None = None, **valu
     Raises
     ------
     ConfigError
-        For an unknown key (naming the valid ones) or a value of the wrong type.
+        For an unknown key (naming the valid ones), a value of the wrong type, or a
+        value outside the field's declared range (:func:`validate_config`).
     """
     cls = type(config)
     hints = typing.get_type_hints(cls)
@@ -180,7 +282,7 @@ def apply_overrides(config: Any, overrides: dict[str, str] | None = None, **valu
         if key not in names:
             raise ConfigError(f"unknown config key {key!r}; valid keys: {', '.join(names)}")
         changes[key] = _coerce(value, hints[key], key)
-    return dataclasses.replace(config, **changes)
+    return validate_config(dataclasses.replace(config, **changes))
 
 
 def parse_set_args(items: list[str] | None) -> dict[str, str]:

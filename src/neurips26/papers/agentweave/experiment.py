@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 
 from . import (
@@ -98,10 +98,16 @@ class Config:
     hop_cost: float = 2e-3
     sched_overhead: float = 1e-3
     high_overhead: float = 0.05
-    sweep_cd: tuple[float, ...] = (0.5, 2.0)
-    sweep_tool_cv: tuple[float, ...] = (0.5, 2.0)
+    sweep_cd: tuple[float, ...] = param(
+        (0.5, 2.0), help="delegation-cost multipliers (empty: none)", min=0.0, allow_empty=True
+    )
+    sweep_tool_cv: tuple[float, ...] = param(
+        (0.5, 2.0), help="tool-latency CVs swept (empty: no sweep)", min=0.0, allow_empty=True
+    )
     claim4: bool = True
-    sweep_loads: tuple[float, ...] = (0.5, 0.7, 0.9)
+    sweep_loads: tuple[float, ...] = param(
+        (0.5, 0.7, 0.9), help="load fractions swept (empty: no sweep)", min=0.0, allow_empty=True
+    )
 
 
 TIERS = {

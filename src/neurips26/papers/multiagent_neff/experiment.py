@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.papers.multiagent_neff import (
     NeffFitWarning,
@@ -81,7 +81,9 @@ class Config:
     mf_peers: tuple[int, ...] = (1, 2, 4, 2, 4)
     mf_rounds: tuple[int, ...] = (4, 2, 1, 1, 2)
     pilot_max_N: int = 5
-    sweep_family_spreads: tuple[float, ...] = (1.0, 2.0)
+    sweep_family_spreads: tuple[float, ...] = param(
+        (1.0, 2.0), help="family-spread values swept (empty: no sweep)", min=0.0, allow_empty=True
+    )
     oracle_rho: float = 0.3
     oracle_questions: int = 2000
 
