@@ -35,6 +35,7 @@ SLUGS: tuple[str, ...] = (
     "monoculture",
     "data_exchange_core",
     "qnn_spectral",
+    "sign_code",
     "score_kalman",
     "mcp_injector",
     "skill_laws",
