@@ -40,6 +40,13 @@ class RunResult:
         Named PNG images (bytes) for the report.
     notes : tuple of str
         Plain-language remarks (did a fit converge, what was skipped and why).
+    captions : dict, optional
+        Figure name to caption: what is plotted and which figure of the paper it
+        reproduces. The report shows it under the figure (a figure without one gets a
+        generic caption).
+    reasons : dict, optional
+        Metric name to why it is NaN (not measured at this size, too few points for a
+        fit); shown in the row of every claim that tests the metric.
     """
 
     metrics: dict[str, Scalar]
@@ -47,6 +54,8 @@ class RunResult:
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     figures: dict[str, bytes] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    captions: dict[str, str] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         metrics = {}
@@ -64,6 +73,14 @@ class RunResult:
         missing = set(self.volatile) - set(self.metrics)
         if missing:
             raise ValueError(f"volatile names metrics that do not exist: {sorted(missing)}")
+        unknown = set(self.captions) - set(self.figures)
+        if unknown:
+            raise ValueError(f"captions name figures that do not exist: {sorted(unknown)}")
+        tables = {
+            name: [{k: _to_python_value(v) for k, v in row.items()} for row in rows]
+            for name, rows in self.tables.items()
+        }
+        object.__setattr__(self, "tables", tables)
 
     def stable_metrics(self) -> dict[str, Scalar]:
         """The metrics that must be identical for the same seed on the same machine."""
@@ -79,6 +96,17 @@ def _to_python_scalar(value: Any) -> Any:
         out = item()
         if isinstance(out, (bool, int, float)):
             return out
+    return value
+
+
+def _to_python_value(value: Any) -> Any:
+    """A table cell as plain Python: numpy scalars unwrapped, arrays made lists."""
+    value = _to_python_scalar(value)
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and getattr(value, "shape", None) is not None:
+        return tolist()
+    if isinstance(value, tuple):
+        return [_to_python_value(v) for v in value]
     return value
 
 
