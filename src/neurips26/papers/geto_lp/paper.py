@@ -34,6 +34,7 @@ PAPER = Paper(
         ),
         Claim(
             id="plan_marginals",
+            kind="check",
             statement=(
                 "The transport plans recovered from the layers have marginals nu and mu_m "
                 "(no extra optimisation)."
@@ -45,6 +46,7 @@ PAPER = Paper(
         ),
         Claim(
             id="plan_cost",
+            kind="check",
             statement="The recovered plans' weighted cost equals the GETO objective.",
             paper_value="exact (spec: within 1e-9)",
             metric="plan_max_cost_error",
@@ -53,6 +55,7 @@ PAPER = Paper(
         ),
         Claim(
             id="variable_count",
+            kind="check",
             statement=(
                 "GETO-LP has N + M N sum_k n_k variables (O(d M N^(1+1/d))); the built model "
                 "matches the formula exactly on every instance."
@@ -64,6 +67,7 @@ PAPER = Paper(
         ),
         Claim(
             id="variable_ratio",
+            kind="check",
             statement=(
                 "The ratio of GETO's to the full LP's variable count, (N + M N sum_k n_k) / "
                 "(N + M N^2), matches the formula on every built pair of models."
@@ -112,6 +116,7 @@ PAPER = Paper(
         ),
         Claim(
             id="beats_entropic",
+            kind="check",
             statement=(
                 "GETO's barycenter, evaluated exactly with ot.emd2, is no worse than any "
                 "entropic barycenter (optimal by construction: a sanity check)."
@@ -137,6 +142,7 @@ PAPER = Paper(
         ),
         Claim(
             id="recolor_quota",
+            kind="check",
             statement=(
                 "Recolouring each image through its recovered plan by quota allocation "
                 "gives a histogram within L1 2 x (#bins)/(#pixels) of the barycenter palette "

@@ -54,6 +54,7 @@ PAPER = Paper(
         ),
         Claim(
             id="planted_dependence_recovered",
+            kind="check",
             statement="Real residual dependence remains detectable: the tetrachoric rho over "
             "a planted block (rho = 0.5, 5 models) is recovered within +/- 0.12.",
             paper_value="spec oracle (rho = 0.5 +/- 0.12)",
@@ -64,6 +65,7 @@ PAPER = Paper(
         ),
         Claim(
             id="unplanted_pairs_near_zero",
+            kind="check",
             statement="Unplanted pairs show mean |rho| below 0.06.",
             paper_value="spec oracle (< 0.06)",
             metric="unplanted_abs_rho_mean",

@@ -62,6 +62,7 @@ PAPER = Paper(
         ),
         Claim(
             id="kalman_special_case",
+            kind="check",
             statement="With a degree-2 basis the SKF equals the information-form Kalman filter",
             paper_value="exact (spec: 1e-9)",
             metric="gaussian_kf_max_abs_diff",

@@ -71,6 +71,7 @@ PAPER = Paper(
         ),
         Claim(
             id="outlier_removal_downweights",
+            kind="check",
             statement=(
                 "Soft outlier removal leaves at most half of the corrupted points' weight: "
                 "mass on corrupted rows after reweighting <= eta / 2 (it starts at about eta)."
@@ -83,6 +84,7 @@ PAPER = Paper(
         ),
         Claim(
             id="filter_removes_large_norm",
+            kind="check",
             statement="The L-infinity filter removes at least 95% of large-norm attack points.",
             paper_value="mechanism; spec: >= 0.95",
             metric="filter_removed_frac",
