@@ -5,6 +5,9 @@ A paper's ``experiment.py`` defines:
 - ``Config``: a frozen dataclass whose fields are the experiment's settings, with a
   ``seed: int`` field;
 - ``TIERS``: a dict mapping ``"smoke"``, ``"small"`` and ``"paper"`` to a ``Config``;
+- ``METRICS``: a tuple naming every metric ``run()`` can return; a name with ``*``
+  stands for a family (``"rmse_*_n*"``), claims name their metrics exactly
+  (:func:`is_declared`);
 - ``run(config) -> RunResult``: the reproduction, using only the paper's public API.
 
 The runner applies ``--seed`` and ``--set key=value`` overrides with
@@ -14,6 +17,7 @@ The runner applies ``--seed`` and ``--set key=value`` overrides with
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import types
 import typing
@@ -85,6 +89,19 @@ class RunResult:
     def stable_metrics(self) -> dict[str, Scalar]:
         """The metrics that must be identical for the same seed on the same machine."""
         return {k: v for k, v in self.metrics.items() if k not in self.volatile}
+
+
+def is_declared(name: str, declared: tuple[str, ...]) -> bool:
+    """Whether metric ``name`` is in an experiment's ``METRICS`` (exactly or by a pattern).
+
+    >>> is_declared("rmse_skf_n8", ("wall", "rmse_*_n*"))
+    True
+    >>> is_declared("rmse_skf", ("wall", "rmse_*_n*"))
+    False
+    """
+    return name in declared or any(
+        "*" in pattern and fnmatch.fnmatchcase(name, pattern) for pattern in declared
+    )
 
 
 def _to_python_scalar(value: Any) -> Any:

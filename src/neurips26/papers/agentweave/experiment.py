@@ -265,6 +265,36 @@ def _ratios(r: dict) -> dict[str, float]:
     }
 
 
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "adaptive_gain_high_overhead",
+    "adaptive_vs_always_zero_overhead",
+    "cpu_time_s",
+    "mean_latency_ratio",
+    "p90_latency_ratio",
+    "throughput_ratio_mix_and_3rd_template",
+    "wall_time_s",
+    "aggregated_batch_size_*",
+    "capacity_aggregated_*",
+    "load*_*_latency_ratio_mix",
+    "mean_latency_*",
+    "mean_latency_*_*",
+    "mean_latency_ratio_*",
+    "mean_latency_ratio_vs_*_*",
+    "p90_latency_*_*",
+    "p90_latency_ratio_*",
+    "p90_latency_ratio_vs_*_*",
+    "sweep_*",
+    "sweep_min_*",
+    "throughput_*_*",
+    "throughput_ratio_*",
+    "throughput_ratio_ci_*",
+    "throughput_ratio_vs_*_*",
+    "utilization_*_*",
+)
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at ``config``; see the module docstring."""
     cfg = config

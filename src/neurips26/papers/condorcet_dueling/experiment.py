@@ -95,6 +95,29 @@ def _runs(method, kind, K, wg, delta, n, seeds, cfg):
     return out
 
 
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "error_rate_excess_max",
+    "log2_ratio_bradley_terry",
+    "num_settings_correlated",
+    "ratio_bradley_terry",
+    "savings_ratio_small_gap",
+    "savings_ratio_trend",
+    "spearman_full",
+    "spearman_full_minus_winner",
+    "spearman_winner",
+    "verification_share_trend",
+    "wall_time_s",
+    "error_rate_*",
+    "median_duels_*_*_K*",
+    "median_duels_full_matrix_*_K*",
+    "ratio_*_*_K*",
+    "savings_ratio_wg*",
+    "verification_share_delta*",
+)
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at ``config``; see the module docstring."""
     t0 = time.perf_counter()

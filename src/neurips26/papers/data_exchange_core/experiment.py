@@ -100,6 +100,32 @@ def _stable(search, tol: float) -> str:
     return ", ".join(names) if names else "none"
 
 
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "cpu_seconds",
+    "logit_frac_eps_core_empty",
+    "logit_max_min_violation",
+    "logit_num_eps_core_empty",
+    "logit_search_above_closed_form_frac",
+    "num_logit_instances",
+    "num_wta_instances",
+    "rs_constructive_core_frac",
+    "rs_core_found_frac",
+    "rs_dynamic_core_frac",
+    "theorem_guarantee_holds_frac",
+    "theory_vs_search_max_abs_gap",
+    "wall_seconds",
+    "wta_core_found_frac",
+    "wta_dynamic_converged_frac",
+    "wta_dynamic_core_frac",
+    "wta_dynamic_mean_rounds",
+    "wta_full_pooling_blocked_frac",
+    "curve_r2_*",
+    "logit_frac_empty_lambda_*",
+)
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at ``config``; see the module docstring."""
     t_wall, t_cpu = time.perf_counter(), time.process_time()

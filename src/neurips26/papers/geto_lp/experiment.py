@@ -379,6 +379,35 @@ def _fig_palettes(recoloured: list) -> bytes:
 # --------------------------------------------------------------------------- run
 
 
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "entropic_mean_gap_pct",
+    "entropic_min_rel_excess",
+    "entropic_min_support_ratio",
+    "exact_max_rel_gap",
+    "full_over_budget_geto_solved_largest",
+    "full_peak_mb_largest",
+    "full_solve_s_largest",
+    "full_vars_largest",
+    "geto_peak_mb_largest",
+    "geto_solve_s_largest",
+    "geto_vars_largest",
+    "largest_N",
+    "num_full_solved",
+    "num_instances",
+    "peak_mem_ratio_largest",
+    "plan_max_cost_error",
+    "plan_max_marginal_error",
+    "pot_max_rel_gap",
+    "recolor_max_l1_ratio",
+    "solve_time_ratio_largest",
+    "var_ratio_largest",
+    "varcount_max_abs_error",
+    "varratio_max_abs_error",
+)
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction; see the module docstring."""
     cfg = config

@@ -106,6 +106,33 @@ def _frame_shifted_theta(bench, dim: int, kept_raters) -> np.ndarray:
     return bench.theta[dim] - bench.rho[np.asarray(kept_raters, dtype=int)].mean()
 
 
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "all_converged",
+    "emd_improved_cells",
+    "emd_improved_share",
+    "failures_flagged_share",
+    "faithful_select_rate",
+    "num_calibration_failures",
+    "num_cells",
+    "num_pathological",
+    "pathological_flagged",
+    "pathological_passing_correlation",
+    "raters_dropped_rate",
+    "ruler_reliability",
+    "ruler_resolvable_fraction",
+    "ruler_theta_corr",
+    "ruler_theta_coverage",
+    "strong_refuse_rate",
+    "wall_time_s",
+    "weak_leaderboard_rate",
+    "weak_refuse_rate",
+    "refuse_rate_*",
+    "reliability_*",
+)
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; see the module docstring."""
     t0 = time.perf_counter()

@@ -251,6 +251,52 @@ def _read_local(path: str) -> np.ndarray:
     return pd.read_csv(p, sep=sep, index_col=0).to_numpy(dtype=float)[None]
 
 
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "lambda6_ill_posed",
+    "num_higher_cohort_less_reliable",
+    "num_multi_run_benchmarks",
+    "num_small_subset_match",
+    "num_wide_benchmarks",
+    "selection_min_mean_gain",
+    "selection_min_num_budgets",
+    "selection_min_wins",
+    "split_half_tau_max_abs_error",
+    "*_dropped_items",
+    "*_item_var",
+    "*_lambda6",
+    "*_lambda6_ill_posed",
+    "*_lambda6_limit",
+    "*_lambda6_star",
+    "*_lambda6_star_higher",
+    "*_lambda6_star_loo",
+    "*_lambda6_star_lower",
+    "*_loo_ridge",
+    "*_min_budget_match",
+    "*_model_var",
+    "*_num_items",
+    "*_num_models",
+    "*_ref_random_tau",
+    "*_residual_var",
+    "*_rho",
+    "*_rho_higher",
+    "*_rho_lower",
+    "*_seconds",
+    "*_sel_mean_gain",
+    "*_sel_num_budgets",
+    "*_sel_wins",
+    "*_select_seconds",
+    "*_shrinkage",
+    "*_snr",
+    "*_tau_abs_err",
+    "*_tau_obs",
+    "*_tau_obs_std",
+    "*_tau_pred",
+    "*_true_reliability",
+)
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; see the module docstring."""
     cfg = config

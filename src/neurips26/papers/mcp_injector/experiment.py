@@ -200,6 +200,41 @@ def _figures(grid, analysis) -> dict[str, bytes]:
     return figs
 
 
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "completion_drop",
+    "cpu_s",
+    "eta2_stack_minus_size",
+    "faulted_calls_large_minus_small",
+    "faulted_calls_per_task_large",
+    "faulted_calls_per_task_small",
+    "fidelity_min_p",
+    "fidelity_mode_p",
+    "fidelity_persistence_p",
+    "interaction_p",
+    "intermittent_abs_z",
+    "intermittent_rate",
+    "large_minus_small_none",
+    "mannwhitney_p",
+    "neg_log10_mannwhitney_p",
+    "num_cells",
+    "recovery_permanent",
+    "recovery_transient",
+    "replay_from_log",
+    "replay_num_faults",
+    "replay_ok",
+    "replay_other_seed_differs",
+    "replay_same_seed_memory",
+    "small_minus_large_calibrated",
+    "wall_s",
+    "calls_per_task_*",
+    "completion_*_*",
+    "partial_eta2_*",
+    "recovery_*",
+)
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at ``config``; see the module docstring."""
     cfg = config

@@ -187,6 +187,54 @@ def _ci_row(name, null, res):
             "converged": res.converged, "boot_converged": res.frac_boot_converged}
 
 
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "all_fits_converged",
+    "imagenet_accuracy_mean_excess",
+    "imagenet_rasch_mean_excess",
+    "imagenet_reduction",
+    "planted_pairs_power",
+    "planted_rho_error",
+    "planted_rho_mean",
+    "planted_rho_mean_true_params",
+    "synth_accuracy_ci_low",
+    "synth_accuracy_mean_excess",
+    "synth_clone_shift",
+    "synth_clone_shift_ratio",
+    "synth_identity_max_abs_gap",
+    "synth_rasch_ci_distance_to_zero",
+    "synth_rasch_ci_high",
+    "synth_rasch_ci_low",
+    "synth_rasch_mean_excess",
+    "time_imagenet_cpu_s",
+    "time_imagenet_wall_s",
+    "time_planted_block_cpu_s",
+    "time_planted_block_wall_s",
+    "time_synthetic_clones_cpu_s",
+    "time_synthetic_clones_wall_s",
+    "time_synthetic_null_cpu_s",
+    "time_synthetic_null_wall_s",
+    "time_zoo_cpu_s",
+    "time_zoo_wall_s",
+    "unplanted_abs_rho_mean",
+    "unplanted_abs_rho_mean_true_params",
+    "unplanted_pairs_false_positive",
+    "wall_time_s",
+    "zoo_best_clone_shift_ratio",
+    "zoo_digits_clone_shift_ratio",
+    "zoo_item_split_separation",
+    "zoo_max_reduction",
+    "zoo_*_accuracy_mean_excess",
+    "zoo_*_clone_shift",
+    "zoo_*_clone_shift_ratio",
+    "zoo_*_item_split_separation",
+    "zoo_*_rasch_mean_excess",
+    "zoo_*_reduction",
+    "zoo_*_same_wrong_*_mean_excess",
+)
+
+
 def run(config: Config) -> RunResult:
     # One thread for BLAS and OpenMP (HistGradientBoosting): on a shared 2-core machine extra
     # threads only spin.

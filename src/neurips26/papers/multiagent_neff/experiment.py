@@ -152,6 +152,42 @@ def _equicorrelated(rng, num_questions: int, n: int, rho: float, p: float = 0.5)
     return np.where(copy, shared, own).astype(float)
 
 
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "all_fits_converged",
+    "beta_hi_freeform_debate",
+    "beta_lo_freeform_sc",
+    "c_ratio_het_over_hom",
+    "c_ratio_sparse_over_dense",
+    "correctness_hard_ceiling_frac",
+    "debate_vs_selfcorr_max_gap_points",
+    "frac_cells_r2_ge_0.98",
+    "freeform_debate_hard_ceiling",
+    "freeform_sc_sublinear",
+    "mf_collapse_max_diff",
+    "mf_kt_lo_vs_hi_max_diff",
+    "min_r2",
+    "min_r2_excluding_placebo",
+    "num_bootstrap_refits_dropped",
+    "num_cells",
+    "num_fits_not_converged",
+    "oracle_beta",
+    "oracle_c_abs_err",
+    "oracle_neff_max_rel_err",
+    "pilot_frac_within_15pct",
+    "pilot_median_rel_err",
+    "placebo_vs_selfcorr_max_gap_points",
+    "wall_seconds",
+    "beta_*",
+    "c_*",
+    "c_ratio_het_over_hom_*",
+    "c_ratio_het_over_hom_correctness_*",
+    "c_ratio_sparse_over_dense_*",
+    "r2_*",
+)
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; returns metrics, tables, figures and notes."""
     t0 = time.perf_counter()

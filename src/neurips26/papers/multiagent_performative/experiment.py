@@ -135,6 +135,38 @@ def _depth(Gamma: np.ndarray) -> int:
     return int(nx.dag_longest_path_length(support))
 
 
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "dag_frac_converged_within_depth",
+    "dag_max_rho",
+    "dag_min_scalar_constant",
+    "finite_sample_max_slope",
+    "finite_sample_noise_z",
+    "finite_sample_ratio_max",
+    "finite_sample_ratio_mean",
+    "finite_sample_ratio_se",
+    "frac_converged_above",
+    "frac_converged_below",
+    "frac_stable_with_scalar_ge_1",
+    "max_cum_excess_ratio_T_over_T10",
+    "max_rate_minus_rho",
+    "min_rate_above",
+    "num_subcritical_instances",
+    "perron_contraction_violation",
+    "rho_predictor_accuracy",
+    "scalar_predictor_accuracy",
+    "single_agent_agreement",
+    "single_agent_max_rate_err",
+    "super_min_r2",
+    "super_min_slope_over_scale",
+    "wall_seconds",
+    "super_rho*_*_min_slope_over_scale",
+    "super_rho*_min_r2",
+    "super_rho*_min_slope_over_scale",
+)
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; returns metrics, tables, figures and notes."""
     t0 = time.perf_counter()

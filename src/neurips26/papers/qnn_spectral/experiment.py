@@ -145,6 +145,35 @@ def _put(metrics: dict, name: str, value) -> None:
         metrics[name] = value
 
 
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "cpu_time_s",
+    "hf_mse_best_mlp",
+    "hf_mse_qnn",
+    "hf_mse_ratio",
+    "linearized_early_error",
+    "linearized_max_error",
+    "mlp_shuffled_rho_frequency",
+    "qnn_amplitude_priority_margin",
+    "qnn_flat_rho_frequency",
+    "qnn_shuffled_amplitude_minus_frequency",
+    "qnn_shuffled_rho_amplitude",
+    "qnn_shuffled_rho_frequency",
+    "qntk_ratio_mlp",
+    "qntk_ratio_qnn",
+    "rate_log_corr",
+    "wall_time_s",
+    "*_*_final_mse",
+    "*_decreasing_*",
+    "*_flat_*",
+    "*_increasing_*",
+    "*_shuffled_*",
+    "hf_mse_*",
+    "qntk_ratio_*",
+)
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; see the module docstring."""
     if len(config.qnn_qubits) != len(config.qnn_layers) or not config.qnn_qubits:

@@ -181,6 +181,45 @@ def _exp_fit(x, y, window, cfg: Config, salt: int):
     )
 
 
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "a_P",
+    "a_P_ci_half",
+    "a_P_dense_finite_T",
+    "a_T_dense",
+    "a_T_dense_ci_half",
+    "a_T_sparse",
+    "a_T_sparse_ci_half",
+    "exponent_gap_dense",
+    "exponent_gap_sparse",
+    "frontier_b_minus_a_dense",
+    "frontier_b_minus_a_sparse",
+    "frontier_b_minus_a_sparse_pred",
+    "gap_max_abs_err_vs_theory",
+    "gap_monotone_in_alpha",
+    "gd_law_r2_sparse",
+    "param_theory_max_rel_err",
+    "peak_location_in_range_frac",
+    "peak_over_quarter_min",
+    "relu_a_T_dense_minus_sparse",
+    "seen_coords_at_max_T",
+    "sparse_exponent_cis_disjoint",
+    "unseen_fraction_of_loss",
+    "unseen_mass_max_rel_err",
+    "wall_seconds",
+    "frontier_a_*",
+    "frontier_b_*",
+    "frontier_b_minus_a_*",
+    "frontier_interior_levels_*",
+    "gap_alpha_*",
+    "gd_law_exponent_*",
+    "gd_law_points_*",
+    "gd_law_r2_*",
+    "relu_a_T_*",
+)
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; returns metrics, tables, figures and notes.
 
