@@ -48,7 +48,7 @@ def test_list_is_fast_and_complete(tmp_path):
     assert out.returncode == 0, out.stderr
     papers = json.loads(out.stdout)
     assert [p["slug"] for p in papers] == list(SLUGS)
-    assert all(p["latest"] is None for p in papers)
+    assert all(p["shown"] is None for p in papers)
     assert {"title", "seed", "paragraph", "field", "grade"} <= set(papers[0])
     assert elapsed < 3.0, f"list took {elapsed:.2f} s (an interpreter start included)"
 
@@ -77,12 +77,14 @@ def test_run_json_stores_and_lists_verdicts(capsys, tmp_path):
     ):
         assert key in out
     for c in out["claims"]:
-        assert {"id", "statement", "metric", "comparison", "target", "measured", "verdict"} <= set(
-            c
-        )
+        keys = {"id", "kind", "tiers", "statement", "metric", "comparison", "target", "measured"}
+        assert keys | {"verdict", "reason"} <= set(c)
     assert main(["--store", store, "list", "--json"]) == 0
     listed = {p["slug"]: p for p in json.loads(capsys.readouterr().out)}
-    assert listed[slug]["latest"]["tier"] == "smoke"
-    assert set(listed[slug]["latest"]["claims"]) == {c["id"] for c in out["claims"]}
+    assert listed[slug]["shown"]["tier"] == "smoke"
+    assert set(listed[slug]["shown"]["claims"]) == {c["id"] for c in out["claims"]}
+    assert listed[slug]["source"].endswith(".txt") and "seed" not in listed[slug]
+    for c in listed[slug]["claims"].values():
+        assert c["kind"] in ("paper", "check") and c["tiers"]
     assert main(["--store", store, "report", "--out", str(tmp_path / "rep")]) == 0
     assert (tmp_path / "rep" / f"{slug}.html").exists()
