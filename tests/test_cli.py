@@ -49,7 +49,7 @@ def test_list_is_fast_and_complete(tmp_path):
     papers = json.loads(out.stdout)
     assert [p["slug"] for p in papers] == list(SLUGS)
     assert all(p["shown"] is None for p in papers)
-    assert {"title", "seed", "paragraph", "field", "grade"} <= set(papers[0])
+    assert {"title", "source", "paragraph", "field", "grade", "claims"} <= set(papers[0])
     assert elapsed < 3.0, f"list took {elapsed:.2f} s (an interpreter start included)"
 
 
