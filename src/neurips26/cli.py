@@ -28,17 +28,17 @@ class UsageError(Exception):
 
 
 def claims_table(claims) -> str:
-    """A plain-text table of claim results: kind, metric, the paper's figure, ours."""
+    """A plain-text table of claim results: kind, the paper's figure, the metric and our
+    test of it, our value, the verdict (and why a claim was not run)."""
     from neurips26.report.pages import claim_cells
 
-    rows = [("claim", "kind", "paper", "metric", "test", "ours", "verdict")]
+    rows = [("claim", "kind", "paper", "metric and test", "ours", "verdict")]
     for c in claims:
         cells = claim_cells(c)
         verdict = c.verdict + (f" ({cells['why']})" if cells["why"] else "")
-        rows.append(
-            (c.id, c.kind, c.paper_value, c.metric, cells["test"], cells["ours"], verdict)
-        )
-    widths = [min(40, max(len(r[i]) for r in rows)) for i in range(len(rows[0]))]
+        rows.append((c.id, c.kind, c.paper_value, cells["test"], cells["ours"], verdict))
+    limits = (28, 5, 36, 60, 24)
+    widths = [min(lim, max(len(r[i]) for r in rows)) for i, lim in enumerate(limits)] + [0]
     widths[-1] = max(len(r[-1]) for r in rows)  # the verdict and its reason, never cut
     lines = []
     for n, row in enumerate(rows):

@@ -132,15 +132,16 @@ def evaluated(record, paper: Paper | None = None) -> tuple[int, int]:
 
 def run_line(record, paper: Paper | None = None) -> str:
     """One line per run, as ``reproduce`` prints it: ``"small: paper claims 4 of 5
-    reproduced (1 not reproduced); checks 6 of 6 reproduced"`` or ``"smoke: 0 of 8
-    claims evaluated at this tier"``."""
+    reproduced (1 not reproduced); checks 6 of 6 reproduced"``, ``"smoke: 0 of 8 claims
+    evaluated at this tier"``; counts are of the claims evaluated at the run's tier."""
     tier = record.tier
     if record.status != OK:
         return f"{tier}: run {record.status}"
     done, n = evaluated(record, paper)
     if done == 0:
         return f"{tier}: 0 of {n} claims evaluated at this tier"
-    c = counts(record, paper)
+    kept = [c for c in record.claims if reason_of(c, paper, tier) != NOT_AT_TIER]
+    c = claim_counts(kept, paper.kinds if paper is not None else None)
     parts = []
     for kind, label in (("paper", "paper claims"), ("check", "checks")):
         k = c[kind]
@@ -151,7 +152,5 @@ def run_line(record, paper: Paper | None = None) -> str:
         parts.append(
             f"{label} {k[REPRODUCED]} of {total} reproduced" + (f" ({rest})" if rest else "")
         )
-    line = f"{tier}: " + "; ".join(parts)
-    if done < n:
-        line += f"; {n - done} of {n} claims not evaluated at this tier"
-    return line
+    head = f"{tier}: " + ("" if done == n else f"{done} of {n} claims evaluated at this tier; ")
+    return head + "; ".join(parts)

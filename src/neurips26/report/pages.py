@@ -23,7 +23,7 @@ table{border-collapse:collapse;margin:0;font-size:.92em}
 .scroll{overflow-x:auto;max-width:100%;margin:1em 0}
 p,li,h1,h2,h3,figcaption{overflow-wrap:anywhere}
 figure{margin:1em 0}figcaption{font-size:.9em;color:#444;max-width:60em}
-.why{font-size:.85em;color:#555}
+.why{font-size:.85em;color:#555}.nowrap{white-space:nowrap}
 th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}
 .v{font-weight:600;padding:.1em .45em;border-radius:.3em;color:#fff;white-space:nowrap}
@@ -199,7 +199,8 @@ def _claims_rows(claims, paper: Paper) -> list[tuple[str, ...]]:
 def _claims_html(rows) -> str:
     body = "".join(
         "<tr>"
-        + "".join(f"<td>{esc(x)}</td>" for x in row[:-2])
+        + "".join(f"<td>{esc(x)}</td>" for x in row[:-3])
+        + f'<td class="nowrap">{esc(row[-3])}</td>'
         + f"<td>{badge(row[-2])}"
         + (f'<div class="why">{esc(row[-1])}</div>' if row[-1] else "")
         + "</td></tr>"
