@@ -10,15 +10,16 @@
    the exposure of long chains, the stack x size ANOVA and recovery by persistence.
 See ``paper.py`` for the claims and tiers, ``harness.py`` for the substitute agents.
 
-Results at the small tier (seed 0), stated honestly: the mechanisms hold (fidelity,
-replay in memory and over stdio, large agents fault-free better and meeting about 2.5x the
-faults per task, stack eta^2 0.10 vs size 0.0002, transient recovery 0.86 vs permanent 0).
-Four claims do not reproduce: the completion drop is 20% (< 30%) with Mann-Whitney p ~ 4e-5
-(> 1e-6), because our placeholder profile's incident rate (0.1 per call, fixed before any
-run) is milder than the paper's mined faults and 300 cells carry less power than 1,350;
-the large agent ties the small one under calibrated faults (0.630 vs 0.629) instead of
-falling below it, since its extra verification calls also fail soft under plan_execute; and
-the stack x size interaction is not significant (p = 0.28) at 25 tasks per group.
+Why some claims do not reproduce (the measured values are in the store and the report):
+the mechanisms hold (fidelity, replay in memory and over stdio, large agents better
+without faults and meeting more faults per task, stack mattering more than size,
+transient faults recovered and permanent ones not). The completion drop falls short of
+the paper's and its Mann-Whitney p-value is far from the paper's, because our
+placeholder profile's incident rate (0.1 per call, fixed before any run) is milder than
+the paper's mined faults and our grid has far fewer cells than the paper's 1,350. The
+large agent does not fall below the small one under calibrated faults, since its extra
+verification calls also fail soft under plan_execute. The stack x size interaction
+needs more tasks per group than the small tier runs to reach significance.
 """
 
 from __future__ import annotations

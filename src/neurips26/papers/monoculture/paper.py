@@ -112,7 +112,7 @@ PAPER = Paper(
         "populations and the benchbench ImageNet per-class accuracy table stand in.",
         "The Rasch and 2PL nulls are fitted by penalised joint ML (ridge 0.1 on the "
         "difficulties' deviations from their mean, weaker than the spec's 0.25, which shrinks "
-        "the difficulties and leaves a measured +0.0008..0.0026 bias in the Rasch mean excess; "
+        "the difficulties and leaves a small positive bias in the Rasch mean excess; "
         "1.0 on log discriminations) with damped Newton / Fisher scoring (inferred estimator).",
         "The raw excess under a refitted null is biased (joint-ML difficulties absorb part of "
         "each item's co-errors); we subtract the mean excess of parametric bootstrap draws, "

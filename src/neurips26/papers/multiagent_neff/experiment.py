@@ -17,25 +17,20 @@ Deviations from the paper
 - Simulator settings were fixed before the claims were evaluated (influence w = 0.1,
   sharpen gamma = 1.5, tau = 3, agent concentration 10, family spread 0.5) and the same
   w is used everywhere, including the mean-field grid.
-- Results at the small tier (seed 0): reproduced are the k*tau collapse (max |dR| 0.006),
-  the free-form regimes (self-consistency sublinear, beta ~ 0.23; dense debate hard
-  ceiling), the N <= 5 pilot (83% of cells within 15%, median error 6%), "sparse
-  communication does not lower c" (c ratio 0.95) and the Kish oracle (|c - rho| 0.009).
-- Not reproduced, and why. (i) Placebo vs self-correction (gap up to 70 points) and the
-  R^2 claim (min 0.31; 21 of 24 cells >= 0.98, the three failures are placebo cells,
-  see ``min_r2_excluding_placebo``): following the spec, the placebo feeds uniformly
-  random answers through the same additive influence as peers, so a dense placebo
-  (k = N - 1) swamps an agent's belief at large N; accuracy collapses and R(N) turns back
-  up towards 1, a shape the law cannot follow. Real LLMs evidently discount noise text;
-  our simulator does not. (ii) "k tau matters": with w = 0.1 and no re-evaluation, peer
-  influence moves answer diversity only a little, so k tau = 2 and 8 differ by 0.02 in R
-  (< 0.1), although the collapse itself holds. (iii) Correctness hard ceiling in only 67%
-  of cells: sparse debate keeps a small positive beta (CI just above 0) and the placebo
-  cells are linear. (iv) Heterogeneity lowers c only to 0.98 (free form) / 0.83 (mcq) of
-  the homogeneous value: families share question difficulty and differ by a modest
+- Why some claims do not reproduce (the measured values are in the store and the
+  report). (i) Placebo vs self-correction and the R^2 claim (the failing fits are the
+  placebo cells, see ``min_r2_excluding_placebo``): following the spec, the placebo feeds
+  uniformly random answers through the same additive influence as peers, so a dense
+  placebo (k = N - 1) swamps an agent's belief at large N; accuracy collapses and R(N)
+  turns back up towards 1, a shape the law cannot follow. Real LLMs evidently discount
+  noise text; our simulator does not. (ii) "k tau matters": with w = 0.1 and no
+  re-evaluation, peer influence moves answer diversity only a little, so k tau = 2 and 8
+  differ by less than the 0.1 asked, although the collapse itself holds. (iii)
+  Correctness hard ceiling: sparse debate keeps a small positive beta (CI just above 0)
+  and the placebo cells are linear. (iv) Heterogeneity lowers c only a little at the
+  preset family spread 0.5: families share question difficulty and differ by a modest
   logit deviation and their distractor profiles; the family-spread sweep shows the ratio
-  falling (0.69 mcq, 0.80 free form at spread 2.0) but the claim is evaluated at the
-  preset 0.5.
+  falling at larger spreads, but the claim is evaluated at the preset.
 """
 
 from __future__ import annotations
