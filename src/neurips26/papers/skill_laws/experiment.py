@@ -26,8 +26,8 @@ Deviations from the paper (and honest outcomes)
   library, because its 36 black holes share the captured queries (each takes well
   under 5x its fair share); the hijack rate is then barely reduced and the hijack
   claim does not reproduce. The accuracy gain (mostly from anchoring; MiniLM gains
-  little and its noisy version loses) falls short of the +10 points asked. We keep the rule and the fixes as specified rather than
-  tune them to the claims.
+  little and its noisy version loses) falls short of the +10 points asked. We keep the
+  rule and the fixes as specified rather than tune them to the claims.
 - The rescue ratio's size is a property of the generator: the executed state names the
   output type, which the next skill's description names as its input. Lexical routers
   are rescued more than noisy and embedding ones, and the median over routers sits
