@@ -71,6 +71,8 @@ def test_smoke_run_is_deterministic_and_claims_are_evaluated(slug):
     again = RunResult(metrics=second.metrics, volatile=second.volatile).stable_metrics()
     changed = sorted(k for k in stable if not _same({k: stable[k]}, {k: again.get(k)}))
     assert _same(stable, again), f"{slug}: non-volatile metrics differ between runs: {changed}"
+    uncaptioned = sorted(set(first.figures) - set(first.captions))
+    assert not uncaptioned, f"{slug}: figures without a caption (RunResult.captions): {uncaptioned}"
     assert [c.id for c in first.claims] == [c.id for c in paper.claims]
     for claim, result in zip(paper.claims, first.claims, strict=True):
         assert result.verdict in VERDICTS

@@ -47,7 +47,7 @@ class RunResult:
     captions : dict, optional
         Figure name to caption: what is plotted and which figure of the paper it
         reproduces. The report shows it under the figure (a figure without one gets a
-        generic caption).
+        generic caption); captions of figures the run did not make are dropped.
     reasons : dict, optional
         Metric name to why it is NaN (not measured at this size, too few points for a
         fit); shown in the row of every claim that tests the metric.
@@ -77,9 +77,9 @@ class RunResult:
         missing = set(self.volatile) - set(self.metrics)
         if missing:
             raise ValueError(f"volatile names metrics that do not exist: {sorted(missing)}")
-        unknown = set(self.captions) - set(self.figures)
-        if unknown:
-            raise ValueError(f"captions name figures that do not exist: {sorted(unknown)}")
+        # A caption of a figure this run did not make (one a tier skips) is dropped.
+        captions = {k: str(v) for k, v in self.captions.items() if k in self.figures}
+        object.__setattr__(self, "captions", captions)
         tables = {
             name: [{k: _to_python_value(v) for k, v in row.items()} for row in rows]
             for name, rows in self.tables.items()

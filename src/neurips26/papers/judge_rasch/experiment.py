@@ -131,6 +131,26 @@ METRICS: tuple[str, ...] = (
 )
 
 
+#: Figure captions for the report: what is plotted and the claims it illustrates.
+CAPTIONS: dict[str, str] = {
+    "decisions": (
+        "Share of judge x dimension cells each pathological judge passes under the "
+        "correlation workflow and is flagged (warn / refuse) by the three-stage framework "
+        "(claims correlation_passes_bad_judges, framework_flags_bad_judges)."
+    ),
+    "emd": (
+        "EMD to the human score distribution: raw judge scores against the calibrated "
+        "prediction, one point per cell; below the diagonal calibration helps (claims "
+        "calibration_improves_emd, failures_where_flagged)."
+    ),
+    "ruler": (
+        "Stage 1 ruler: estimated system measures with 95% intervals against the truth "
+        "(checks ruler_recovers_theta, ruler_ci_coverage), and the conditional standard "
+        "error over theta."
+    ),
+}
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; see the module docstring."""
     t0 = time.perf_counter()
@@ -324,6 +344,7 @@ def run(config: Config) -> RunResult:
         volatile=("wall_time_s",),
         tables={"per_judge": per_judge_table, "warn_reasons": reason_rows, "rulers": ruler_table},
         figures=figures,
+        captions=CAPTIONS,
         notes=tuple(notes),
     )
 

@@ -294,6 +294,25 @@ METRICS: tuple[str, ...] = (
 )
 
 
+#: Figure captions for the report: what is plotted and the claims it illustrates.
+CAPTIONS: dict[str, str] = {
+    "tau_mapping": (
+        "Observed split-half Kendall tau against the prediction (2/pi) arcsin(rho_{K/2}) "
+        "from variance components, per benchmark (claim variance_to_stability)."
+    ),
+    "selection": (
+        "Kendall tau between runs B and C against the number of items k: lambda6* "
+        "subsets, random subsets and item-rest top-k, per benchmark (claims "
+        "selection_beats_random_wins, selection_beats_random_gain, "
+        "smaller_subsets_match)."
+    ),
+    "cohorts": (
+        "Reliability rho_K inside the lower and the higher-performing cohort, per "
+        "benchmark (claim population_dependence)."
+    ),
+}
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; see the module docstring."""
     cfg = config
@@ -401,6 +420,7 @@ def run(config: Config) -> RunResult:
         volatile=tuple(volatile),
         tables={"benchmarks": summary_rows, "selection": sel_rows, "cohorts": cohort_rows},
         figures=figures,
+        captions=CAPTIONS,
         notes=tuple(notes),
     )
 

@@ -236,6 +236,21 @@ METRICS: tuple[str, ...] = (
 )
 
 
+#: Figure captions for the report: what is plotted and the claims it illustrates.
+CAPTIONS: dict[str, str] = {
+    "completion": (
+        "Left: mean completion score by fault condition, agent size and stack (claims "
+        "completion_drop, large_better_without_faults, large_worse_under_faults). Right: "
+        "completion of faulted cells against tool calls per task (claim "
+        "large_meets_more_faults)."
+    ),
+    "recovery": (
+        "Share of faulted calls recovered by retries, by fault persistence (checks "
+        "transient_recovered, permanent_not_recovered)."
+    ),
+}
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at ``config``; see the module docstring."""
     cfg = config
@@ -347,5 +362,6 @@ def run(config: Config) -> RunResult:
         volatile=("wall_s", "cpu_s"),
         tables=tables,
         figures=_figures(grid, an),
+        captions=CAPTIONS,
         notes=notes,
     )

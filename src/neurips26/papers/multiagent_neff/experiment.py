@@ -183,6 +183,24 @@ METRICS: tuple[str, ...] = (
 )
 
 
+#: Figure captions for the report: what is plotted and the claims it illustrates.
+CAPTIONS: dict[str, str] = {
+    "neff_law_fits": (
+        "N_eff against team size N with the fitted law, per task type and level (answer, "
+        "correctness) and condition (claims law_fits, freeform_sc_sublinear, "
+        "freeform_debate_ceiling, correctness_ceiling)."
+    ),
+    "mean_field_k_tau": (
+        "R(N) = N_eff / N for debate with several (k, tau): curves with the same k*tau "
+        "coincide, different k*tau differ (claims k_tau_collapse, k_tau_matters)."
+    ),
+    "accuracy_gain": (
+        "Accuracy gain from round 0 to tau against team size, for self-correction, the "
+        "random-noise placebo and debate (claim placebo_tracks_self_correction)."
+    ),
+}
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; returns metrics, tables, figures and notes."""
     t0 = time.perf_counter()
@@ -436,6 +454,7 @@ def run(config: Config) -> RunResult:
         volatile=("wall_seconds",),
         tables=tables,
         figures=figures,
+        captions=CAPTIONS,
         notes=tuple(notes),
     )
 

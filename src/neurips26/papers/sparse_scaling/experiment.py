@@ -209,6 +209,26 @@ METRICS: tuple[str, ...] = (
 )
 
 
+#: Figure captions for the report: what is plotted and the claims it illustrates.
+CAPTIONS: dict[str, str] = {
+    "theory_vs_simulation": (
+        "Left: test loss against training samples T with the predicted unseen mass and "
+        "its power law (claim unseen_dominates). Right: test loss against parameters P "
+        "with the deterministic-equivalent prediction, sparse and dense."
+    ),
+    "double_descent": (
+        "Mean test loss against P / r_T for each T, sparse and dense inputs: the "
+        "double-descent peak at the data rank (claims double_descent_location, "
+        "double_descent_height)."
+    ),
+    "frontier_and_gd": (
+        "Left: compute-optimal P* and T* against compute C = P T, sparse and dense "
+        "(claims frontier_favours_data, frontier_balanced_dense). Right: probability that "
+        "fixed-step GD diverges against T (claim gd_instability_law)."
+    ),
+}
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; returns metrics, tables, figures and notes.
 
@@ -486,6 +506,7 @@ def _run(config: Config) -> RunResult:
         volatile=("wall_seconds",),
         tables=tables,
         figures=figures,
+        captions=CAPTIONS,
         notes=tuple(notes),
     )
 
