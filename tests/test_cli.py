@@ -88,3 +88,32 @@ def test_run_json_stores_and_lists_verdicts(capsys, tmp_path):
         assert c["kind"] in ("paper", "check") and c["tiers"]
     assert main(["--store", store, "report", "--out", str(tmp_path / "rep")]) == 0
     assert (tmp_path / "rep" / f"{slug}.html").exists()
+
+
+def test_list_shows_paper_claims_and_checks_apart_and_a_later_failure(capsys, tmp_path):
+    from neurips26.registry import get_paper
+    from neurips26.runner import RunRecord
+    from neurips26.store import Store
+
+    paper = get_paper("geto_lp")
+    metrics = {c.metric: c.target for c in paper.claims}  # every claim at its target
+    store = Store(tmp_path / "s.sqlite")
+    store.save(
+        RunRecord(
+            "geto_lp", "small", 0, {}, "ok", metrics, (), tuple(paper.evaluate(metrics, "small"))
+        )
+    )
+    store.save(
+        RunRecord("geto_lp", "smoke", 0, {}, "failed", {}, (), tuple(paper.evaluate({}, "smoke")))
+    )
+    assert main(["--store", str(tmp_path / "s.sqlite"), "list"]) == 0
+    text = capsys.readouterr().out
+    n_paper = sum(c.kind == "paper" for c in paper.claims)
+    n_check = len(paper.claims) - n_paper
+    assert f"[small] paper claims: {n_paper} reproduced, 0 not reproduced" in text
+    assert f"checks: {n_check} reproduced" in text
+    assert "note: a later smoke-tier run (run 2) failed" in text
+    assert main(["--store", str(tmp_path / "s.sqlite"), "list", "--json"]) == 0
+    item = {p["slug"]: p for p in json.loads(capsys.readouterr().out)}["geto_lp"]["shown"]
+    assert item["tier"] == "small" and item["counts"]["check"]["reproduced"] == n_check
+    assert "later smoke-tier run" in item["note"]
