@@ -157,18 +157,25 @@ def test_interval_edge_cases(comparison, target, tol, value, half, verdict):
     assert evaluate_claim(c, {"m": value, "m_ci": half}, "small").verdict == verdict
 
 
-def test_equality_with_uncertainty_is_symmetric_in_floating_point():
-    # A value exactly tol away and a half-width of zero must give the same verdict on
-    # both sides of the target, though target +- tol round differently.
+def test_equality_is_symmetric_in_floating_point():
+    # 0.4 - 0.3 rounds to 0.10000000000000003 and 0.3 - 0.2 to 0.09999999999999998:
+    # both lie exactly 0.1 from the target and must get the same verdict, with or
+    # without an uncertainty, and for abs<= too.
+    for uncertainty in (None, "m_ci"):
+        c = claim(comparison="==", target=0.3, tolerance=0.1, uncertainty=uncertainty)
+        below = evaluate_claim(c, {"m": 0.2, "m_ci": 0.0}, "small").verdict
+        above = evaluate_claim(c, {"m": 0.4, "m_ci": 0.0}, "small").verdict
+        assert below == above == REPRODUCED
+        # just beyond the band on either side: not reproduced on both
+        for m in (0.2 - 1e-9, 0.4 + 1e-9):
+            assert evaluate_claim(c, {"m": m, "m_ci": 0.0}, "small").verdict == NOT_REPRODUCED
+    band = claim(comparison="abs<=", target=0.1, tolerance=0.2)
+    assert evaluate_claim(band, {"m": -0.3}, "small").verdict == REPRODUCED
+    assert evaluate_claim(band, {"m": 0.3}, "small").verdict == REPRODUCED
+    # An interval reaching the band's edge from either side by the same amount.
     c = claim(comparison="==", target=0.3, tolerance=0.1, uncertainty="m_ci")
-    for value in (0.1 + 0.1 + 0.05, 0.3 + (0.3 - 0.25)):
-        below = evaluate_claim(c, {"m": 0.3 - (value - 0.3), "m_ci": 0.0}, "small").verdict
-        above = evaluate_claim(c, {"m": value, "m_ci": 0.0}, "small").verdict
-        assert below == above
-    # An interval just touching the band from both sides, by the same distance.
-    for sign in (1, -1):
-        m = 0.3 + sign * 0.15
-        assert evaluate_claim(c, {"m": m, "m_ci": 0.05}, "small").verdict == INCONCLUSIVE
+    for m in (0.15, 0.45):
+        assert evaluate_claim(c, {"m": m, "m_ci": 0.1}, "small").verdict == INCONCLUSIVE
 
 
 def test_a_missing_uncertainty_metric_is_a_missing_metric():

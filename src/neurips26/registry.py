@@ -209,20 +209,28 @@ def _as_float(value: object) -> float | None:
         return None
 
 
+_ULPS = 4
+
+
 def _interval_verdict(value: float, half: float, comparison: str, target: float, tol: float):
     """Whether every point of ``[value - half, value + half]`` passes (``True``), every
     point fails (``False``), or some pass and some fail (``None``).
 
     With ``half = 0`` this is the plain comparison of ``value``. Two-sided tests
     (``==``, ``abs<=``) compare the distance to the band's centre, computed once, with
-    the band's half-width, so both sides of the band round the same way.
+    the band's half-width plus a few units in the last place, so both sides of the band
+    give the same verdict whatever the rounding of the subtraction.
     """
     if comparison in ("==", "abs<="):
         dist = abs(value - target) if comparison == "==" else abs(value)
         width = tol if comparison == "==" else target + tol
-        if dist + half <= width:
+        # A few units in the last place of the numbers involved, so that 0.2 and 0.4 are
+        # both within 0.1 of 0.3 although 0.4 - 0.3 rounds above 0.1 and 0.3 - 0.2 below.
+        scale = max(abs(value), abs(target), abs(width))
+        slack = _ULPS * math.ulp(scale) if math.isfinite(scale) else 0.0
+        if dist + half <= width + slack:
             return True
-        if dist - half > width:
+        if dist - half > width + slack:
             return False
         return None
     if comparison == "<=":
