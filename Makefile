@@ -12,6 +12,10 @@ JOBS ?= 2
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile
+	# Headless Chromium renders the report in tests/test_report_browser.py (skipped without it).
+	if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+		|| echo "chromium not installed: the browser test of the report will be skipped"; fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# The CPU build of torch that lies on disk; pinned so nothing pulls a CUDA build.

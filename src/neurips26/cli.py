@@ -20,7 +20,6 @@ from neurips26.registry import (
     all_papers,
     check_slug,
     get_paper,
-    summarize_verdicts,
 )
 
 
@@ -28,26 +27,19 @@ class UsageError(Exception):
     """Bad input at the command line: printed as one line, exit status 2."""
 
 
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value == 0 or 1e-3 <= abs(value) < 1e5:
-        return f"{value:.4g}"
-    return f"{value:.3e}"
-
-
 def claims_table(claims) -> str:
-    """A plain-text table of claim results."""
-    rows = [("claim", "paper", "ours", "test", "verdict")]
+    """A plain-text table of claim results: kind, the paper's figure, the metric and our
+    test of it, our value, the verdict (and why a claim was not run)."""
+    from neurips26.report.pages import claim_cells
+
+    rows = [("claim", "kind", "paper", "metric and test", "ours", "verdict")]
     for c in claims:
-        ours = _fmt(c.measured)
-        if c.uncertainty:
-            ours += f" ± {_fmt(c.uncertainty)}"
-        test = c.comparison + " " + _fmt(c.target)
-        if c.tolerance:
-            test += f" (tol {_fmt(c.tolerance)})"
-        rows.append((c.id, c.paper_value, ours, test, c.verdict))
-    widths = [min(36, max(len(r[i]) for r in rows)) for i in range(5)]
+        cells = claim_cells(c)
+        verdict = c.verdict + (f" ({cells['why']})" if cells["why"] else "")
+        rows.append((c.id, c.kind, c.paper_value, cells["test"], cells["ours"], verdict))
+    limits = (28, 5, 36, 60, 24)
+    widths = [min(lim, max(len(r[i]) for r in rows)) for i, lim in enumerate(limits)] + [0]
+    widths[-1] = max(len(r[-1]) for r in rows)  # the verdict and its reason, never cut
     lines = []
     for n, row in enumerate(rows):
         cells = [
@@ -67,41 +59,67 @@ def _store(args):
 
 
 def cmd_list(args) -> int:
+    from neurips26.summary import counts, counts_text, shown_run
+
     store = _store(args)
     out = []
     for paper in all_papers():
-        latest = store.latest(paper.slug)
-        verdicts = None
-        if latest is not None:
-            verdicts = {
-                "tier": latest.record.tier,
-                "status": latest.record.status,
-                "claims": {c.id: c.verdict for c in latest.record.claims},
+        shown = shown_run(store, paper.slug)
+        item = None
+        if shown.stored is not None:
+            r = shown.stored.record
+            item = {
+                "run_id": shown.stored.run_id,
+                "tier": r.tier,
+                "status": r.status,
+                "created_at": r.created_at,
+                "counts": counts(r, paper) if r.status == "ok" else None,
+                "claims": {
+                    c.id: {
+                        "verdict": c.verdict,
+                        "kind": paper.kinds.get(c.id, c.kind),
+                        "tiers": list(c.tiers),
+                        "reason": c.reason,
+                    }
+                    for c in r.claims
+                },
+                "note": shown.note,
             }
         out.append(
             {
                 "slug": paper.slug,
                 "title": paper.title,
-                "seed": paper.seed,
+                "source": paper.seed,
                 "paragraph": paper.paragraph,
                 "field": paper.field,
                 "grade": paper.grade,
-                "latest": verdicts,
+                "claims": {
+                    c.id: {"kind": c.kind, "tiers": list(c.tiers), "metric": c.metric}
+                    for c in paper.claims
+                },
+                "shown": item,
             }
         )
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
+    width = max(len(item["slug"]) for item in out) + 2
+    pad = " " * (width + 3)
     for item in out:
-        latest = item["latest"]
-        if latest is None:
-            summary = "not run"
-        elif latest["status"] != "ok":
-            summary = f"[{latest['tier']}] run failed"
+        shown = item["shown"]
+        print(f"{item['slug']:<{width}} {item['grade']}  {item['title']}")
+        print(f"{pad}{item['source']} ¶{item['paragraph']} · {item['field']}")
+        if shown is None:
+            print(f"{pad}not run")
+        elif shown["status"] != "ok":
+            print(f"{pad}[{shown['tier']}] run failed (no successful run stored)")
         else:
-            summary = f"[{latest['tier']}] " + summarize_verdicts(latest["claims"].values())
-        print(f"{item['slug']:<20} {item['grade']}  {item['title']}")
-        print(f"{'':<20}    {item['seed']} ¶{item['paragraph']} · {item['field']} · {summary}")
+            c = shown["counts"]
+            print(f"{pad}[{shown['tier']}] paper claims: {counts_text(c['paper'])}")
+            if sum(c["check"].values()):
+                print(f"{pad}{' ' * (len(shown['tier']) + 3)}checks: {counts_text(c['check'])}")
+        if shown is not None and shown["note"]:
+            print(f"{pad}note: {shown['note']}")
     return 0
 
 
@@ -178,10 +196,10 @@ def cmd_reproduce(args) -> int:
     bar = tqdm(total=len(todo), desc=f"reproduce [{args.tier}]", unit="paper", file=sys.stderr)
 
     def done(record) -> None:
+        from neurips26.summary import run_line
+
         store.save(record)
-        verdicts = [c.verdict for c in record.claims]
-        n_ok = verdicts.count("reproduced")
-        state = record.status if record.status != "ok" else f"{n_ok}/{len(verdicts)} reproduced"
+        state = run_line(record, get_paper(record.slug))
         bar.write(f"{record.slug}: {state} ({record.wall_seconds:.1f} s)", file=sys.stderr)
         if record.status != "ok":
             failed.append(record.slug)

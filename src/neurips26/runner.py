@@ -8,7 +8,6 @@ run's own), handing each finished record to a callback as soon as it arrives.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import hashlib
 import multiprocessing
@@ -26,7 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from neurips26 import __version__
-from neurips26.registry import NOT_RUN, TIERS, ClaimResult, evaluate_claim, get_paper
+from neurips26.registry import (
+    NOT_AT_TIER,
+    RUN_FAILED,
+    TIERS,
+    ClaimResult,
+    evaluate_claim,
+    get_paper,
+    not_run,
+)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -50,6 +57,7 @@ class RunRecord:
     figures: dict[str, bytes] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     error: str | None = None
+    captions: dict[str, str] = field(default_factory=dict)
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0
     peak_memory_mb: float = 0.0
@@ -70,6 +78,7 @@ class RunRecord:
             "metrics": self.metrics,
             "claims": [c.to_dict() for c in self.claims],
             "notes": list(self.notes),
+            "captions": self.captions,
             "error": self.error,
             "wall_seconds": self.wall_seconds,
             "cpu_seconds": self.cpu_seconds,
@@ -180,8 +189,9 @@ def run_paper(
         result, status, error = None, FAILED, traceback.format_exc()
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     metrics = dict(result.metrics) if result is not None else {}
+    reasons = dict(getattr(result, "reasons", {}) or {})
     claims = tuple(
-        evaluate_claim(c, metrics, tier) if status == OK else _not_run(c, tier)
+        evaluate_claim(c, metrics, tier, reasons) if status == OK else _not_run(c, tier)
         for c in paper.claims
     )
     return RunRecord(
@@ -196,6 +206,7 @@ def run_paper(
         tables=dict(result.tables) if result is not None else {},
         figures=dict(result.figures) if result is not None else {},
         notes=tuple(result.notes) if result is not None else (),
+        captions=dict(getattr(result, "captions", {}) or {}) if result is not None else {},
         error=error,
         wall_seconds=wall,
         cpu_seconds=cpu,
@@ -209,7 +220,9 @@ def run_paper(
 
 def _not_run(claim, tier: str) -> ClaimResult:
     result = evaluate_claim(claim, {}, tier)
-    return dataclasses.replace(result, verdict=NOT_RUN)
+    if result.reason == NOT_AT_TIER:
+        return result
+    return not_run(claim, tier, RUN_FAILED, "the run failed before measuring it")
 
 
 def failed_record(

@@ -74,6 +74,10 @@ class Store:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
             db.executescript(_SCHEMA)
+            columns = {r["name"] for r in db.execute("PRAGMA table_info(runs)")}
+            if "captions" not in columns:  # stores written before figures had captions
+                db.execute("ALTER TABLE runs ADD COLUMN captions TEXT NOT NULL DEFAULT '{}'")
+                db.commit()
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -91,8 +95,8 @@ class Store:
             cur = db.execute(
                 "INSERT INTO runs (slug, tier, seed, status, config, metrics, volatile, claims,"
                 " tables, notes, error, wall_seconds, cpu_seconds, peak_memory_mb, package_version,"
-                " git_commit, code_version, environment, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " git_commit, code_version, environment, created_at, captions)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.slug,
                     record.tier,
@@ -113,6 +117,7 @@ class Store:
                     record.code_version,
                     json.dumps(record.environment),
                     record.created_at,
+                    json.dumps(record.captions),
                 ),
             )
             run_id = int(cur.lastrowid)
@@ -153,6 +158,7 @@ class Store:
             code_version=row["code_version"],
             environment=json.loads(row["environment"]),
             created_at=row["created_at"],
+            captions=json.loads(row["captions"]),
         )
         return StoredRun(run_id=row["id"], record=record)
 
@@ -167,14 +173,22 @@ class Store:
         return self._record(row, with_figures=False) if row else None
 
     def latest(
-        self, slug: str, tier: str | None = None, *, with_figures: bool = False
+        self,
+        slug: str,
+        tier: str | None = None,
+        *,
+        with_figures: bool = False,
+        status: str | None = None,
     ) -> StoredRun | None:
-        """The most recent run of ``slug`` (at ``tier`` if given)."""
+        """The most recent run of ``slug`` (at ``tier``, with ``status``, if given)."""
         query = "SELECT * FROM runs WHERE slug = ?"
         args: list[Any] = [slug]
         if tier is not None:
             query += " AND tier = ?"
             args.append(tier)
+        if status is not None:
+            query += " AND status = ?"
+            args.append(status)
         with self._connect() as db:
             row = db.execute(query + " ORDER BY id DESC LIMIT 1", args).fetchone()
         return self._record(row, with_figures=with_figures) if row else None

@@ -5,6 +5,9 @@ A paper's ``experiment.py`` defines:
 - ``Config``: a frozen dataclass whose fields are the experiment's settings, with a
   ``seed: int`` field;
 - ``TIERS``: a dict mapping ``"smoke"``, ``"small"`` and ``"paper"`` to a ``Config``;
+- ``METRICS``: a tuple naming every metric ``run()`` can return; a name with ``*``
+  stands for a family (``"rmse_*_n*"``), claims name their metrics exactly
+  (:func:`is_declared`);
 - ``run(config) -> RunResult``: the reproduction, using only the paper's public API.
 
 The runner applies ``--seed`` and ``--set key=value`` overrides with
@@ -14,6 +17,7 @@ The runner applies ``--seed`` and ``--set key=value`` overrides with
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import types
 import typing
@@ -40,6 +44,13 @@ class RunResult:
         Named PNG images (bytes) for the report.
     notes : tuple of str
         Plain-language remarks (did a fit converge, what was skipped and why).
+    captions : dict, optional
+        Figure name to caption: what is plotted and which figure of the paper it
+        reproduces. The report shows it under the figure (a figure without one gets a
+        generic caption); captions of figures the run did not make are dropped.
+    reasons : dict, optional
+        Metric name to why it is NaN (not measured at this size, too few points for a
+        fit); shown in the row of every claim that tests the metric.
     """
 
     metrics: dict[str, Scalar]
@@ -47,6 +58,8 @@ class RunResult:
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     figures: dict[str, bytes] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    captions: dict[str, str] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         metrics = {}
@@ -64,10 +77,31 @@ class RunResult:
         missing = set(self.volatile) - set(self.metrics)
         if missing:
             raise ValueError(f"volatile names metrics that do not exist: {sorted(missing)}")
+        # A caption of a figure this run did not make (one a tier skips) is dropped.
+        captions = {k: str(v) for k, v in self.captions.items() if k in self.figures}
+        object.__setattr__(self, "captions", captions)
+        tables = {
+            name: [{k: _to_python_value(v) for k, v in row.items()} for row in rows]
+            for name, rows in self.tables.items()
+        }
+        object.__setattr__(self, "tables", tables)
 
     def stable_metrics(self) -> dict[str, Scalar]:
         """The metrics that must be identical for the same seed on the same machine."""
         return {k: v for k, v in self.metrics.items() if k not in self.volatile}
+
+
+def is_declared(name: str, declared: tuple[str, ...]) -> bool:
+    """Whether metric ``name`` is in an experiment's ``METRICS`` (exactly or by a pattern).
+
+    >>> is_declared("rmse_skf_n8", ("wall", "rmse_*_n*"))
+    True
+    >>> is_declared("rmse_skf", ("wall", "rmse_*_n*"))
+    False
+    """
+    return name in declared or any(
+        "*" in pattern and fnmatch.fnmatchcase(name, pattern) for pattern in declared
+    )
 
 
 def _to_python_scalar(value: Any) -> Any:
@@ -79,6 +113,17 @@ def _to_python_scalar(value: Any) -> Any:
         out = item()
         if isinstance(out, (bool, int, float)):
             return out
+    return value
+
+
+def _to_python_value(value: Any) -> Any:
+    """A table cell as plain Python: numpy scalars unwrapped, arrays made lists."""
+    value = _to_python_scalar(value)
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and getattr(value, "shape", None) is not None:
+        return tolist()
+    if isinstance(value, tuple):
+        return [_to_python_value(v) for v in value]
     return value
 
 

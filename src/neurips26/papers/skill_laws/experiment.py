@@ -25,14 +25,13 @@ Deviations from the paper (and honest outcomes)
 - The optimiser's black-hole rule (capture rate above ``5/N``) flags no skill in our
   library, because its 36 black holes share the captured queries (each takes well
   under 5x its fair share); the hijack rate is then barely reduced and the hijack
-  claim does not reproduce. The accuracy gain (about +7 points mean over routers,
-  mostly from anchoring; MiniLM gains little and its noisy version loses) falls short
-  of the +10 points asked. We keep the rule and the fixes as specified rather than
-  tune them to the claims.
+  claim does not reproduce. The accuracy gain (mostly from anchoring; MiniLM gains
+  little and its noisy version loses) falls short of the +10 points asked. We keep the
+  rule and the fixes as specified rather than tune them to the claims.
 - The rescue ratio's size is a property of the generator: the executed state names the
-  output type, which the next skill's description names as its input. At small tier
-  the median over routers is just under 2 (lexical routers about 2-2.8, noisy and
-  embedding routers 1.5-1.9), so the claim is borderline and reads "not reproduced".
+  output type, which the next skill's description names as its input. Lexical routers
+  are rescued more than noisy and embedding ones, and the median over routers sits
+  near the claim's threshold of 2, so the verdict is borderline.
 - The slope-rescue coupling appears with a *negative* sign: routers whose accuracy
   decays faster (noisier ones) are rescued less, because their noise also swamps the
   state information.
@@ -42,6 +41,7 @@ Deviations from the paper (and honest outcomes)
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -148,6 +148,57 @@ def _make_router(spec: str, seed: int):
         return base
     # each noisy router gets its own noise stream
     return NoisyRouter(base, temperature=float(temp), seed=seed + 1000 + sum(map(ord, spec)))
+
+
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "coupling_abs_rho",
+    "coupling_slope",
+    "coupling_spearman_rho",
+    "downstream_pass_rate_gain",
+    "frac_black_hole_share_rises",
+    "frac_error_progression",
+    "frac_local_share_falls",
+    "frac_log_best_aic",
+    "median_product_gap",
+    "median_r2",
+    "median_rescue_ratio",
+    "min_r2",
+    "num_queries",
+    "num_routers",
+    "num_skills",
+    "opt_acc_after",
+    "opt_acc_before",
+    "opt_acc_gain_points",
+    "opt_audited_pairs",
+    "opt_flagged_black_holes",
+    "opt_hijack_after",
+    "opt_hijack_before",
+    "opt_hijack_ratio",
+    "wall_seconds",
+    "b_*",
+    "r2_*",
+    "rescue_*",
+)
+
+
+#: Figure captions for the report: what is plotted and the claims it illustrates.
+CAPTIONS: dict[str, str] = {
+    "routing_law": (
+        "Top-1 routing accuracy against ln N with the fitted law Acc(N) = a - b ln N, per "
+        "router (claims log_law_r2, log_law_beats_alternatives)."
+    ),
+    "taxonomy": (
+        "Left: shares of local, drift and black-hole errors as the library grows (claim "
+        "error_progression). Right: hijack rate against N, per router."
+    ),
+    "coupling_and_optimisation": (
+        "Left: rescue ratio on hard steps against the routing slope b, one point per "
+        "router (claim slope_predicts_rescue). Right: held-out accuracy before and after "
+        "law-guided optimisation (claim optimisation_accuracy)."
+    ),
+}
 
 
 def run(config: Config) -> RunResult:
@@ -313,11 +364,17 @@ def run(config: Config) -> RunResult:
         f"library: {lib.num_skills} skills ({lib.black_holes.size} black holes), "
         f"{queries.num_queries} queries, {chains.num_chains} chains; routers: {', '.join(names)}"
     )
+    # ClawBench and ClawMark cannot run offline: the claim is reported as not measured.
+    metrics["downstream_pass_rate_gain"] = math.nan
     return RunResult(
         metrics=metrics,
         volatile=("wall_seconds",),
+        reasons={
+            "downstream_pass_rate_gain": "ClawBench and ClawMark are not available offline"
+        },
         tables={"routing_law": law_rows, "taxonomy": tax_rows, "optimisation": opt_rows},
         figures=figures,
+        captions=CAPTIONS,
         notes=tuple(notes),
     )
 
