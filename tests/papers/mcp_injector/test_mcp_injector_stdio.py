@@ -1,6 +1,7 @@
 """The stdio proxy and CLI: real subprocesses, every one under a timeout."""
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -16,6 +17,11 @@ from neurips26.papers.mcp_injector.cli import main
 SERVER = stdio_server_command(extra_tools=True)
 CLI = [sys.executable, "-m", "neurips26.papers.mcp_injector.cli"]
 T = 60  # seconds: upper bound for any subprocess here
+
+def _params(cmd):
+    # the SDK passes only a few "safe" variables on; PYTHONPATH keeps this checkout's code
+    return StdioServerParameters(command=cmd[0], args=list(cmd[1:]), env=dict(os.environ))
+
 
 INIT = [
     {
@@ -112,7 +118,7 @@ def test_proxy_sdk_client_sees_faults_and_same_tools(tmp_path):
 
     async def go(cmd):
         with anyio.fail_after(T):
-            async with Client(StdioServerParameters(command=cmd[0], args=cmd[1:])) as c:
+            async with Client(_params(cmd)) as c:
                 tools = (await c.list_tools()).model_dump()["tools"]
                 errs = [(await c.call_tool("echo_text", {"text": "x"})).is_error for _ in range(4)]
                 try:
@@ -128,6 +134,8 @@ def test_proxy_sdk_client_sees_faults_and_same_tools(tmp_path):
     assert direct[1] == [False] * 4 and direct[2] is None
     assert proxied[1] == [False, True, True, False] and proxied[2] == -32044
     recs = [json.loads(x) for x in log.read_text().splitlines()]
+    assert recs[0]["kind"] == "start" and recs[0]["seed"] == 3, recs
+    recs = [r for r in recs if r["kind"] == "fault"]
     assert [(r["tool"], r["call_index"]) for r in recs] == [
         ("echo_text", 1),
         ("echo_text", 2),
@@ -152,7 +160,11 @@ def test_same_seed_same_log_over_stdio(tmp_path):
         )
         assert p.returncode == 0
         logs.append(
-            [(r["call_index"], r["message"]) for r in map(json.loads, log.read_text().splitlines())]
+            [
+                (r["call_index"], r["message"])
+                for r in map(json.loads, log.read_text().splitlines())
+                if r["kind"] == "fault"
+            ]
         )
     assert logs[0] == logs[1] and len(logs[0]) > 0
     assert logs[0] != logs[2]
@@ -191,7 +203,7 @@ FAKE = textwrap.dedent("""\
 
 
 def test_garbage_from_server_is_passed_on(tmp_path):
-    cfg = _config(tmp_path, "rules: [{tool: t, mode: empty_result}]\n")
+    cfg = _config(tmp_path, "rules: [{tool: t, mode: empty_result, after_server: true}]\n")
     msgs = [
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}},
         {"jsonrpc": "2.0", "id": 2, "method": "ping"},
@@ -217,7 +229,7 @@ ECHO = textwrap.dedent("""\
 def test_invalid_request_ids_are_passed_on_without_crashing(tmp_path):
     # JSON-RPC ids are strings, numbers or null; an object or array id (unhashable) used to
     # crash the relay. It must be passed on untracked, and later calls still get faults.
-    cfg = _config(tmp_path, "rules: [{tool: t, mode: empty_result}]\n")
+    cfg = _config(tmp_path, "rules: [{tool: t, mode: empty_result, after_server: true}]\n")
     call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "t"}}
     msgs = [{**call, "id": rid} for rid in ({"x": 1}, [1, 2], True, 7)]
     p = _raw([*CLI, "--config", cfg, "--", sys.executable, "-c", ECHO], msgs, expect=4)
@@ -265,7 +277,7 @@ def test_connection_drop_over_stdio(tmp_path):
 
     async def go():
         with anyio.fail_after(T):
-            async with Client(StdioServerParameters(command=cmd[0], args=cmd[1:])) as c:
+            async with Client(_params(cmd)) as c:
                 await c.call_tool("get_fare", {"flight": "x"})
                 with pytest.raises(MCPError):
                     await c.call_tool("book", {"flight": "x", "passenger": "p"})
@@ -280,7 +292,7 @@ def test_client_transport_over_stdio():
         from mcp import stdio_client
 
         with anyio.fail_after(T):
-            params = StdioServerParameters(command=SERVER[0], args=SERVER[1:])
+            params = _params(SERVER)
             async with Client(inj.wrap(stdio_client(params))) as c:
                 r = await c.call_tool("lookup_airport", {"city": "Lima"})
                 return r.content[0].text

@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from .faults import FaultProfile, ProfileError
-from .proxy import ProxyConfig, load_config, run_proxy
+from .proxy import MAX_LINE, ProxyConfig, load_config, run_proxy
 
 __all__ = ["main"]
 
@@ -29,9 +29,17 @@ def _parser() -> argparse.ArgumentParser:
         usage=f"{PROG} [--config FILE] [--seed N] [--log FILE] [--strict] -- COMMAND [ARG ...]",
         description="Fault-injecting stdio proxy for Model Context Protocol servers.",
     )
-    p.add_argument("--config", help="YAML fault configuration (omit for a transparent proxy)")
+    p.add_argument(
+        "--config", help="YAML, JSON or TOML fault configuration (omit for a transparent proxy)"
+    )
     p.add_argument("--seed", type=int, help="override the config's seed")
-    p.add_argument("--log", help="override the config's JSONL fault log path")
+    p.add_argument("--log", help="override the config's JSONL fault log path (appended to)")
+    p.add_argument(
+        "--max-line-bytes",
+        type=int,
+        default=MAX_LINE,
+        help="longest server line relayed; a longer one is answered with an error",
+    )
     p.add_argument("--strict", action="store_true", help="rules must match a listed tool")
     return p
 
@@ -62,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     if seed < 0:
         print(f"{PROG}: error: --seed must be >= 0, got {seed}", file=sys.stderr)
         return 2
+    if args.max_line_bytes < 1:
+        print(f"{PROG}: error: --max-line-bytes must be >= 1", file=sys.stderr)
+        return 2
     try:
         return run_proxy(
             command,
@@ -70,7 +81,11 @@ def main(argv: list[str] | None = None) -> int:
             log_path=args.log if args.log is not None else cfg.log_path,
             strict=cfg.strict or args.strict,
             connection=cfg.connection,
+            max_line=args.max_line_bytes,
         )
+    except ProfileError as e:  # e.g. an unwritable log
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:  # pragma: no cover
         return 130
 

@@ -151,6 +151,13 @@ class FaultRule:
     hang_s : float or None
         ``timeout`` only: ``None`` drops the response; a positive value delays it by that
         many seconds (a timeout when it exceeds the client's deadline, latency otherwise).
+    after_server : bool
+        ``False`` (default): ``tool_error``, ``protocol_error``, ``empty_result`` and
+        ``timeout`` without ``hang_s`` model a failure *before* the server acts, so the call
+        is never forwarded (an injected 429 on ``git_commit`` creates no commit). ``True``:
+        the call is forwarded, the server acts, and its response is replaced (or withheld,
+        or the connection dropped). ``malformed_result`` and a delayed ``timeout`` always
+        forward (they need or delay the server's response).
     """
 
     tool: str = "*"
@@ -163,6 +170,7 @@ class FaultRule:
     error_code: int = -32603
     message: str | None = None
     hang_s: float | None = None
+    after_server: bool = False
 
     def matches(self, tool: str) -> bool:
         """Whether the rule's pattern matches ``tool``."""
@@ -193,6 +201,8 @@ class FaultProfile:
         JSON-RPC code of calibrated ``protocol_error`` faults.
     label : str
         Provenance (e.g. ``"placeholder"``, ``"counts"``).
+    after_server : bool
+        For calibrated incidents, as :attr:`FaultRule.after_server` (default ``False``).
     """
 
     rules: tuple[FaultRule, ...] = ()
@@ -204,8 +214,12 @@ class FaultProfile:
     intermittent_window: int = 8
     error_code: int = -32603
     label: str = "custom"
+    after_server: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.after_server, bool):
+            raise ProfileError(f"profile: after_server must be true or false, got "
+                               f"{self.after_server!r}")
         for i, rule in enumerate(self.rules):
             _check_rule(rule, f"rule {i} (tool {rule.tool!r})")
         _check_prob(self.fault_rate, "profile", "fault_rate")
@@ -250,6 +264,7 @@ class FaultProfile:
             "intermittent_window": self.intermittent_window,
             "error_code": self.error_code,
             "label": self.label,
+            "after_server": self.after_server,
         }
 
 
@@ -272,6 +287,8 @@ class FaultDecision:
     error_code : int
     message : str
     hang_s : float or None
+    after_server : bool
+        Whether the call is forwarded to the server before the fault applies.
     """
 
     connection: str
@@ -284,6 +301,14 @@ class FaultDecision:
     error_code: int
     message: str
     hang_s: float | None = None
+    after_server: bool = False
+
+    @property
+    def reaches_server(self) -> bool:
+        """Whether the call is forwarded to the server (see :attr:`FaultRule.after_server`)."""
+        if self.after_server or self.mode is FaultMode.MALFORMED_RESULT:
+            return True
+        return self.mode is FaultMode.TIMEOUT and self.hang_s is not None
 
     def to_record(self, *, seed: int) -> dict[str, Any]:
         """A JSON-ready log record (``kind = "fault"``)."""
@@ -300,6 +325,7 @@ class FaultDecision:
             "error_code": int(self.error_code),
             "message": self.message,
             "hang_s": self.hang_s,
+            "after_server": bool(self.after_server),
         }
 
     @classmethod
@@ -316,6 +342,7 @@ class FaultDecision:
             error_code=int(rec.get("error_code", -32603)),
             message=str(rec.get("message", "")),
             hang_s=rec.get("hang_s"),
+            after_server=bool(rec.get("after_server", False)),
         )
 
 
@@ -354,6 +381,9 @@ def _check_rule(rule: FaultRule, where: str) -> None:
             raise ProfileError(f"{where}: hang_s must be a positive number, got {rule.hang_s!r}")
         if not (math.isfinite(rule.hang_s) and rule.hang_s > 0):
             raise ProfileError(f"{where}: hang_s must be > 0, got {rule.hang_s!r}")
+    if not isinstance(rule.after_server, bool):
+        raise ProfileError(f"{where}: after_server must be true or false, got "
+                           f"{rule.after_server!r}")
     if rule.burst is not None:
         if not isinstance(rule.burst, BurstParams):
             raise ProfileError(f"{where}: burst must be BurstParams, got {rule.burst!r}")
@@ -394,6 +424,7 @@ _PROFILE_KEYS = {
     "intermittent_window",
     "error_code",
     "label",
+    "after_server",
 }
 
 
@@ -444,7 +475,8 @@ def parse_profile(data: Mapping[str, Any] | None) -> FaultProfile:
         Keys: ``rules`` (list of rule mappings with ``tool``, ``mode``, ``persistence``,
         ``rate``, ``onset``, ``duration``, ``burst``, ``error_code``, ``message``, ``hang_s``),
         ``mode_weights``, ``persistence_weights``, ``fault_rate``, ``transient_duration``,
-        ``intermittent_p``, ``intermittent_window``, ``error_code``, ``label``. ``None`` or
+        ``intermittent_p``, ``intermittent_window``, ``error_code``, ``label``,
+        ``after_server``. ``None`` or
         ``{}`` is the empty (transparent) profile.
 
     Returns
@@ -767,7 +799,7 @@ class FaultSchedule:
                 )
                 return self._make(
                     connection, tool, k, rule.mode, rule.persistence, f"rule:{i}", start,
-                    rule.error_code, rule.message, rule.hang_s,
+                    rule.error_code, rule.message, rule.hang_s, rule.after_server,
                 )
         if self.profile.fault_rate > 0:
             inc = self._incident(connection, tool, k)
@@ -775,11 +807,12 @@ class FaultSchedule:
                 mode, q, start = inc
                 return self._make(
                     connection, tool, k, FaultMode(mode), Persistence(q), "profile", start,
-                    self.profile.error_code, None, None,
+                    self.profile.error_code, None, None, self.profile.after_server,
                 )
         return None
 
-    def _make(self, connection, tool, k, mode, pers, source, start, code, message, hang_s):
+    def _make(self, connection, tool, k, mode, pers, source, start, code, message, hang_s,
+              after_server=False):
         if message is None:
             if mode is FaultMode.TOOL_ERROR:
                 message = TOOL_ERROR_MESSAGES[(_crc(tool) + k) % len(TOOL_ERROR_MESSAGES)]
@@ -796,6 +829,7 @@ class FaultSchedule:
             error_code=int(code),
             message=message,
             hang_s=hang_s,
+            after_server=bool(after_server),
         )
 
     @classmethod
@@ -812,7 +846,8 @@ class FaultSchedule:
         -------
         FaultSchedule
             Its :meth:`decide` returns the recorded decision for ``(connection, tool, k)``
-            and ``None`` for calls the log does not list.
+            and ``None`` for calls the log does not list. A log appended to by several
+            runs (each starts with a ``kind = "start"`` marker) replays its last run.
         """
         if isinstance(log, (str, Path)):
             records = []
@@ -826,6 +861,9 @@ class FaultSchedule:
                         raise ValueError(f"fault log {str(log)!r} line {n}: not JSON: {e}") from e
         else:
             records = list(log)
+        starts = [i for i, r in enumerate(records) if r.get("kind") == "start"]
+        if starts:
+            records = records[starts[-1] + 1 :]
         seeds = {int(r["seed"]) for r in records if r.get("kind") == "fault" and "seed" in r}
         sched = cls(FaultProfile(label="replay"), seed=min(seeds) if seeds else 0)
         table = {}

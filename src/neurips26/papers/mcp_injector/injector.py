@@ -10,6 +10,10 @@ the same message-level rewrite (:func:`apply_fault`) to raw JSON-RPC lines.
 
 Deviations from the paper
 -------------------------
+- ``tool_error``, ``protocol_error``, ``empty_result`` and ``timeout`` without ``hang_s``
+  model failures before the server acts: by default the call is never forwarded (the
+  proxy, the client transport and the middleware alike); ``after_server: true`` on a rule
+  forwards it first and replaces the response (see :attr:`~.faults.FaultRule.after_server`).
 - ``timeout`` without ``hang_s`` drops the ``tools/call`` response (client side) or blocks
   the handler until the client's ``notifications/cancelled`` cancels it (server side); the
   client sees the SDK's ``REQUEST_TIMEOUT`` error. With ``hang_s`` the response is delayed.
@@ -23,7 +27,9 @@ Deviations from the paper
 from __future__ import annotations
 
 import copy
+import datetime
 import json
+import os
 import warnings
 import weakref
 from collections.abc import Iterable, Mapping
@@ -78,9 +84,13 @@ def corrupt_result(decision: FaultDecision, result: Mapping[str, Any] | None) ->
         ``tool_error``: ``{"content": [text], "isError": true}``; ``empty_result``:
         ``{"content": []}``; ``malformed_result``: text halved mid-token and every
         ``structuredContent`` field given a value of the wrong JSON type. Keys such as
-        ``_meta`` and ``resultType`` of the original are kept.
+        ``_meta`` and ``resultType`` of the original are kept; without an original (the
+        call never reached the server) ``resultType`` is ``"complete"``.
     """
-    base = {k: v for k, v in (result or {}).items() if k in ("_meta", "resultType")}
+    if result is None:  # the server never ran: a complete result (valid in every version)
+        base: dict[str, Any] = {"resultType": "complete"}
+    else:
+        base = {k: v for k, v in result.items() if k in ("_meta", "resultType")}
     mode = decision.mode
     if mode is FaultMode.TOOL_ERROR:
         return {**base, "content": [{"type": "text", "text": decision.message}], "isError": True}
@@ -150,7 +160,9 @@ class FaultInjector:
     seed : int
         Master seed of the schedule (ignored when a schedule is passed).
     log_path : str or Path or None
-        When set, every record is also appended to this JSONL file.
+        When set, every record is also appended to this JSONL file, after a
+        ``{"kind": "start", ...}`` marker written when the injector is created (earlier runs
+        in the file are kept; :meth:`FaultSchedule.from_log` replays the last run).
     strict : bool
         :meth:`check_tools` raises instead of warning for rules that match no listed tool.
 
@@ -199,7 +211,14 @@ class FaultInjector:
         self._session_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self.log_path.write_text("")
+            marker = {
+                "kind": "start",
+                "seed": self.seed,
+                "pid": os.getpid(),
+                "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            }
+            with open(self.log_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(marker, sort_keys=True) + "\n")
 
     @property
     def seed(self) -> int:
@@ -313,6 +332,12 @@ class FaultInjectionMiddleware:
             return await call_next(ctx)
         from mcp import MCPError  # lazy: keep `faults` importable without the SDK
 
+        res = None
+        if d.after_server and d.mode is not FaultMode.MALFORMED_RESULT:
+            res = await call_next(ctx)  # the server acts; then the fault replaces its answer
+            if d.mode is FaultMode.TIMEOUT and d.hang_s is not None:
+                await anyio.sleep(d.hang_s)
+                return res
         if d.mode is FaultMode.TIMEOUT:
             try:
                 if d.hang_s is None:
@@ -328,11 +353,10 @@ class FaultInjectionMiddleware:
             raise MCPError(code=CONNECTION_CLOSED_CODE, message="injected connection drop")
         from mcp_types import CallToolResult
 
-        res = None
         if d.mode is FaultMode.MALFORMED_RESULT:
             res = await call_next(ctx)
-            if hasattr(res, "model_dump"):
-                res = res.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if hasattr(res, "model_dump"):
+            res = res.model_dump(by_alias=True, mode="json", exclude_none=True)
         # a model, so the runner serialises it for the negotiated protocol version
         return CallToolResult.model_validate(corrupt_result(d, res))
 
@@ -399,7 +423,8 @@ class FaultInjectingTransport:
         await self._s2c_send.aclose()
 
     async def _pump_out(self, c2s_recv: Any, inner_write: Any, s2c_send: Any) -> None:
-        from mcp_types import JSONRPCRequest
+        from mcp.shared.message import SessionMessage
+        from mcp_types import JSONRPCRequest, jsonrpc_message_adapter
 
         async with c2s_recv:
             async for msg in c2s_recv:
@@ -410,9 +435,20 @@ class FaultInjectingTransport:
                     tool = (m.params or {}).get("name")
                     if isinstance(tool, str):
                         d = self.injector.decide(tool, connection=self.connection)
-                        if d is not None and d.mode is FaultMode.CONNECTION_DROP:
-                            await self._disconnect()
-                            break
+                        if d is not None and not d.reaches_server:
+                            if d.mode is FaultMode.CONNECTION_DROP:
+                                await self._disconnect()
+                                break
+                            new = apply_fault(d, {"jsonrpc": "2.0", "id": m.id})
+                            if new != DROP:
+                                reply = SessionMessage(
+                                    message=jsonrpc_message_adapter.validate_python(new)
+                                )
+                                try:
+                                    await s2c_send.send(reply)
+                                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                                    break
+                            continue
                         self._pending[m.id] = d
                 try:
                     await inner_write.send(msg)
@@ -435,7 +471,7 @@ class FaultInjectingTransport:
                         new = apply_fault(d, wire)
                         if new == DROP:
                             continue
-                        if new == DISCONNECT:  # pragma: no cover - handled at request time
+                        if new == DISCONNECT:  # connection_drop with after_server
                             await self._disconnect()
                             break
                         if new is not wire:

@@ -15,6 +15,7 @@ import collections
 import json
 import math
 import os
+import re
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -25,14 +26,14 @@ from typing import Any, BinaryIO
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 from .faults import FaultMode, FaultProfile, ProfileError, parse_profile
 from .injector import DISCONNECT, DROP, FaultInjector, apply_fault
 
-__all__ = ["ProxyConfig", "load_config", "parse_config", "run_proxy"]
+__all__ = ["MAX_LINE", "LineSplitter", "ProxyConfig", "load_config", "parse_config", "run_proxy"]
 
-_MAX_LINE = 64 * 1024 * 1024
+#: Longest server line the proxy relays (bytes); longer ones are answered with an error.
+MAX_LINE = 64 * 1024 * 1024
 _CONFIG_KEYS = {"seed", "log", "strict", "connection", "profile"}
 _PROFILE_KEYS = {
     "rules",
@@ -44,6 +45,7 @@ _PROFILE_KEYS = {
     "intermittent_window",
     "error_code",
     "label",
+    "after_server",
 }
 
 
@@ -135,12 +137,13 @@ def parse_config(data: Any, *, source: str = "config") -> ProxyConfig:
 
 
 def load_config(path: str | Path) -> ProxyConfig:
-    """Read a YAML (``yaml.safe_load``) or JSON config file; see :func:`parse_config`.
+    """Read a YAML (``yaml.safe_load``), JSON or TOML config file; see :func:`parse_config`.
 
     Parameters
     ----------
     path : str or Path
-        The config file. YAML tags that construct Python objects are refused.
+        The config file; ``.toml`` files are read with :mod:`tomllib`, anything else as
+        YAML (JSON is YAML too). YAML tags that construct Python objects are refused.
 
     Returns
     -------
@@ -150,7 +153,7 @@ def load_config(path: str | Path) -> ProxyConfig:
     Raises
     ------
     ProfileError
-        If the file cannot be read, is not valid YAML, or fails :func:`parse_config`.
+        If the file cannot be read, is not valid YAML/TOML, or fails :func:`parse_config`.
     """
     import yaml
 
@@ -159,11 +162,104 @@ def load_config(path: str | Path) -> ProxyConfig:
         text = path.read_text()
     except OSError as e:
         raise ProfileError(f"cannot read config {str(path)!r}: {e.strerror or e}") from e
+    if path.suffix.lower() == ".toml":
+        import tomllib
+
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ProfileError(f"config {str(path)!r}: invalid TOML: {e}") from e
+        return parse_config(data, source=f"config {str(path)!r}")
     try:
         data = yaml.safe_load(text)  # JSON is YAML too
     except yaml.YAMLError as e:
         raise ProfileError(f"config {str(path)!r}: invalid YAML: {e}") from e
     return parse_config(data, source=f"config {str(path)!r}")
+
+
+class LineSplitter:
+    r"""Linear newline framing of a byte stream, with an optional per-line size limit.
+
+    Each chunk is scanned once (no re-concatenation of the buffer): complete lines are
+    returned as they end, a partial line is kept as a list of pieces. A line longer than
+    ``max_line`` bytes (newline excluded) is discarded up to its newline and reported as
+    ``("too_long", head)`` with its first bytes (those seen when the limit was crossed, at
+    most 4 KiB), so the caller can find the id it answers.
+
+    Parameters
+    ----------
+    max_line : int or None
+        Largest accepted line in bytes; ``None`` for no limit.
+
+    Examples
+    --------
+    >>> s = LineSplitter(max_line=4)
+    >>> s.feed(b'ab\ncdefgh') + s.feed(b'ij\nk') + s.close()
+    [('line', b'ab'), ('too_long', b'cdefgh'), ('line', b'k')]
+    """
+
+    HEAD = 4096
+
+    def __init__(self, max_line: int | None = None) -> None:
+        self.max_line = max_line
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._skip_head: bytes | None = None  # set while discarding an over-long line
+
+    def _overflow(self, extra: bytes) -> None:
+        head = b"".join(self._parts)[: self.HEAD] if self._size < 2 * self.HEAD else b""
+        if not head:  # take only what is needed from the pieces
+            acc = []
+            n = 0
+            for part in self._parts:
+                acc.append(part[: self.HEAD - n])
+                n += len(acc[-1])
+                if n >= self.HEAD:
+                    break
+            head = b"".join(acc)
+        self._skip_head = (head + extra)[: self.HEAD]
+        self._parts, self._size = [], 0
+
+    def feed(self, chunk: bytes) -> list[tuple[str, bytes]]:
+        """Events ``("line", bytes)`` / ``("too_long", head)`` completed by ``chunk``."""
+        out: list[tuple[str, bytes]] = []
+        lim = self.max_line
+        pos = 0
+        while True:
+            nl = chunk.find(b"\n", pos)
+            piece = chunk[pos:] if nl < 0 else chunk[pos:nl]
+            if self._skip_head is None:
+                if lim is not None and self._size + len(piece) > lim:
+                    self._overflow(piece)
+                elif nl >= 0:
+                    if self._parts:
+                        self._parts.append(piece)
+                        piece = b"".join(self._parts)
+                        self._parts, self._size = [], 0
+                    out.append(("line", piece))
+                elif piece:
+                    self._parts.append(piece)
+                    self._size += len(piece)
+            if nl < 0:
+                return out
+            if self._skip_head is not None:
+                out.append(("too_long", self._skip_head))
+                self._skip_head = None
+            pos = nl + 1
+
+    def close(self) -> list[tuple[str, bytes]]:
+        """Events for a final line without a newline at end of stream."""
+        if self._skip_head is not None:
+            head, self._skip_head = self._skip_head, None
+            return [("too_long", head)]
+        if self._parts:
+            line = b"".join(self._parts)
+            self._parts, self._size = [], 0
+            return [("line", line)]
+        return []
+
+
+_ID_RE = re.compile(rb'"id"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*"|null)')
 
 
 class _Relay:
@@ -172,16 +268,51 @@ class _Relay:
         self.conn = connection
         self.out = out
         self.err = err
-        self.pending: dict[Any, Any] = {}
+        self.pending: dict[Any, Any] = {}  # tools/call id -> decision (forwarded calls)
+        self.outstanding: dict[Any, str] = {}  # every forwarded request id -> method
+        self.swallowed: set[Any] = set()  # ids of calls answered (or dropped) by the proxy
         self.client_eof = False
         self.dropped = False
+        self.failed = False
+        self.client_closed = False
         self.stderr_tail: collections.deque[bytes] = collections.deque(maxlen=40)
 
     def write_client(self, line: bytes) -> None:
+        if self.client_closed:
+            return
         if not line.endswith(b"\n"):
             line += b"\n"
-        self.out.write(line)
-        self.out.flush()
+        try:
+            self.out.write(line)
+            self.out.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            self.client_closed = True
+
+    def close_client(self) -> None:
+        """Close the client's side now, so it sees end of stream without waiting for us."""
+        if self.client_closed:
+            return
+        self.client_closed = True
+        try:
+            self.out.flush()
+        except (OSError, ValueError):
+            pass
+        try:
+            fd = self.out.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = None
+        if fd is None:
+            try:
+                self.out.close()
+            except (OSError, ValueError):
+                pass
+            return
+        # replace the fd by /dev/null: the pipe's write end closes, the fd number stays valid
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, fd)
+        finally:
+            os.close(null)
 
     def say(self, msg: str) -> None:
         print(f"neurips26-mcp-inject: {msg}", file=self.err, flush=True)
@@ -200,12 +331,16 @@ def _key(rid: Any) -> Any:
 
 
 def _start_stdin_reader(stdin: BinaryIO) -> Any:
-    """Lines of ``stdin`` on a memory stream, read by a daemon thread (never blocks exit)."""
-    send, recv = anyio.create_memory_object_stream[bytes](math.inf)
+    """Batches of lines of ``stdin`` on a memory stream, read by a daemon thread.
+
+    Framing is linear (:class:`LineSplitter`); an empty batch marks end of input. The
+    thread never blocks interpreter exit.
+    """
+    send, recv = anyio.create_memory_object_stream[list[bytes]](math.inf)
     token = anyio.lowlevel.current_token()
 
-    def deliver(line: bytes) -> None:
-        anyio.from_thread.run_sync(send.send_nowait, line, token=token)
+    def deliver(lines: list[bytes]) -> None:
+        anyio.from_thread.run_sync(send.send_nowait, lines, token=token)
 
     def pump() -> None:
         # os.read on the raw fd, not stdin.readline: a daemon thread blocked inside a
@@ -217,17 +352,17 @@ def _start_stdin_reader(stdin: BinaryIO) -> Any:
         try:
             if fd is None:
                 while line := stdin.readline():
-                    deliver(line)
+                    deliver([line])
             else:
-                buf = b""
+                split = LineSplitter()
                 while chunk := os.read(fd, 1 << 16):
-                    buf += chunk
-                    *lines, buf = buf.split(b"\n")
-                    for line in lines:
-                        deliver(line + b"\n")
-                if buf:
-                    deliver(buf)
-            deliver(b"")
+                    lines = [ln + b"\n" for _, ln in split.feed(chunk)]
+                    if lines:
+                        deliver(lines)
+                tail = [ln for _, ln in split.close()]
+                if tail:
+                    deliver(tail)
+            deliver([])
         except Exception:  # loop gone or stream closed: nothing left to deliver to
             return
 
@@ -235,53 +370,30 @@ def _start_stdin_reader(stdin: BinaryIO) -> Any:
     return recv
 
 
+def _disconnect(relay: _Relay, proc: Any, tg: Any, why: str) -> None:
+    """Drop the connection now: close the client's stdout and the server's stdin."""
+    relay.dropped = True
+    relay.say(why)
+    relay.close_client()
+    tg.cancel_scope.cancel()  # run_proxy_async then closes the server's stdin at once
+
+
 async def _client_to_server(relay: _Relay, stdin: BinaryIO, proc: Any, tg: Any) -> None:
-    lines = _start_stdin_reader(stdin)
-    while True:
+    batches = _start_stdin_reader(stdin)
+    done = False
+    while not done:
         try:
-            line = await lines.receive()
+            batch = await batches.receive()
         except anyio.EndOfStream:
             break
-        if not line:
+        if not batch:
             break
-        if not line.strip():
-            continue
-        try:
-            msg = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            relay.inj.record_anomaly("client", f"unparsable line: {e}", connection=relay.conn)
-            err = {
-                "jsonrpc": "2.0",
-                "id": None,
-                "error": {"code": -32700, "message": "Parse error"},
-            }
-            relay.write_client(json.dumps(err).encode())
-            continue
-        if isinstance(msg, list):
-            relay.inj.record_anomaly(
-                "client", "batched message passed through", connection=relay.conn
-            )
-        elif isinstance(msg, dict) and msg.get("method") == "tools/call" and "id" in msg:
-            params = msg.get("params")
-            tool = params.get("name") if isinstance(params, dict) else None
-            if _key(msg["id"]) is None:
-                relay.inj.record_anomaly(
-                    "client",
-                    f"tools/call with invalid id {msg['id']!r} passed on without injection",
-                    connection=relay.conn,
-                )
-            elif isinstance(tool, str):
-                d = relay.inj.decide(tool, connection=relay.conn)
-                if d is not None and d.mode is FaultMode.CONNECTION_DROP:
-                    relay.dropped = True
-                    relay.say(f"injected connection drop on tools/call {tool!r}")
-                    tg.cancel_scope.cancel()
-                    return
-                relay.pending[_key(msg["id"])] = d
-        try:
-            await proc.stdin.send(line)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            break
+        for line in batch:
+            if not await _from_client(relay, line, proc, tg):
+                done = True
+                break
+            if relay.dropped:
+                return
     relay.client_eof = True
     try:
         await proc.stdin.aclose()
@@ -289,63 +401,110 @@ async def _client_to_server(relay: _Relay, stdin: BinaryIO, proc: Any, tg: Any) 
         pass
 
 
+async def _from_client(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
+    """Handle one client line; False when the server's stdin is gone."""
+    if not line.strip():
+        return True
+    try:
+        msg = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        relay.inj.record_anomaly("client", f"unparsable line: {e}", connection=relay.conn)
+        err = {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32700, "message": "Parse error"},
+        }
+        relay.write_client(json.dumps(err).encode())
+        return True
+    if isinstance(msg, list):
+        relay.inj.record_anomaly("client", "batched message passed through", connection=relay.conn)
+    elif isinstance(msg, dict) and "method" in msg:
+        method = msg.get("method")
+        params = msg.get("params")
+        if "id" not in msg:
+            if method == "notifications/cancelled" and isinstance(params, dict):
+                k = _key(params.get("requestId"))
+                if k is not None and k in relay.swallowed:
+                    relay.swallowed.discard(k)
+                    return True  # the server never saw that request
+                relay.outstanding.pop(k, None)
+        elif _key(msg["id"]) is None:
+            if method == "tools/call":
+                relay.inj.record_anomaly(
+                    "client",
+                    f"tools/call with invalid id {msg['id']!r} passed on without injection",
+                    connection=relay.conn,
+                )
+        else:
+            key = _key(msg["id"])
+            tool = params.get("name") if isinstance(params, dict) else None
+            if method == "tools/call" and isinstance(tool, str):
+                d = relay.inj.decide(tool, connection=relay.conn)
+                if d is not None and not d.reaches_server:
+                    if d.mode is FaultMode.CONNECTION_DROP:
+                        _disconnect(relay, proc, tg, f"injected connection drop on {tool!r}")
+                        return True
+                    new = apply_fault(d, {"jsonrpc": "2.0", "id": msg["id"]})
+                    if new == DROP:
+                        relay.swallowed.add(key)
+                    else:
+                        relay.write_client(json.dumps(new, separators=(",", ":")).encode())
+                    return True  # failed before the server acted: never forwarded
+                relay.pending[key] = d
+            relay.outstanding[key] = method if isinstance(method, str) else "?"
+    try:
+        await proc.stdin.send(line)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        return False
+    return True
+
+
 async def _deliver_later(relay: _Relay, line: bytes, delay: float) -> None:
     await anyio.sleep(delay)
     relay.write_client(line)
 
 
-async def _server_to_client(relay: _Relay, proc: Any, tg: Any) -> None:
-    stream = BufferedByteReceiveStream(proc.stdout)
-    while True:
+def _answer_too_long(relay: _Relay, head: bytes, limit: int) -> None:
+    """A server line over the limit was dropped: answer the request it was meant for."""
+    key = None
+    m = _ID_RE.search(head)
+    if m is not None:
         try:
-            line = await stream.receive_until(b"\n", _MAX_LINE)
-        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError):
-            break
-        except anyio.DelimiterNotFound:
-            relay.inj.record_anomaly("server", "line too long; dropped", connection=relay.conn)
-            continue
-        raw = line + b"\n"
-        if not line.strip():
-            continue
+            key = _key(json.loads(m.group(1)))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            key = None
+    if key not in relay.outstanding:
+        key = next(iter(relay.outstanding)) if len(relay.outstanding) == 1 else None
+    detail = f"server line longer than {limit} bytes dropped"
+    if key is None:
+        relay.inj.record_anomaly("server", f"{detail}; no request to answer", connection=relay.conn)
+        return
+    relay.inj.record_anomaly("server", f"{detail}; answered id {key[1]!r}", connection=relay.conn)
+    relay.outstanding.pop(key, None)
+    relay.pending.pop(key, None)
+    err = {
+        "jsonrpc": "2.0",
+        "id": key[1],
+        "error": {"code": -32603, "message": f"neurips26-mcp-inject: {detail}"},
+    }
+    relay.write_client(json.dumps(err).encode())
+
+
+async def _server_to_client(relay: _Relay, proc: Any, tg: Any, max_line: int) -> None:
+    split = LineSplitter(max_line)
+    eof = False
+    while not eof:
         try:
-            msg = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            relay.inj.record_anomaly(
-                "server", f"unparsable line passed on: {e}", connection=relay.conn
-            )
-            relay.write_client(raw)
-            continue
-        if (
-            isinstance(msg, dict)
-            and ("result" in msg or "error" in msg)
-            and _key(msg.get("id")) is not None
-            and _key(msg.get("id")) in relay.pending
-        ):
-            d = relay.pending.pop(_key(msg.get("id")))
-            new = apply_fault(d, msg)
-            if new == DROP:
-                continue
-            if new == DISCONNECT:  # pragma: no cover - handled on the request
-                tg.cancel_scope.cancel()
+            chunk = await proc.stdout.receive(1 << 16)
+            events = split.feed(chunk)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            eof = True
+            events = split.close()
+        for kind, line in events:
+            if kind == "too_long":
+                _answer_too_long(relay, line, max_line)
+            elif not _from_server(relay, line, proc, tg):
                 return
-            out = raw if new is msg else (json.dumps(new, separators=(",", ":")) + "\n").encode()
-            if d is not None and d.mode is FaultMode.TIMEOUT and d.hang_s is not None:
-                tg.start_soon(_deliver_later, relay, out, d.hang_s)
-                continue
-            relay.write_client(out)
-            continue
-        if isinstance(msg, dict) and "id" in msg and "method" not in msg:
-            if isinstance(msg.get("result"), dict) and isinstance(msg["result"].get("tools"), list):
-                names = [t.get("name") for t in msg["result"]["tools"] if isinstance(t, dict)]
-                try:
-                    for pattern in relay.inj.check_tools_quiet(names):
-                        relay.say(f"warning: fault rule {pattern!r} matches no listed tool")
-                except ValueError as e:
-                    relay.say(f"error: {e}")
-                    relay.write_client(raw)
-                    tg.cancel_scope.cancel()
-                    return
-        relay.write_client(raw)
     # downstream EOF
     if not relay.client_eof:
         code = proc.returncode
@@ -358,6 +517,51 @@ async def _server_to_client(relay: _Relay, proc: Any, tg: Any) -> None:
         )
         relay.failed = True
     tg.cancel_scope.cancel()
+
+
+def _from_server(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
+    """Handle one server line; False when the relay must stop."""
+    raw = line + b"\n"
+    if not line.strip():
+        return True
+    try:
+        msg = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        relay.inj.record_anomaly("server", f"unparsable line passed on: {e}", connection=relay.conn)
+        relay.write_client(raw)
+        return True
+    if not (isinstance(msg, dict) and "id" in msg and "method" not in msg):
+        relay.write_client(raw)
+        return True
+    key = _key(msg.get("id"))
+    if key is not None:
+        relay.outstanding.pop(key, None)
+    if ("result" in msg or "error" in msg) and key is not None and key in relay.pending:
+        d = relay.pending.pop(key)
+        new = apply_fault(d, msg)
+        if new == DROP:
+            return True
+        if new == DISCONNECT:  # connection_drop after the server acted
+            _disconnect(relay, proc, tg, f"injected connection drop after {d.tool!r}")
+            return False
+        out = raw if new is msg else (json.dumps(new, separators=(",", ":")) + "\n").encode()
+        if d is not None and d.mode is FaultMode.TIMEOUT and d.hang_s is not None:
+            tg.start_soon(_deliver_later, relay, out, d.hang_s)
+            return True
+        relay.write_client(out)
+        return True
+    if isinstance(msg.get("result"), dict) and isinstance(msg["result"].get("tools"), list):
+        names = [t.get("name") for t in msg["result"]["tools"] if isinstance(t, dict)]
+        try:
+            for pattern in relay.inj.check_tools_quiet(names):
+                relay.say(f"warning: fault rule {pattern!r} matches no listed tool")
+        except ValueError as e:
+            relay.write_client(raw)
+            relay.failed = True
+            _disconnect(relay, proc, tg, f"error: {e}")
+            return False
+    relay.write_client(raw)
+    return True
 
 
 async def _relay_stderr(relay: _Relay, proc: Any) -> None:
@@ -378,13 +582,13 @@ async def run_proxy_async(
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
     stderr: Any = None,
+    max_line: int = MAX_LINE,
 ) -> int:
     """Async core of :func:`run_proxy`; returns the exit status (0 ok, 1 downstream failure)."""
     stdin = stdin if stdin is not None else sys.stdin.buffer
     stdout = stdout if stdout is not None else sys.stdout.buffer
     stderr = stderr if stderr is not None else sys.stderr
     relay = _Relay(injector, connection, stdout, stderr)
-    relay.failed = False
     cmd = [str(c) for c in command]
     try:
         proc = await anyio.open_process(cmd, stdin=-1, stdout=-1, stderr=-1)
@@ -394,8 +598,14 @@ async def run_proxy_async(
     async with proc:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_relay_stderr, relay, proc)
-            tg.start_soon(_server_to_client, relay, proc, tg)
+            tg.start_soon(_server_to_client, relay, proc, tg, max_line)
             tg.start_soon(_client_to_server, relay, stdin, proc, tg)
+        # the client is told first; then the server gets EOF and a grace period
+        relay.close_client()
+        try:
+            await proc.stdin.aclose()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass
         if proc.returncode is None:
             with anyio.move_on_after(5):
                 await proc.wait()
@@ -413,6 +623,7 @@ def run_proxy(
     log_path: str | Path | None = None,
     strict: bool = False,
     connection: str = "stdio",
+    max_line: int = MAX_LINE,
 ) -> int:
     """Run the stdio proxy in front of ``command`` until the client or the server goes away.
 
@@ -428,14 +639,31 @@ def run_proxy(
         Exit when a rule matches no tool the server lists.
     connection : str
         Label of the proxy's connection in the log.
+    max_line : int
+        Longest server line relayed, in bytes; a longer one is dropped and its request
+        answered with a JSON-RPC error (-32603).
 
     Returns
     -------
     int
         Exit status: 0 when the client closed stdin (or a ``connection_drop`` was injected),
-        1 when the downstream server could not start or died first.
+        1 when the downstream server could not start or died first, or ``strict`` failed.
+
+    Raises
+    ------
+    ValueError
+        For an empty command or a bad ``max_line``.
+    ProfileError
+        When the log file cannot be opened for appending.
     """
     if not command:
         raise ValueError("run_proxy: command is empty; give the downstream server command")
-    inj = FaultInjector(profile, seed=seed, log_path=log_path, strict=strict)
-    return anyio.run(lambda: run_proxy_async(command, inj, connection=connection))
+    if isinstance(max_line, bool) or not isinstance(max_line, int) or max_line < 1:
+        raise ValueError(f"run_proxy: max_line must be an integer >= 1, got {max_line!r}")
+    try:
+        inj = FaultInjector(profile, seed=seed, log_path=log_path, strict=strict)
+    except OSError as e:
+        raise ProfileError(f"cannot open log {str(log_path)!r}: {e.strerror or e}") from None
+    return anyio.run(
+        lambda: run_proxy_async(command, inj, connection=connection, max_line=max_line)
+    )
