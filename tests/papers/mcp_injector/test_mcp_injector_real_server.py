@@ -1,0 +1,174 @@
+"""The proxy in front of a real third-party MCP server (``mcp-server-time`` from PyPI).
+
+The server is installed once into its own virtual environment under ``.cache/mcp-servers``
+at the repository root (so its ``mcp`` pin cannot change ours) and reused by later runs;
+the tests skip when it cannot be installed (e.g. offline). A ``tee`` in front of the
+server records every byte that reaches it, so a test can tell whether a call was forwarded.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, MCPError, StdioServerParameters
+
+TIME_VERSION = "2026.10.19"
+ROOT = Path(__file__).resolve().parents[3]
+VENV = ROOT / ".cache" / "mcp-servers" / "venv"
+CLI = [sys.executable, "-m", "neurips26.papers.mcp_injector.cli"]
+T = 60
+CONNECTION_CLOSED, REQUEST_TIMEOUT = -32000, -32001
+CONVERT = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+
+
+@pytest.fixture(scope="session")
+def time_server():
+    """argv of ``mcp-server-time`` in its own cached venv (installed on first use)."""
+    exe = VENV / "bin" / "mcp-server-time"
+    stamp = VENV / f".installed-mcp-server-time-{TIME_VERSION}"
+    if not stamp.exists():
+        try:
+            if not (VENV / "bin" / "python").exists():
+                subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True,
+                               capture_output=True, timeout=300)
+            subprocess.run(
+                [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q",
+                 "--disable-pip-version-check", f"mcp-server-time=={TIME_VERSION}"],
+                check=True, capture_output=True, timeout=600,
+            )
+        except (subprocess.SubprocessError, OSError) as e:
+            err = getattr(e, "stderr", b"") or b""
+            pytest.skip(f"cannot install mcp-server-time=={TIME_VERSION}: {e} "
+                        f"{err.decode(errors='replace')[-300:]}")
+        stamp.write_text("")
+    if not exe.exists():
+        pytest.skip("mcp-server-time entry point missing in the cached venv")
+    return [str(exe), "--local-timezone", "UTC"]
+
+
+def _tee(server, seen: Path):
+    """``server`` behind ``tee``: every line that reaches the server is appended to ``seen``."""
+    if shutil.which("sh") is None or shutil.which("tee") is None:
+        pytest.skip("needs sh and tee")
+    return ["sh", "-c", 'tee -a "$0" | exec "$@"', str(seen), *server]
+
+
+def _params(cmd):
+    return StdioServerParameters(command=cmd[0], args=list(cmd[1:]), env=dict(os.environ))
+
+
+def _config(tmp_path, text, name="faults.yaml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def _calls_seen(seen: Path, tool: str) -> int:
+    if not seen.exists():
+        return 0
+    msgs = [json.loads(x) for x in seen.read_text().splitlines() if x.strip()]
+    return sum(1 for m in msgs if m.get("method") == "tools/call"
+               and m.get("params", {}).get("name") == tool)
+
+
+def test_transparent_pass_through_real_server(time_server):
+    async def go(cmd):
+        with anyio.fail_after(T):
+            async with Client(_params(cmd)) as c:
+                tools = (await c.list_tools()).model_dump()["tools"]
+                r = await c.call_tool("convert_time", CONVERT)
+                return tools, r.is_error, r.structured_content, r.content[0].text
+
+    direct = anyio.run(go, time_server)
+    proxied = anyio.run(go, [*CLI, "--", *time_server])
+    assert {t["name"] for t in direct[0]} >= {"get_current_time", "convert_time"}
+    assert proxied == direct and direct[1] is False
+
+
+@pytest.mark.parametrize("mode", ("tool_error", "protocol_error", "timeout"))
+@pytest.mark.parametrize("after", (False, True))
+def test_pre_server_faults_are_not_forwarded_to_real_server(time_server, tmp_path, mode, after):
+    seen = tmp_path / "seen.jsonl"
+    cfg = _config(tmp_path, f"rules: [{{tool: convert_time, mode: {mode}, "
+                            f"after_server: {str(after).lower()}}}]\n")
+    cmd = [*CLI, "--config", cfg, "--", *_tee(time_server, seen)]
+
+    async def go():
+        with anyio.fail_after(T):
+            async with Client(_params(cmd), read_timeout_seconds=1.0) as c:
+                try:
+                    r = await c.call_tool("convert_time", CONVERT)
+                    out = "is_error" if r.is_error else "ok"
+                except MCPError as e:
+                    out = e.code
+                ok = await c.call_tool("get_current_time", {"timezone": "UTC"})
+                return out, ok.is_error
+
+    out, later_error = anyio.run(go)
+    expected = {"tool_error": "is_error", "protocol_error": -32603, "timeout": REQUEST_TIMEOUT}
+    assert out == expected[mode] and later_error is False
+    assert _calls_seen(seen, "get_current_time") == 1
+    assert _calls_seen(seen, "convert_time") == (1 if after else 0)
+
+
+def test_connection_drop_is_seen_promptly_by_client(time_server, tmp_path):
+    cfg = _config(tmp_path, "rules: [{tool: convert_time, mode: connection_drop}]\n")
+    cmd = [*CLI, "--config", cfg, "--", *time_server]
+
+    async def go():
+        with anyio.fail_after(T):
+            async with Client(_params(cmd), read_timeout_seconds=2.0) as c:
+                await c.call_tool("get_current_time", {"timezone": "UTC"})
+                t0 = anyio.current_time()
+                with pytest.raises(MCPError) as e:
+                    await c.call_tool("convert_time", CONVERT)
+                return e.value.code, anyio.current_time() - t0
+
+    code, dt = anyio.run(go)
+    assert code == CONNECTION_CLOSED and dt < 2.0  # a closed connection, not a timeout
+
+
+INIT = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
+
+
+def test_strict_exits_promptly_with_status_1(time_server, tmp_path):
+    cfg = _config(tmp_path, "strict: true\nrules: [{tool: no_such_tool, mode: tool_error}]\n")
+    p = subprocess.Popen([*CLI, "--config", cfg, "--", *time_server], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lines = []
+
+    def read():  # stdout must reach EOF (client side closed) although stdin stays open
+        lines.extend(p.stdout)
+
+    t = threading.Thread(target=read, daemon=True)
+    try:
+        t.start()
+        p.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in INIT))
+        p.stdin.flush()
+        t0 = time.monotonic()
+        while len(lines) < 2 and time.monotonic() - t0 < T:
+            time.sleep(0.01)
+        t_list = time.monotonic()
+        t.join(T)
+        t_eof = time.monotonic()
+        rc = p.wait(timeout=T)
+        err = p.stderr.read()
+    finally:
+        p.kill()
+    assert len(lines) == 2 and json.loads(lines[1])["id"] == 2
+    assert t_eof - t_list < 2.0
+    assert rc == 1 and b"no_such_tool" in err
