@@ -21,14 +21,19 @@ Deviations from the paper
   the weights; a permanent incident never ends, a transient one lasts ``transient_duration``
   calls, an intermittent one fails each call of an ``intermittent_window`` with probability
   ``intermittent_p`` (its first call always fails). This design is ours.
-- Keyed draws use ``numpy.random.default_rng([seed, crc32(connection), crc32(tool), k,
-  stream])``: one extra ``stream`` word separates rules, as the spec's key allows.
+- Keyed draws are counter-based: uniforms are the SplitMix64 finaliser of a hash of
+  ``(seed, crc32(connection), crc32(tool), k, stream, j)`` (one extra ``stream`` word
+  separates rules, as the spec's key allows), not a ``numpy`` generator built per
+  decision (that cost ~50 us a call); decisions stay a pure function of the key.
 """
 
 from __future__ import annotations
 
+import bisect
 import enum
 import fnmatch
+import functools
+import itertools
 import json
 import math
 import zlib
@@ -649,8 +654,49 @@ def uniform_severe_profile() -> FaultProfile:
 # the schedule
 
 
+@functools.lru_cache(maxsize=4096)
 def _crc(s: str) -> int:
     return zlib.crc32(s.encode("utf-8"))
+
+
+_M64 = (1 << 64) - 1
+
+
+def _mix64(x: int) -> int:
+    """SplitMix64 step: a bijective, well-mixed map of a 64-bit integer."""
+    x = (x + 0x9E3779B97F4A7C15) & _M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+def keyed_uniforms(key: tuple[int, ...], n: int = 1) -> list[float]:
+    """``n`` uniforms in [0, 1) that are a pure function of the integer tuple ``key``.
+
+    Counter-based (a SplitMix64 hash of the key and the draw index), so any draw can be
+    recomputed on its own, in any order, at a cost of a few microseconds.
+
+    Examples
+    --------
+    >>> keyed_uniforms((1, 2, 3), 2) == keyed_uniforms((1, 2, 3), 2)
+    True
+    >>> all(0.0 <= u < 1.0 for u in keyed_uniforms((0,), 1000))
+    True
+    """
+    return _draw(_fold(_H0, key), n)
+
+
+_H0 = 0x243F6A8885A308D3
+
+
+def _fold(h: int, words: Iterable[int]) -> int:
+    for word in words:
+        h = _mix64(h ^ (int(word) & _M64))
+    return h
+
+
+def _draw(h: int, n: int) -> list[float]:
+    return [(_mix64(h + j) >> 11) * (1.0 / 9007199254740992.0) for j in range(n)]
 
 
 class FaultSchedule:
@@ -665,8 +711,8 @@ class FaultSchedule:
 
     Notes
     -----
-    Every random draw is keyed: ``default_rng([s, crc32(connection), crc32(tool), k,
-    stream])``, ``stream = 0`` for the calibrated process and ``i + 1`` (per call) or
+    Every random draw is keyed: :func:`keyed_uniforms` of ``(s, crc32(connection),
+    crc32(tool), k, stream)``, ``stream = 0`` for the calibrated process and ``i + 1`` (per call) or
     ``1000 + i`` (per pair) for rule ``i``. Decisions therefore do not depend on the order
     in which calls to different tools (or connections) interleave. The sequential parts
     (the incident renewal process and the Gilbert-Elliott chain) are iterated from ``k = 0``
@@ -691,17 +737,31 @@ class FaultSchedule:
         self._replay: dict[tuple[str, str, int], FaultDecision] | None = None
         self._incidents: dict[tuple[str, str], list[tuple | None]] = {}
         self._bursts: dict[tuple[str, str, int], list[bool]] = {}
+        self._prefix: dict[tuple[str, str], int] = {}
+        self._matching: dict[str, tuple[int, ...]] = {}  # tool -> indices of matching rules
+        modes, pers = list(profile.mode_weights), list(profile.persistence_weights)
+        self._cum = (  # cumulative weights for inverse-CDF draws, computed once
+            modes,
+            list(itertools.accumulate(profile.mode_weights[m] for m in modes)),
+            pers,
+            list(itertools.accumulate(profile.persistence_weights[q] for q in pers)),
+        )
 
     # -- keyed draws ---------------------------------------------------------------------
-    def _rng(self, connection: str, tool: str, k: int, stream: int) -> np.random.Generator:
-        return np.random.default_rng([self.seed, _crc(connection), _crc(tool), k, stream])
+    def _u(self, connection: str, tool: str, k: int, stream: int, n: int = 1) -> list[float]:
+        # == keyed_uniforms((seed, crc(connection), crc(tool), k, stream), n); prefix cached
+        h = self._prefix.get((connection, tool))
+        if h is None:
+            h = _fold(_H0, (self.seed, _crc(connection), _crc(tool)))
+            self._prefix[(connection, tool)] = h
+        return _draw(_mix64(_mix64(h ^ k) ^ stream), n)
 
     # -- explicit rules ------------------------------------------------------------------
     def _rule_fires(self, i: int, rule: FaultRule, connection: str, tool: str, k: int) -> bool:
         if rule.persistence is Persistence.INTERMITTENT:
             if rule.burst is not None:
                 return self._burst_fail(i, rule.burst, connection, tool, k)
-            return bool(self._rng(connection, tool, k, i + 1).random() < rule.rate)
+            return self._u(connection, tool, k, i + 1)[0] < rule.rate
         if rule.persistence is Persistence.PERMANENT:
             in_window = k >= rule.onset
         else:
@@ -711,7 +771,7 @@ class FaultSchedule:
         if rule.rate >= 1.0:
             return True
         # one draw per (connection, tool) pair: is this rule active on the pair?
-        return bool(self._rng(connection, tool, 0, 1000 + i).random() < rule.rate)
+        return self._u(connection, tool, 0, 1000 + i)[0] < rule.rate
 
     def _burst_fail(self, i: int, b: BurstParams, connection: str, tool: str, k: int) -> bool:
         seq = self._bursts.setdefault((connection, tool, i), [])
@@ -719,7 +779,7 @@ class FaultSchedule:
         while len(seq) <= k:
             j = len(seq)
             bad_prev = seq[-1][0] if seq else False
-            u_move, u_fail = self._rng(connection, tool, j, i + 1).random(2)
+            u_move, u_fail = self._u(connection, tool, j, i + 1, 2)
             bad = (u_move >= b.p_exit) if bad_prev else (u_move < b.p_enter)
             fail = u_fail < (b.p_fail_bad if bad else b.p_fail_good)
             seq.append((bool(bad), bool(fail)))
@@ -730,21 +790,18 @@ class FaultSchedule:
         """``(mode, persistence, start)`` if call ``k`` fails under the incident process."""
         p = self.profile
         seq = self._incidents.setdefault((connection, tool), [])
-        modes = list(p.mode_weights)
-        pers = list(p.persistence_weights)
-        mw = np.array([p.mode_weights[m] for m in modes])
-        pw = np.array([p.persistence_weights[q] for q in pers])
+        modes, mcum, pers, pcum = self._cum
         while len(seq) <= k:
             j = len(seq)
-            u = self._rng(connection, tool, j, 0).random(4)  # (start, mode, pers, fail)
+            u = self._u(connection, tool, j, 0, 4)  # (start, mode, pers, fail)
             # the incident in force from earlier calls, if any: (mode, pers, start, end)
             active = None
             if seq and seq[-1] is not None and seq[-1][3] > j:
                 active = seq[-1]
             if active is None:
                 if u[0] < p.fault_rate:
-                    mode = modes[int(np.searchsorted(np.cumsum(mw), u[1] * mw.sum()))]
-                    q = pers[int(np.searchsorted(np.cumsum(pw), u[2] * pw.sum()))]
+                    mode = modes[min(bisect.bisect_left(mcum, u[1] * mcum[-1]), len(modes) - 1)]
+                    q = pers[min(bisect.bisect_left(pcum, u[2] * pcum[-1]), len(pers) - 1)]
                     if q == "permanent":
                         end = math.inf
                     elif q == "transient":
@@ -792,8 +849,14 @@ class FaultSchedule:
         k = int(call_index)
         if self._replay is not None:
             return self._replay.get((connection, tool, k))
-        for i, rule in enumerate(self.profile.rules):
-            if rule.matches(tool) and self._rule_fires(i, rule, connection, tool, k):
+        idx = self._matching.get(tool)
+        if idx is None:
+            idx = tuple(i for i, r in enumerate(self.profile.rules) if r.matches(tool))
+            if len(self._matching) < 4096:
+                self._matching[tool] = idx
+        for i in idx:
+            rule = self.profile.rules[i]
+            if self._rule_fires(i, rule, connection, tool, k):
                 start = k == rule.onset if rule.persistence is not Persistence.INTERMITTENT else (
                     k == 0 or not self._rule_fires(i, rule, connection, tool, k - 1)
                 )
