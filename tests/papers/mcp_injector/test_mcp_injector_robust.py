@@ -209,3 +209,10 @@ def test_log_is_appended_with_start_markers_and_replays_last_run(tmp_path):
     assert [replay.decide("t", k) is not None for k in range(30)] == runs[1]
 
 
+
+
+def test_proxy_exits_on_stdin_eof_even_if_server_ignores_it():
+    stubborn = [sys.executable, "-c", "import time\nwhile True: time.sleep(1)"]
+    t0 = time.monotonic()
+    p = subprocess.run([*CLI, "--", *stubborn], input=b"", capture_output=True, timeout=T)
+    assert time.monotonic() - t0 < 20 and b"killing it" in p.stderr

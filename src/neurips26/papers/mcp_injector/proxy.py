@@ -34,6 +34,8 @@ __all__ = ["MAX_LINE", "LineSplitter", "ProxyConfig", "load_config", "parse_conf
 
 #: Longest server line the proxy relays (bytes); longer ones are answered with an error.
 MAX_LINE = 64 * 1024 * 1024
+#: Seconds the server gets to exit after the client's stdin EOF before it is killed.
+EOF_GRACE_S = 5.0
 _CONFIG_KEYS = {"seed", "log", "strict", "connection", "profile"}
 _PROFILE_KEYS = {
     "rules",
@@ -399,6 +401,12 @@ async def _client_to_server(relay: _Relay, stdin: BinaryIO, proc: Any, tg: Any) 
         await proc.stdin.aclose()
     except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
         pass
+    # a server that ignores stdin EOF must not keep the proxy alive
+    with anyio.move_on_after(EOF_GRACE_S):
+        await proc.wait()
+    if proc.returncode is None:
+        relay.say(f"server still running {EOF_GRACE_S:g} s after stdin EOF; killing it")
+        proc.kill()
 
 
 async def _from_client(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
