@@ -1,13 +1,11 @@
 """State-prediction separation: separate state and prediction streams in a Transformer."""
 
 from .flops import FlopCount, flop_ratio, forward_flops
-from .sps import KVCache, LMOutput, SPSConfig, SPSTransformer, separation_mask
+from .sps import KVCache, SPSTransformer, separation_mask
 
 __all__ = [
     "FlopCount",
     "KVCache",
-    "LMOutput",
-    "SPSConfig",
     "SPSTransformer",
     "flop_ratio",
     "forward_flops",

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from neurips26.common.models import GPTConfig
+
 from ._checks import check_int, check_mode
 
 
@@ -75,20 +77,20 @@ class FlopCount:
         return self.training / self.seq_len
 
 
-def forward_flops(
-    mode: str, *, seq_len: int, n_layer: int, dim: int, vocab_size: int
-) -> FlopCount:
+def forward_flops(cfg: GPTConfig, *, mode: str, seq_len: int | None = None) -> FlopCount:
     """Analytic matmul FLOPs of one forward pass over a length-``seq_len`` sequence.
 
     Parameters
     ----------
+    cfg : GPTConfig
+        ``L = num_layers``, ``d = dim``, ``V = vocab_size`` and the MLP (width
+        ``h = mlp_ratio d``; GELU has two ``d x h`` matrices, SwiGLU three of width
+        ``2h/3``).
     mode : str
         ``"standard"`` (``T`` steps, head at every step), ``"separated"`` or ``"pause"``
         (``2T`` steps, head at the ``T`` prediction steps).
-    seq_len : int
-        Tokens ``T``.
-    n_layer, dim, vocab_size : int
-        ``L``, ``d`` and ``V`` (MLP width ``4 d``).
+    seq_len : int, optional
+        Tokens ``T`` (default ``cfg.block_size``).
 
     Returns
     -------
@@ -96,17 +98,25 @@ def forward_flops(
 
     Examples
     --------
-    >>> std = forward_flops("standard", seq_len=64, n_layer=2, dim=64, vocab_size=256)
-    >>> sep = forward_flops("separated", seq_len=64, n_layer=2, dim=64, vocab_size=256)
+    >>> cfg = GPTConfig(block_size=64, num_layers=2, dim=64)
+    >>> std = forward_flops(cfg, mode="standard")
+    >>> sep = forward_flops(cfg, mode="separated")
     >>> std.forward, round(sep.forward / std.forward, 3)
     (9437184, 2.111)
     """
+    if not isinstance(cfg, GPTConfig):
+        raise TypeError(f"cfg must be a GPTConfig, got {type(cfg).__name__}")
     check_mode(mode)
-    for name, value in (("seq_len", seq_len), ("n_layer", n_layer), ("dim", dim),
-                        ("vocab_size", vocab_size)):
-        check_int(name, value, minimum=1)
+    seq_len = cfg.block_size if seq_len is None else seq_len
+    check_int("seq_len", seq_len, minimum=1)
+    if seq_len > cfg.block_size:
+        raise ValueError(f"seq_len={seq_len} exceeds the context block_size={cfg.block_size}")
     steps = seq_len if mode == "standard" else 2 * seq_len  # S
-    d, layers = dim, n_layer
+    d, layers = cfg.dim, cfg.num_layers
+    hidden = int(cfg.mlp_ratio * d)
+    mlp_mats = 2
+    if cfg.mlp == "swiglu":
+        hidden, mlp_mats = max(1, int(2 * hidden / 3)), 3
     return FlopCount(
         mode=mode,
         seq_len=seq_len,
@@ -114,18 +124,18 @@ def forward_flops(
         attn_proj=layers * 2 * steps * d * d,
         attn_scores=layers * 2 * steps * steps * d,  # dense Q K^T over all heads
         attn_values=layers * 2 * steps * steps * d,
-        mlp=layers * 2 * 2 * steps * d * 4 * d,
-        head=2 * seq_len * d * vocab_size,  # R = T read-out positions in every mode
+        mlp=layers * mlp_mats * 2 * steps * d * hidden,
+        head=2 * seq_len * d * cfg.vocab_size,  # R = T read-out positions in every mode
     )
 
 
-def flop_ratio(*, seq_len: int, n_layer: int, dim: int, vocab_size: int) -> float:
-    """Training FLOPs per token of the separated model over the standard model's.
+def flop_ratio(cfg: GPTConfig, *, seq_len: int | None = None, mode: str = "separated") -> float:
+    """Training FLOPs per token of the ``mode`` model over the standard model's.
 
     Examples
     --------
-    >>> round(flop_ratio(seq_len=64, n_layer=2, dim=64, vocab_size=256), 3)
+    >>> round(flop_ratio(GPTConfig(block_size=64, num_layers=2, dim=64)), 3)
     2.111
     """
-    kw = {"seq_len": seq_len, "n_layer": n_layer, "dim": dim, "vocab_size": vocab_size}
-    return forward_flops("separated", **kw).training / forward_flops("standard", **kw).training
+    sep = forward_flops(cfg, mode=mode, seq_len=seq_len)
+    return sep.training / forward_flops(cfg, mode="standard", seq_len=seq_len).training

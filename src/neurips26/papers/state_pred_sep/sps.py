@@ -16,7 +16,9 @@ carries no loss, and the *prediction step* ``rho_i`` (a learned prediction embed
 The *pause* control (``mode="pause"``, after the pause-token literature) has the same
 ``2T`` interleaving, embeddings, parameters and FLOPs but a plain causal mask over the
 ``2T`` steps, so later steps may read the prediction steps: only the mask differs. The
-standard baseline is the common small GPT (:class:`neurips26.common.models.gpt.GPT`).
+standard baseline is the common small GPT (:class:`neurips26.common.models.GPT`), and
+:class:`SPSTransformer` is built from that GPT's own modules (embeddings, blocks, final
+norm, tied head) plus ``e_rho``: the two models differ only in the steps they run.
 
 Deviations from the paper
 -------------------------
@@ -26,7 +28,8 @@ Deviations from the paper
   prediction steps their own MLPs (an ablation we inferred, not the paper's setting).
 - Pre-LN nanoGPT blocks (learned positions, GELU MLP of width ``4 dim``, tied head) at
   sub-million-parameter scale, trained on bytes, stand in for the paper's 125M-1.6B
-  models trained on web text.
+  models trained on web text. Rotary positions are not supported (the interleaved steps
+  share a position, which the common rotary cache does not express).
 
 References
 ----------
@@ -37,64 +40,18 @@ models with pause tokens, ICLR 2024.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+import copy
 
 import torch
+import torch.nn.functional as F
 from torch import nn
-from torch.nn import functional as F
+
+from neurips26.common.models import GPT, GPTConfig
 
 from ._checks import check_int, check_mode, check_positive_float, check_targets, check_tokens
 
 #: The two interleaved models; the standard model is the common GPT.
 SPS_MODES = ("separated", "pause")
-
-
-@dataclass(frozen=True)
-class SPSConfig:
-    """Shape of a :class:`SPSTransformer`.
-
-    Parameters
-    ----------
-    vocab_size : int
-        Number of token ids ``V`` (256 for bytes).
-    block_size : int
-        Longest input ``T`` (in tokens; the model runs ``2T`` steps).
-    n_layer, n_head, dim : int
-        Depth, attention heads and width ``d`` (``dim % n_head == 0``).
-    dropout : float
-        Dropout on attention weights and residual branches (0 in the paper's setting).
-    mode : str
-        ``"separated"`` (the paper's mask) or ``"pause"`` (causal over the ``2T`` steps).
-    separate_weights : bool
-        Give the prediction steps their own MLPs (an ablation; default shared).
-    bias : bool
-        Biases in the linear layers and layer norms (nanoGPT's default).
-    """
-
-    vocab_size: int = 256
-    block_size: int = 128
-    n_layer: int = 4
-    n_head: int = 4
-    dim: int = 128
-    dropout: float = 0.0
-    mode: str = "separated"
-    separate_weights: bool = False
-    bias: bool = True
-
-    def __post_init__(self) -> None:
-        for name in ("vocab_size", "block_size", "n_layer", "n_head", "dim"):
-            check_int(name, getattr(self, name), minimum=1)
-        if self.dim % self.n_head:
-            raise ValueError(f"dim={self.dim} must be divisible by n_head={self.n_head}")
-        if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
-        check_mode(self.mode, SPS_MODES + ("standard",))
-        if self.mode == "standard":
-            raise ValueError(
-                "mode 'standard' is the common GPT (neurips26.common.models.gpt); "
-                f"SPSTransformer takes mode in {SPS_MODES}"
-            )
 
 
 def separation_mask(
@@ -113,6 +70,7 @@ def separation_mask(
         ``"separated"``: ``x_i`` sees ``x_{j<=i}``; ``rho_i`` sees ``x_{j<=i}`` and
         itself; no step sees another's ``rho``. ``"pause"``: causal over the ``2T``
         steps. ``"standard"``: causal over ``T`` steps.
+    device : str or torch.device
 
     Returns
     -------
@@ -135,120 +93,23 @@ def separation_mask(
     causal = torch.ones(n, n, dtype=torch.bool, device=device).tril()
     if mode == "pause":
         return causal
-    step = torch.arange(n, device=device)
-    is_rho = (step % 2) == 1
-    # keys that are state steps x_j with j <= i(q), i.e. key step <= query step
+    is_rho = (torch.arange(n, device=device) % 2) == 1
+    # keys that are state steps x_j with j <= i(q), i.e. key step <= query step ...
     mask = causal & ~is_rho[None, :]
-    # each prediction step also sees itself (and no other prediction step)
+    # ... and each prediction step sees itself (and no other prediction step)
     return mask | torch.diag(is_rho)
 
 
-@dataclass(frozen=True)
-class LMOutput:
-    """Output of a language-model forward pass.
-
-    Attributes
-    ----------
-    logits : torch.Tensor
-        ``(B, T, V)`` next-token logits (taken at the prediction steps ``rho_i``).
-    loss : torch.Tensor or None
-        Mean cross-entropy in nats against ``targets`` (None without targets).
-    """
-
-    logits: torch.Tensor
-    loss: torch.Tensor | None
-
-
 class KVCache:
-    """Per-layer keys and values of the cached steps, ``(B, H, S, d / H)`` each.
+    """Per-layer keys and values of the cached steps, ``(B, H, S, C / H)`` each.
 
-    The separated model caches only state steps (``S = `` tokens seen); the pause model
-    caches state and prediction steps (``S = 2 ×`` tokens seen).
+    The separated model caches only state steps (``S`` = tokens seen); the pause model
+    caches state and prediction steps (``S`` = 2 x tokens seen).
     """
 
-    def __init__(self, n_layer: int) -> None:
-        self.keys: list[torch.Tensor | None] = [None] * n_layer
-        self.values: list[torch.Tensor | None] = [None] * n_layer
+    def __init__(self, num_layers: int) -> None:
+        self.kv: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * num_layers
         self.num_tokens = 0
-
-    def past(self, layer: int) -> tuple[torch.Tensor, torch.Tensor] | None:
-        k = self.keys[layer]
-        return None if k is None else (k, self.values[layer])  # type: ignore[return-value]
-
-    def append(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> None:
-        if self.keys[layer] is None:
-            self.keys[layer], self.values[layer] = k, v
-        else:
-            self.keys[layer] = torch.cat([self.keys[layer], k], dim=2)
-            self.values[layer] = torch.cat([self.values[layer], v], dim=2)
-
-
-class _Attention(nn.Module):
-    def __init__(self, cfg: SPSConfig) -> None:
-        super().__init__()
-        self.n_head, self.dim = cfg.n_head, cfg.dim
-        self.c_attn = nn.Linear(cfg.dim, 3 * cfg.dim, bias=cfg.bias)
-        self.c_proj = nn.Linear(cfg.dim, cfg.dim, bias=cfg.bias)
-        self.dropout = cfg.dropout
-        self.resid_dropout = nn.Dropout(cfg.dropout)
-
-    def forward(
-        self,
-        h: torch.Tensor,
-        mask: torch.Tensor | None,
-        past: tuple[torch.Tensor, torch.Tensor] | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        b, s, d = h.shape  # (B, S, D)
-        q, k, v = self.c_attn(h).split(self.dim, dim=2)
-        q, k, v = (t.view(b, s, self.n_head, d // self.n_head).transpose(1, 2) for t in (q, k, v))
-        new_k, new_v = k, v  # (B, H, S, hd): what a cache appends
-        if past is not None:
-            k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
-        # softmax(q k^T / sqrt(hd) + bias(mask)) v
-        y = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0
-        )
-        y = y.transpose(1, 2).contiguous().view(b, s, d)
-        return self.resid_dropout(self.c_proj(y)), new_k, new_v
-
-
-class _MLP(nn.Module):
-    def __init__(self, cfg: SPSConfig) -> None:
-        super().__init__()
-        self.c_fc = nn.Linear(cfg.dim, 4 * cfg.dim, bias=cfg.bias)
-        self.gelu = nn.GELU()
-        self.c_proj = nn.Linear(4 * cfg.dim, cfg.dim, bias=cfg.bias)
-        self.dropout = nn.Dropout(cfg.dropout)
-
-    def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return self.dropout(self.c_proj(self.gelu(self.c_fc(h))))
-
-
-class _Block(nn.Module):
-    """Pre-LN block; ``stream`` says which steps ``h`` holds (``"both"`` = interleaved)."""
-
-    def __init__(self, cfg: SPSConfig) -> None:
-        super().__init__()
-        self.ln_1 = nn.LayerNorm(cfg.dim, bias=cfg.bias)
-        self.attn = _Attention(cfg)
-        self.ln_2 = nn.LayerNorm(cfg.dim, bias=cfg.bias)
-        self.mlp = _MLP(cfg)
-        self.mlp_rho = _MLP(cfg) if cfg.separate_weights else None
-
-    def _mlp(self, h: torch.Tensor, stream: str) -> torch.Tensor:
-        if self.mlp_rho is None or stream == "x":
-            return self.mlp(h)
-        if stream == "rho":
-            return self.mlp_rho(h)
-        b, s, d = h.shape
-        pair = h.view(b, s // 2, 2, d)  # (B, T, 2, D): [x_i, rho_i]
-        return torch.stack([self.mlp(pair[:, :, 0]), self.mlp_rho(pair[:, :, 1])], 2).view(b, s, d)
-
-    def forward(self, h, mask, stream="both", past=None):
-        a, k, v = self.attn(self.ln_1(h), mask, past)
-        h = h + a
-        h = h + self._mlp(self.ln_2(h), stream)
-        return h, k, v
 
 
 class SPSTransformer(nn.Module):
@@ -256,101 +117,128 @@ class SPSTransformer(nn.Module):
 
     Parameters
     ----------
-    config : SPSConfig
-        Sizes, mode and the weight-sharing choice.
+    cfg : GPTConfig
+        Sizes of the common GPT whose modules the model runs (learned positions).
+    mode : {"separated", "pause"}
+        The paper's mask, or the causal mask over the ``2T`` steps (the pause control).
+    separate_weights : bool
+        Give the prediction steps their own MLPs (an ablation; default shared).
 
     Attributes
     ----------
+    gpt : GPT
+        Embeddings, blocks, final norm and tied head (the standard model's modules).
     rho_emb : nn.Parameter
-        ``(D,)`` the prediction embedding ``e_rho``.
+        ``(C,)`` the prediction embedding ``e_rho``.
+    rho_mlps : nn.ModuleList or None
+        The prediction steps' MLPs when ``separate_weights``.
 
     Examples
     --------
-    >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
-    <torch._C.Generator object at ...>
-    >>> model = SPSTransformer(SPSConfig(block_size=16, n_layer=2, n_head=2, dim=32))
-    >>> idx = torch.randint(0, 256, (3, 16))
-    >>> out = model(idx, targets=idx)
-    >>> tuple(out.logits.shape), bool(abs(out.loss.item() - math.log(256)) < 0.5)
-    ((3, 16, 256), True)
+    >>> from neurips26.common.torch import seeded
+    >>> with seeded(0):
+    ...     model = SPSTransformer(GPTConfig(block_size=16, num_layers=2, dim=32))
+    >>> idx = torch.randint(0, 256, (3, 16), generator=torch.Generator().manual_seed(0))
+    >>> logits, loss = model(idx, idx)
+    >>> tuple(logits.shape), round(loss.item(), 1)
+    ((3, 16, 256), 5.5)
     """
 
-    def __init__(self, config: SPSConfig) -> None:
-        super().__init__()
-        if not isinstance(config, SPSConfig):
-            raise TypeError(f"config must be an SPSConfig, got {type(config).__name__}")
-        self.config = config
-        self.transformer = nn.ModuleDict(
-            {
-                "wte": nn.Embedding(config.vocab_size, config.dim),
-                "wpe": nn.Embedding(config.block_size, config.dim),
-                "drop": nn.Dropout(config.dropout),
-                "h": nn.ModuleList(_Block(config) for _ in range(config.n_layer)),
-                "ln_f": nn.LayerNorm(config.dim, bias=config.bias),
-            }
-        )
-        self.rho_emb = nn.Parameter(torch.zeros(config.dim))
-        self.lm_head = nn.Linear(config.dim, config.vocab_size, bias=False)
-        self.lm_head.weight = self.transformer.wte.weight  # tied head
-        self.apply(self._init_weights)
-        nn.init.normal_(self.rho_emb, mean=0.0, std=0.02)
-        for name, p in self.named_parameters():
-            if name.endswith("c_proj.weight"):
-                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
-        mask = separation_mask(config.block_size, mode=config.mode)
-        # the mask of a shorter input is the leading sub-matrix: built once, sliced per call
-        self.register_buffer("mask", mask, persistent=False)
+    #: ``model(x, y)`` returns ``(logits, loss)``, as the common GPT (read by common.train).
+    returns_loss = True
 
-    @staticmethod
-    def _init_weights(module: nn.Module) -> None:
-        if isinstance(module, nn.Linear):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
-            if module.bias is not None:
-                nn.init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+    def __init__(self, cfg: GPTConfig, *, mode: str = "separated",
+                 separate_weights: bool = False) -> None:  # fmt: skip
+        super().__init__()
+        if not isinstance(cfg, GPTConfig):
+            raise TypeError(f"cfg must be a GPTConfig, got {type(cfg).__name__}")
+        if cfg.positions != "learned":
+            raise ValueError(
+                f"cfg.positions must be 'learned' (x_i and rho_i share position i), "
+                f"got {cfg.positions!r}"
+            )
+        check_mode(mode, SPS_MODES)
+        if not isinstance(separate_weights, bool):
+            raise TypeError(f"separate_weights must be a bool, got {separate_weights!r}")
+        self.cfg, self.mode, self.separate_weights = cfg, mode, separate_weights
+        self.gpt = GPT(cfg)
+        self.rho_emb = nn.Parameter(torch.empty(cfg.dim))
+        nn.init.normal_(self.rho_emb, mean=0.0, std=0.02)
+        self.rho_mlps = (
+            nn.ModuleList(copy.deepcopy(b.mlp) for b in self.gpt.blocks)
+            if separate_weights else None
+        )  # fmt: skip
+        # the mask of a shorter input is the leading sub-matrix: built once, sliced per call
+        self.register_buffer("mask", separation_mask(cfg.block_size, mode=mode), persistent=False)
+
+    @classmethod
+    def from_gpt(cls, gpt: GPT, *, mode: str = "separated") -> SPSTransformer:
+        """A model whose shared modules are copies of ``gpt``'s (``e_rho`` freshly drawn)."""
+        if not isinstance(gpt, GPT):
+            raise TypeError(f"gpt must be a common GPT, got {type(gpt).__name__}")
+        model = cls(gpt.cfg, mode=mode)
+        model.gpt.load_state_dict(gpt.state_dict())
+        return model
 
     @property
     def blocks(self) -> nn.ModuleList:
-        """The ``n_layer`` blocks (shared by both streams)."""
-        return self.transformer.h
+        """The ``num_layers`` blocks, shared by both streams."""
+        return self.gpt.blocks
 
-    def num_params(self) -> int:
-        """Number of distinct parameters (the tied head counted once)."""
-        return sum(p.numel() for p in self.parameters())
+    # ------------------------------------------------------------------ one block
+
+    def _block(self, layer: int, h: torch.Tensor, stream: str, past=None, attn_mask=None):
+        """Block ``layer`` on steps ``h`` (B, S, C) of ``stream`` ("both", "x" or "rho")."""
+        block = self.gpt.blocks[layer]
+        if self.rho_mlps is None:
+            return block(h, past=past, attn_mask=attn_mask)
+        # the common pre-norm block, with the rho steps routed through their own MLP
+        a, kv = block.attn(block.norm1(h), past=past, attn_mask=attn_mask)
+        h = h + a
+        z = block.norm2(h)
+        if stream == "x":
+            return h + block.mlp(z), kv
+        if stream == "rho":
+            return h + self.rho_mlps[layer](z), kv
+        b, s, c = z.shape
+        pair = z.view(b, s // 2, 2, c)  # (B, T, 2, C): [x_i, rho_i]
+        out = torch.stack([block.mlp(pair[:, :, 0]), self.rho_mlps[layer](pair[:, :, 1])], 2)
+        return h + out.view(b, s, c), kv
 
     # ------------------------------------------------------------------ full pass
 
+    def _check_idx(self, idx: torch.Tensor, name: str = "idx") -> torch.Tensor:
+        return check_tokens(name, idx, vocab_size=self.cfg.vocab_size,
+                            block_size=self.cfg.block_size)  # fmt: skip
+
     def embed(self, idx: torch.Tensor) -> torch.Tensor:
-        """Interleaved input embeddings ``(B, 2T, D)``: ``[wte(x_i) + p_i, e_rho + p_i]``."""
+        """Interleaved input embeddings ``(B, 2T, C)``: ``[wte(x_i) + p_i, e_rho + p_i]``."""
         b, t = idx.shape
-        pos = self.transformer.wpe(torch.arange(t, device=idx.device))  # (T, D)
-        tok = self.transformer.wte(idx) + pos  # (B, T, D)
-        rho = (self.rho_emb + pos).expand(b, t, -1)  # (B, T, D)
-        h = torch.stack([tok, rho], dim=2).reshape(b, 2 * t, -1)  # (B, 2T, D)
-        return self.transformer.drop(h)
+        pos = self.gpt.pos_emb(torch.arange(t, device=idx.device))  # (T, C)
+        tok = self.gpt.tok_emb(idx) + pos  # (B, T, C)
+        rho = (self.rho_emb + pos).expand(b, t, -1)  # (B, T, C)
+        return self.gpt.drop(torch.stack([tok, rho], dim=2).reshape(b, 2 * t, -1))
 
     def hidden_states(self, idx: torch.Tensor) -> list[torch.Tensor]:
-        """Residual stream before each block and after the last, ``n_layer + 1`` of ``(B, 2T, D)``.
+        """Residual stream entering each block and leaving the last: ``L + 1`` of ``(B, 2T, C)``.
 
-        Steps ``0::2`` are the state stream ``x``, steps ``1::2`` the prediction stream.
+        Steps ``0::2`` are the state stream, steps ``1::2`` the prediction stream.
         """
-        cfg = self.config
-        idx = check_tokens("idx", idx, vocab_size=cfg.vocab_size, block_size=cfg.block_size)
+        idx = self._check_idx(idx)
         t = idx.shape[1]
         mask = self.mask[: 2 * t, : 2 * t]
         h = self.embed(idx)
         states = [h]
-        for block in self.blocks:
-            h, _, _ = block(h, mask)
+        for layer in range(self.cfg.num_layers):
+            h, _ = self._block(layer, h, "both", attn_mask=mask)
             states.append(h)
         return states
 
-    def head(self, h_rho: torch.Tensor) -> torch.Tensor:
-        """Logits ``(..., V)`` from prediction-step states ``(..., D)``."""
-        return self.lm_head(self.transformer.ln_f(h_rho))
+    def head(self, h: torch.Tensor) -> torch.Tensor:
+        """Logits ``(..., V)`` of prediction-step states ``(..., C)``."""
+        return self.gpt.head(self.gpt.norm_f(h))
 
-    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None) -> LMOutput:
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None):
         """Next-token logits at the prediction steps and, with targets, the loss.
 
         Parameters
@@ -362,73 +250,67 @@ class SPSTransformer(nn.Module):
 
         Returns
         -------
-        LMOutput
-            ``logits`` ``(B, T, V)`` and ``loss`` (mean cross-entropy in nats, or None).
+        logits : torch.Tensor
+            ``(B, T, V)``, read out at the prediction steps ``rho_i`` only.
+        loss : torch.Tensor or None
+            Mean cross-entropy in nats (None without targets).
         """
-        h = self.hidden_states(idx)[-1]  # (B, 2T, D)
-        logits = self.head(h[:, 1::2])  # (B, T, V): only rho steps are read out
+        h = self.hidden_states(idx)[-1]  # (B, 2T, C)
+        logits = self.head(h[:, 1::2])  # (B, T, V): state steps carry no loss
         loss = None
         if targets is not None:
-            targets = check_targets(targets, idx, vocab_size=self.config.vocab_size)
-            # loss at the prediction steps only; state steps carry none
-            loss = F.cross_entropy(
-                logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-1
-            )
-        return LMOutput(logits=logits, loss=loss)
+            targets = check_targets(targets, idx, vocab_size=self.cfg.vocab_size)
+            loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-1)
+        return logits, loss
 
     # ------------------------------------------------------------- cached decoding
 
-    def _steps(self, h: torch.Tensor, mask, stream: str, cache: KVCache, append: bool):
-        for layer, block in enumerate(self.blocks):
-            h, k, v = block(h, mask, stream, cache.past(layer))
-            if append:
-                cache.append(layer, k, v)
+    def _run_cached(self, h: torch.Tensor, stream: str, cache: KVCache, keep: bool, mask=None):
+        for layer in range(self.cfg.num_layers):
+            h, kv = self._block(layer, h, stream, past=cache.kv[layer], attn_mask=mask)
+            if keep:
+                cache.kv[layer] = kv
         return h
 
     def _rho_step(self, cache: KVCache, batch: int) -> torch.Tensor:
         """Prediction step of the last cached token: reads the cache and itself."""
-        pos = self.transformer.wpe.weight[cache.num_tokens - 1]
-        h = (self.rho_emb + pos).expand(batch, 1, -1)
-        append = self.config.mode == "pause"  # the separated model never caches rho
-        h = self._steps(h, None, "rho", cache, append)
-        return self.head(h[:, 0])  # (B, V)
+        pos = self.gpt.pos_emb.weight[cache.num_tokens - 1]
+        h = (self.rho_emb + pos).expand(batch, 1, -1)  # (B, 1, C)
+        keep = self.mode == "pause"  # the separated model never caches a prediction step
+        return self.head(self._run_cached(h, "rho", cache, keep)[:, 0])  # (B, V)
 
     @torch.no_grad()
     def prefill(self, idx: torch.Tensor) -> tuple[torch.Tensor, KVCache]:
         """Run a prompt ``(B, T)``; return the last logits ``(B, V)`` and the filled cache."""
-        cfg = self.config
-        idx = check_tokens("idx", idx, vocab_size=cfg.vocab_size, block_size=cfg.block_size)
+        idx = self._check_idx(idx)
         b, t = idx.shape
-        cache = KVCache(cfg.n_layer)
-        if cfg.mode == "separated":
-            # the state stream never reads rho: it is a causal decoder over x alone
-            pos = self.transformer.wpe(torch.arange(t, device=idx.device))
-            h = self.transformer.wte(idx) + pos
-            mask = separation_mask(t, mode="standard", device=idx.device)
-            self._steps(h, mask, "x", cache, append=True)
+        cache = KVCache(self.cfg.num_layers)
+        if self.mode == "separated":
+            # the state stream never reads rho: a causal decoder over x alone
+            self._run_cached(self.gpt.embed(idx), "x", cache, keep=True)
             cache.num_tokens = t
             return self._rho_step(cache, b), cache
-        # pause: every step is cached, the last rho included
-        h = self._steps(self.embed(idx), self.mask[: 2 * t, : 2 * t], "both", cache, True)
+        h = self._run_cached(self.embed(idx), "both", cache, True, self.mask[: 2 * t, : 2 * t])
         cache.num_tokens = t
         return self.head(h[:, -1]), cache
 
     @torch.no_grad()
     def step(self, token: torch.Tensor, cache: KVCache) -> torch.Tensor:
-        """Feed one token per sequence ``(B,)``: one state step, one prediction step.
+        """Feed one token per sequence ``(B,)``: one state step, then one prediction step.
 
         The state step's keys and values are appended to ``cache``; the separated
-        model's prediction step is discarded after producing the logits ``(B, V)``.
+        model's prediction step is dropped once it has produced the logits ``(B, V)``.
         """
-        cfg = self.config
-        if cache.num_tokens >= cfg.block_size:
-            raise ValueError(f"cache already holds block_size={cfg.block_size} tokens")
-        token = check_tokens(
-            "token", token.reshape(-1, 1), vocab_size=cfg.vocab_size, block_size=1
-        )
-        pos = self.transformer.wpe.weight[cache.num_tokens]
-        h = self.transformer.wte(token) + pos  # (B, 1, D)
-        self._steps(h, None, "x", cache, append=True)
+        if not isinstance(cache, KVCache):
+            raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
+        if cache.num_tokens >= self.cfg.block_size:
+            raise ValueError(f"cache: already holds block_size={self.cfg.block_size} tokens")
+        if not isinstance(token, torch.Tensor) or token.ndim != 1:
+            raise ValueError("token must be a 1-D tensor of one id per sequence")
+        token = check_tokens("token", token[:, None], vocab_size=self.cfg.vocab_size,
+                             block_size=1)  # fmt: skip
+        pos = self.gpt.pos_emb.weight[cache.num_tokens]
+        self._run_cached(self.gpt.tok_emb(token) + pos, "x", cache, keep=True)
         cache.num_tokens += 1
         return self._rho_step(cache, token.shape[0])
 
@@ -443,7 +325,7 @@ class SPSTransformer(nn.Module):
         seed: int = 0,
         use_cache: bool = True,
     ) -> torch.Tensor:
-        """Sample a continuation; ``top_k=1`` is greedy decoding.
+        """Sample a continuation; ``top_k=1`` decodes greedily.
 
         Parameters
         ----------
@@ -458,33 +340,31 @@ class SPSTransformer(nn.Module):
         seed : int
             Seed of the sampling generator.
         use_cache : bool
-            Decode with the KV cache (about two block steps per token) or recompute the
-            full forward pass per token; both give the same tokens.
+            Decode with the KV cache (two block steps per token) or recompute the full
+            forward pass per token; both give the same tokens.
 
         Returns
         -------
         torch.Tensor
             ``(B, T + max_new_tokens)``.
         """
-        cfg = self.config
-        idx = check_tokens("idx", idx, vocab_size=cfg.vocab_size, block_size=cfg.block_size)
+        idx = self._check_idx(idx)
         check_int("max_new_tokens", max_new_tokens, minimum=0)
         temperature = check_positive_float("temperature", temperature)
         if top_k is not None:
             check_int("top_k", top_k, minimum=1)
-        if idx.shape[1] + max_new_tokens > cfg.block_size:
+        if idx.shape[1] + max_new_tokens > self.cfg.block_size:
             raise ValueError(
-                f"prompt length {idx.shape[1]} + max_new_tokens={max_new_tokens} exceeds "
-                f"block_size={cfg.block_size}"
+                f"max_new_tokens: prompt length {idx.shape[1]} + {max_new_tokens} exceeds "
+                f"block_size={self.cfg.block_size}"
             )
-        gen = torch.Generator(device=idx.device).manual_seed(seed)
+        gen = torch.Generator(device=idx.device).manual_seed(int(seed))
         was_training = self.training
         self.eval()
-        out = idx
-        logits = cache = None
+        out, logits, cache = idx, None, None
         for n in range(max_new_tokens):
             if not use_cache:
-                logits = self(out).logits[:, -1]
+                logits = self(out)[0][:, -1]
             elif cache is None:
                 logits, cache = self.prefill(out)
             nxt = _sample(logits, temperature, top_k, gen)  # (B, 1)
@@ -500,5 +380,4 @@ def _sample(logits: torch.Tensor, temperature: float, top_k: int | None, gen) ->
     if top_k is not None:
         kth = torch.topk(logits, min(top_k, logits.size(-1))).values[:, [-1]]
         logits = logits.masked_fill(logits < kth, float("-inf"))
-    probs = torch.softmax(logits, dim=-1)
-    return torch.multinomial(probs, 1, generator=gen)
+    return torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=gen)
