@@ -10,7 +10,7 @@ MODES = ("standard", "separated", "pause")
 
 
 def check_tokens(name: str, idx: object, *, vocab_size: int, block_size: int) -> torch.Tensor:
-    """``idx`` must be an integer tensor ``(B, T)`` with ``1 <= T <= block_size`` and ids in vocab."""
+    """``idx``: an integer tensor ``(B, T)``, ``1 <= T <= block_size``, ids in ``[0, V)``."""
     if not isinstance(idx, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(idx).__name__}")
     if idx.dtype.is_floating_point or idx.dtype.is_complex or idx.dtype == torch.bool:
