@@ -282,14 +282,18 @@ def summarize(rows: list[Row], cfg: Config) -> tuple[dict, list[dict]]:
         }  # fmt: skip
         table.append(row)
     largest = table[-1]
-    metrics.update({k: v for k, v in largest.items() if k not in ("size",)})
+    # NaN is "not measured": such metrics are left out (their claims are then not run)
+    metrics.update({k: v for k, v in largest.items() if k != "size" and not _isnan(v)})
+    metrics["token_multiplier_censored"] = _isnan(largest["token_multiplier"])
     metrics["gap_tokens_max"] = max(r["gap_tokens"] for r in table)
     if len(table) > 1:
         x = np.log10([r["params"] for r in table])
         metrics["gap_scale_slope"] = float(np.polyfit(x, [r["gap_tokens"] for r in table], 1)[0])
-    else:
-        metrics["gap_scale_slope"] = float("nan")
     return metrics, table
+
+
+def _isnan(v) -> bool:
+    return isinstance(v, float) and math.isnan(v)
 
 
 def _figure(rows: list[Row], cfg: Config) -> bytes:
@@ -380,7 +384,7 @@ def run(config: Config) -> RunResult:
         f"t-intervals over {cfg.num_seeds} seeds; a gap whose interval crosses the claim's "
         "threshold is inconclusive (within noise).",
     ]
-    if not math.isfinite(metrics["token_multiplier"]):
+    if metrics["token_multiplier_censored"]:
         notes.append(
             "token_multiplier is censored: the standard model trained on "
             f"{metrics['token_budget_ratio']:.2f}x the tokens did not reach the separated "

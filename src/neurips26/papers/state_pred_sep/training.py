@@ -155,10 +155,10 @@ def train_lm(
     check_int("num_evals", num_evals, minimum=1)
     check_int("warmup", warmup, minimum=0)
     lr = check_positive_float("lr", lr)
-    if warmup > max_iter:
-        raise ValueError(f"warmup={warmup} exceeds max_iter={max_iter}")
     if not isinstance(data, TokenSplit):
         raise TypeError(f"data must be a TokenSplit, got {type(data).__name__}")
+    if warmup > max_iter:
+        raise ValueError(f"warmup={warmup} exceeds max_iter={max_iter}")
     block = model.cfg.block_size
     if data.vocab_size != model.cfg.vocab_size:
         raise ValueError(f"data.vocab_size={data.vocab_size} != model vocab {model.cfg.vocab_size}")
