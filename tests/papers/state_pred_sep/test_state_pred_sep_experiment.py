@@ -65,3 +65,13 @@ def test_smoke_run_metrics_claims_and_cache():
     again = run(TIERS["smoke"])  # every model now comes from the (test-local) cache
     assert again.metrics["num_cached_runs"] == again.metrics["num_runs"]
     assert again.stable_metrics() == first.stable_metrics()
+
+
+def test_readme_example_runs():
+    from pathlib import Path
+
+    import neurips26.papers.state_pred_sep as pkg
+
+    text = (Path(pkg.__file__).parent / "README.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {})

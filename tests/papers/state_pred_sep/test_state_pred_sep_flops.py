@@ -12,7 +12,7 @@ from neurips26.papers.state_pred_sep import SPSTransformer, flop_ratio, forward_
 
 def _measure(model, idx, *, backward):
     with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:
-        logits, loss = model(idx, idx)
+        loss = model(idx, idx)[1]
         if backward:
             loss.backward()
     return counter.get_total_flops()

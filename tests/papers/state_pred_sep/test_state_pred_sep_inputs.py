@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neurips26.common.data import TokenSplit
-from neurips26.common.models import GPT, GPTConfig
+from neurips26.common.models import GPTConfig
 from neurips26.common.torch import seeded
 from neurips26.papers.state_pred_sep import (
     SPSTransformer,
@@ -49,32 +49,32 @@ def test_constructor(model):
 
 
 def test_forward_inputs(model):
-    with pytest.raises(ValueError, match="idx.*block_size"):
+    with pytest.raises(ValueError, match=r"idx.*block_size"):
         model(_idx(9))
-    with pytest.raises(TypeError, match="idx.*integer"):
+    with pytest.raises(TypeError, match=r"idx.*integer"):
         model(torch.full((2, 8), float("nan")))
-    with pytest.raises(TypeError, match="idx.*integer"):
+    with pytest.raises(TypeError, match=r"idx.*integer"):
         model(torch.zeros(2, 8))
-    with pytest.raises(ValueError, match="idx.*vocab_size"):
+    with pytest.raises(ValueError, match=r"idx.*vocab_size"):
         model(torch.full((2, 8), 256))
-    with pytest.raises(ValueError, match="idx.*vocab_size"):
+    with pytest.raises(ValueError, match=r"idx.*vocab_size"):
         model(torch.full((2, 8), -1))
-    with pytest.raises(ValueError, match="idx.*shape"):
+    with pytest.raises(ValueError, match=r"idx.*shape"):
         model(torch.zeros(8, dtype=torch.long))
-    with pytest.raises(ValueError, match="idx.*non-empty"):
+    with pytest.raises(ValueError, match=r"idx.*non-empty"):
         model(torch.zeros(2, 0, dtype=torch.long))
     with pytest.raises(TypeError, match="idx"):
         model([[1, 2]])
-    with pytest.raises(ValueError, match="targets.*shape"):
+    with pytest.raises(ValueError, match=r"targets.*shape"):
         model(_idx(), _idx(7))
-    with pytest.raises(TypeError, match="targets.*integer"):
+    with pytest.raises(TypeError, match=r"targets.*integer"):
         model(_idx(), torch.zeros(2, 8))
 
 
 def test_generate_and_step_inputs(model):
     with pytest.raises(ValueError, match="max_new_tokens"):
         model.generate(_idx(4), max_new_tokens=-1)
-    with pytest.raises(ValueError, match="max_new_tokens.*block_size"):
+    with pytest.raises(ValueError, match=r"max_new_tokens.*block_size"):
         model.generate(_idx(4), max_new_tokens=5)
     with pytest.raises(ValueError, match="temperature"):
         model.generate(_idx(4), max_new_tokens=2, temperature=0.0)
@@ -83,14 +83,14 @@ def test_generate_and_step_inputs(model):
     with pytest.raises(ValueError, match="top_k"):
         model.generate(_idx(4), max_new_tokens=2, top_k=0)
     _, cache = model.prefill(_idx(8))
-    with pytest.raises(ValueError, match="cache.*block_size"):
+    with pytest.raises(ValueError, match=r"cache.*block_size"):
         model.step(torch.zeros(2, dtype=torch.long), cache)
     with pytest.raises(TypeError, match="cache"):
         model.step(torch.zeros(2, dtype=torch.long), None)
     _, cache = model.prefill(_idx(2))
     with pytest.raises(ValueError, match="token"):
         model.step(torch.zeros(2, 1, dtype=torch.long), cache)
-    with pytest.raises(ValueError, match="token.*vocab_size"):
+    with pytest.raises(ValueError, match=r"token.*vocab_size"):
         model.step(torch.full((2,), 300), cache)
 
 
@@ -99,7 +99,7 @@ def test_mask_and_flops_inputs():
         separation_mask(0)
     with pytest.raises(ValueError, match="mode"):
         separation_mask(3, mode="sideways")
-    with pytest.raises(ValueError, match="seq_len.*block_size"):
+    with pytest.raises(ValueError, match=r"seq_len.*block_size"):
         forward_flops(CFG, mode="separated", seq_len=9)
     with pytest.raises(ValueError, match="mode"):
         forward_flops(CFG, mode="causal")
@@ -112,9 +112,9 @@ def test_mask_and_flops_inputs():
 def test_gradient_sources_inputs(model):
     with pytest.raises(TypeError, match="model"):
         gradient_sources(torch.nn.Linear(2, 2), _idx(), _idx())
-    with pytest.raises(ValueError, match="targets.*shape"):
+    with pytest.raises(ValueError, match=r"targets.*shape"):
         gradient_sources(model, _idx(), _idx(4))
-    with pytest.raises(ValueError, match="idx.*block_size"):
+    with pytest.raises(ValueError, match=r"idx.*block_size"):
         gradient_sources(model, _idx(9), _idx(9))
 
 
@@ -132,7 +132,7 @@ def test_train_lm_inputs(model):
         train_lm(model, _split(), max_iter=2, lr=-1.0)
     with pytest.raises(ValueError, match="warmup"):
         train_lm(model, _split(), max_iter=2, warmup=3)
-    with pytest.raises(ValueError, match="data.*block_size"):
+    with pytest.raises(ValueError, match=r"data.*block_size"):
         train_lm(model, _split(20), max_iter=2, warmup=0)
     with pytest.raises(TypeError, match="data"):
         train_lm(model, np.arange(100), max_iter=2)

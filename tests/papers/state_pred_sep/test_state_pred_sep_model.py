@@ -165,10 +165,11 @@ def test_kv_cache_equals_full_forward(mode, separate_weights):
     # the separated model caches state steps only; the pause model every step
     per_token = 1 if mode == "separated" else 2
     assert cache.kv[0][0].shape[2] == per_token * 12
-    greedy = model.generate(idx[:, :4], max_new_tokens=8, top_k=1)
-    assert torch.equal(greedy, model.generate(idx[:, :4], max_new_tokens=8, top_k=1, use_cache=False))
-    sampled = model.generate(idx[:, :4], max_new_tokens=8, seed=5)
-    assert torch.equal(sampled, model.generate(idx[:, :4], max_new_tokens=8, seed=5, use_cache=False))
+    prompt = idx[:, :4]
+    greedy = model.generate(prompt, max_new_tokens=8, top_k=1)
+    assert torch.equal(greedy, model.generate(prompt, max_new_tokens=8, top_k=1, use_cache=False))
+    sampled = model.generate(prompt, max_new_tokens=8, seed=5)
+    assert torch.equal(sampled, model.generate(prompt, max_new_tokens=8, seed=5, use_cache=False))
     assert greedy.shape == (3, 12) and torch.equal(greedy[:, :4], idx[:, :4])
 
 

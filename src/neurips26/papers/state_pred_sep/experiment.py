@@ -80,7 +80,7 @@ class Config:
     num_heads: int = param(4, help="attention heads", min=1)
     block_size: int = param(64, help="context T in tokens (bytes)", min=4)
     batch_size: int = param(16, help="windows per step", min=1)
-    max_iter: int = param(200, help="steps of the equal-token models", min=1)
+    max_iter: int = param(400, help="steps of the equal-token models", min=1)
     lr: float = param(3e-3, help="peak AdamW learning rate", min=1e-6, max=1.0)
     warmup: int = param(20, help="warm-up steps", min=0)
     num_seeds: int = param(3, help="paired seeds (seed, seed + 1, ...)", min=1)

@@ -102,7 +102,7 @@ def forward_flops(cfg: GPTConfig, *, mode: str, seq_len: int | None = None) -> F
     >>> std = forward_flops(cfg, mode="standard")
     >>> sep = forward_flops(cfg, mode="separated")
     >>> std.forward, round(sep.forward / std.forward, 3)
-    (9437184, 2.111)
+    (16777216, 2.125)
     """
     if not isinstance(cfg, GPTConfig):
         raise TypeError(f"cfg must be a GPTConfig, got {type(cfg).__name__}")
@@ -135,7 +135,7 @@ def flop_ratio(cfg: GPTConfig, *, seq_len: int | None = None, mode: str = "separ
     Examples
     --------
     >>> round(flop_ratio(GPTConfig(block_size=64, num_layers=2, dim=64)), 3)
-    2.111
+    2.125
     """
     sep = forward_flops(cfg, mode=mode, seq_len=seq_len)
     return sep.training / forward_flops(cfg, mode="standard", seq_len=seq_len).training

@@ -185,7 +185,7 @@ PAPER = Paper(
     ),
     tiers=(
         ("smoke", "1 layer, width 16, T = 16, 12 steps, 2 seeds, on 54k bytes: seconds."),
-        ("small", "2 layers, width 64, T = 64, 200 steps x 16 windows, 3 seeds, 4 models "
+        ("small", "2 layers, width 64, T = 64, 400 steps x 16 windows, 3 seeds, 4 models "
                   "(about 3 minutes on 2 cores)."),
         ("paper", "Scaling sweep: (layers, width) = (2, 64), (4, 128), (6, 256), (8, 384), "
                   "T = 128, 3000 steps x 64 windows, 3 seeds, pydoc + stdlib text, "

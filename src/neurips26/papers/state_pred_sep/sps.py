@@ -141,7 +141,7 @@ class SPSTransformer(nn.Module):
     >>> idx = torch.randint(0, 256, (3, 16), generator=torch.Generator().manual_seed(0))
     >>> logits, loss = model(idx, idx)
     >>> tuple(logits.shape), round(loss.item(), 1)
-    ((3, 16, 256), 5.5)
+    ((3, 16, 256), 5.6)
     """
 
     #: ``model(x, y)`` returns ``(logits, loss)``, as the common GPT (read by common.train).
