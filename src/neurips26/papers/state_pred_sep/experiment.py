@@ -18,12 +18,17 @@ NLL is in nats per byte on fixed held-out windows. Gaps are per-seed paired diff
 seeds. The gradient analysis (:func:`gradient_sources`) runs on the trained models of the
 first seed; the construction checks (mask, KV cache, FLOP count) on the first size.
 
-What to expect at our scale (and why a claim may not reproduce): the paper's gains are
-measured at 125M-1.6B parameters after billions of tokens; here the models have tens of
-thousands to a few million parameters and see well under a million bytes, where the
-interleaved models also see each token's information through half as many training
-windows' worth of optimisation per FLOP. A gap within the seed interval is reported as
-inconclusive, never rounded to a win. The ``2.6x fewer tokens`` figure is measured from
+What to expect at our scale (and why the loss claims do not reproduce here): the paper's
+gains are measured at 125M-1.6B parameters after billions of tokens; here the models have
+about a hundred thousand parameters (small tier) and see a few hundred thousand bytes. In
+the standard model the current byte sits in its own residual stream, so bigram statistics
+are learnt at once. The prediction step ``rho_i`` starts from ``e_rho`` alone and must
+first learn, through attention, to read its own state step ``x_i``. Until it does, the
+separated and pause models sit on a plateau near the unigram loss (visible in the
+curves), and at our step budgets they are still catching up. That is a property of
+shallow, briefly trained interleaved models, not a test of the hypothesis at the paper's
+scale, which the paper tier's sweep is meant to probe. A gap within the seed interval is
+reported as inconclusive, never rounded to a win. The ``2.6x fewer tokens`` figure is measured from
 the ``standard_2x`` validation curve; when that curve never reaches the separated model's
 final loss within its budget, the multiplier is censored (reported as not measured, with
 its lower bound).
@@ -31,6 +36,7 @@ its lower bound).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -221,7 +227,12 @@ def mask_mismatches(seq_len: int) -> int:
 
 
 def cache_checks(model: SPSTransformer, idx: torch.Tensor) -> tuple[float, bool]:
-    """Max |cached - full| logit difference over all positions, and greedy-decode equality."""
+    """Max |cached - full| logit difference over all positions, and greedy-decode equality.
+
+    Run on a float64 copy of the trained model, so the check tests the cache's logic
+    rather than float32 summation order (which alone moves trained logits by ~1e-6).
+    """
+    model = copy.deepcopy(model).double()
     with torch.no_grad():
         full = model(idx)[0]  # (B, T, V)
         logits, cache = model.prefill(idx[:, :1])
