@@ -75,3 +75,15 @@ def test_readme_example_runs():
     text = (Path(pkg.__file__).parent / "README.md").read_text()
     code = text.split("```python\n", 1)[1].split("```", 1)[0]
     exec(compile(code, "README.md", "exec"), {})
+
+
+def test_scaling_sweep_code_path():
+    import dataclasses
+
+    cfg = dataclasses.replace(TIERS["smoke"], layers=(1, 1), dims=(16, 32), num_seeds=2,
+                              max_iter=6)
+    res = run(cfg)
+    assert [r["dim"] for r in res.tables["sizes"]] == [16, 32]
+    assert "gap_scale_slope" in res.metrics and math.isfinite(res.metrics["gap_scale_slope"])
+    assert res.metrics["gap_tokens_max"] == max(r["gap_tokens"] for r in res.tables["sizes"])
+    assert res.figures["scaling"][:4] == b"\x89PNG"
