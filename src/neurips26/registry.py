@@ -34,6 +34,7 @@ SLUGS: tuple[str, ...] = (
     "geto_lp",
     # seed 004_839af22534344a66.txt
     "monoculture",
+    "state_pred_sep",
     "data_exchange_core",
     "qnn_spectral",
     "sign_code",
