@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from neurips26.records import RunRecord
 from neurips26.registry import Claim, Paper, evaluate_claim
-from neurips26.runner import RunRecord
 from neurips26.store import Store
 
 TOY = Paper(
