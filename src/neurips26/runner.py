@@ -474,7 +474,8 @@ def _run_ray(pending, jobs, timeout, address, ask, on_start, on_done, flag) -> N
     try:
         total = ray.cluster_resources()
         limit = jobs or max(1, int(total.get("CPU", 1)))
-        task = ray.remote(_ray_run_paper)
+        # A fresh worker per paper (max_calls=1): its own memory peak, no leftovers.
+        task = ray.remote(max_calls=1)(_ray_run_paper)
         in_flight: dict[Any, tuple[_Job, float]] = {}
         while pending or in_flight:
             while pending and len(in_flight) < limit and flag["signum"] is None:
@@ -500,7 +501,6 @@ def _run_ray(pending, jobs, timeout, address, ask, on_start, on_done, flag) -> N
                     num_cpus=res.cpus,
                     num_gpus=res.gpu,
                     memory=int(res.memory_gb * 2**30),
-                    max_calls=1,  # a fresh worker per paper: its own memory peak, no leftovers
                     max_retries=0,  # a killed run is reported, not silently rerun
                 ).remote(job)  # Ray sets OMP_NUM_THREADS to the task's num_cpus
                 in_flight[ref] = (job, time.monotonic())
