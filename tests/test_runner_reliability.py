@@ -165,3 +165,21 @@ def test_timeout_records_a_failed_run(tmp_path, capsys):
     (run,) = Store(path).runs()
     assert run.record.status == "failed"
     assert "timed out" in run.record.error and "0.5 s" in run.record.error
+
+
+def test_ctrl_c_during_run_is_quiet(tmp_path):
+    path = tmp_path / "s.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "neurips26", "--store", str(path), "run", "multiagent_neff",
+         "--tier", "smoke"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    assert wait_for(path.exists, 60)  # the store is opened before the run starts
+    time.sleep(1.0)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    if proc.returncode in (0, 1):
+        pytest.skip("the run finished before the signal")
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("neurips26: interrupted")
