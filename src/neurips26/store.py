@@ -208,6 +208,12 @@ class Store:
                 f"store {self.path} has an unknown layout (schema {version}, columns "
                 f"{', '.join(columns)}); this package cannot read it, give another --store"
             )
+        if not os.access(self.path, os.W_OK):
+            raise StoreError(
+                f"store {self.path} was written by an older neurips26 (schema {version or 1}) and "
+                "must be migrated, but it cannot be written; make it writable once, or give "
+                "another --store"
+            )
         db.isolation_level = None  # explicit transaction: DDL included
         db.execute("PRAGMA foreign_keys = OFF")  # keep the figures while runs is rebuilt
         try:
