@@ -650,5 +650,4 @@ __all__ = [
     "EdgarConverter",
     "html_to_mmd",
     "submission_to_mmd",
-    "element_text",
 ]

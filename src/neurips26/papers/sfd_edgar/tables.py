@@ -462,7 +462,8 @@ def count_header_rows(grid: TableGrid) -> int:
             for c, t in enumerate(row)
             if c > 0 and t and is_numeric(t) and not _YEAR.match(t.strip()) and t not in _NIL
         ]
-        if data or not origins:
+        title = len(grid.rows[r]) == 1 and len(row) > 1 and grid.rows[r][0].colspan == len(row)
+        if data or not (origins or (title and r == n)):
             break
         n += 1
     if n >= len(texts):  # no numeric rows: a text table gets one header row
