@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator
 
 from ._checks import check_bool, check_choice
 from .decode import decode_html, is_submission, split_submission
-from .tables import TableGrid, clean_text, element_text, grid_to_mmd, is_numeric, table_to_grid
+from .tables import TableGrid, clean_text, grid_to_mmd, is_numeric, table_to_grid
 
 BLOCK_TAGS = frozenset(
     "address article aside blockquote body center dd div dl dt fieldset figcaption figure "

@@ -81,8 +81,9 @@ def near_duplicates(
 
     Returns
     -------
-    list of (id_a, id_b, estimated Jaccard)
-        Each pair once (``id_a < id_b``), sorted.
+    list of (id_a, id_b, Jaccard)
+        Each pair once (``id_a < id_b``), sorted; LSH proposes the candidates, the exact
+        Jaccard of the shingle sets confirms them.
 
     Examples
     --------
@@ -90,7 +91,7 @@ def near_duplicates(
     >>> near_duplicates({"a": text, "b": text, "c": "other words entirely here now"})
     [('a', 'b', 1.0)]
     """
-    from datasketch import MinHashLSH
+    from datasketch import MinHash, MinHashLSH
 
     if not isinstance(docs, dict):
         raise TypeError(f"docs must be a dict of id -> text, got {type(docs).__name__}")
@@ -101,8 +102,15 @@ def near_duplicates(
     for k, v in docs.items():
         if not isinstance(k, str) or not isinstance(v, str):
             raise TypeError("docs must map str ids to str texts")
-    sigs = {k: minhash(v, num_perm=num_perm, shingle=shingle, seed=seed) for k, v in docs.items()}
-    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+    sets = {k: shingles(v, shingle) for k, v in docs.items()}
+    sigs = {}
+    for k, s in sets.items():
+        m = MinHash(num_perm=num_perm, seed=seed)
+        m.update_batch([x.encode("utf-8") for x in s])
+        sigs[k] = m
+    # LSH at a lower threshold proposes candidates generously (few false negatives); the
+    # exact Jaccard of their shingle sets then confirms them (no false positives)
+    lsh = MinHashLSH(threshold=max(0.75 * threshold, 0.01), num_perm=num_perm)
     for k, m in sigs.items():
         lsh.insert(k, m)
     pairs = set()
@@ -113,7 +121,7 @@ def near_duplicates(
                 pairs.add((a, b))
     out = []
     for a, b in sorted(pairs):
-        j = float(sigs[a].jaccard(sigs[b]))
+        j = jaccard(sets[a], sets[b])
         if j >= threshold:
             out.append((a, b, j))
     return out

@@ -183,16 +183,17 @@ def cell_triples(grid: TableGrid) -> Counter:
     return out
 
 
-def _row_numbers(grids) -> Counter:
+def _row_numbers(grids, *, skip_header: bool = False) -> Counter:
+    """Multiset of (row label, number): the label is the row's first non-empty cell."""
     out: Counter = Counter()
     for g in grids:
         texts = g.texts()
         lay = g.layout()
-        for r in range(len(texts)):
-            label = _key(texts[r][0]) if texts[r] else ""
+        for r in range(g.header_rows if skip_header else 0, len(texts)):
+            label = _key(next((t for t in texts[r] if t), ""))
             seen = set()
-            for c in range(1, len(texts[r])):
-                if lay[r][c] in seen or lay[r][c] == lay[r][0]:
+            for c in range(len(texts[r])):
+                if lay[r][c] in seen:
                     continue
                 seen.add(lay[r][c])
                 for n in numbers_in(texts[r][c]):
@@ -203,14 +204,11 @@ def _row_numbers(grids) -> Counter:
 def numeric_recall(pred: list[TableGrid], gold: list[TableGrid]) -> float:
     """Share of gold (row label, number) pairs found again in the predicted tables.
 
-    Counted as multisets over all tables of a document; header rows of the gold are
-    skipped, so a year in a header is not a number to recall.
+    Counted as multisets over all tables of a document; the row label is the first
+    non-empty cell of the row, and header rows of the gold are skipped, so a year in a
+    header is not a number to recall.
     """
-    gold_body = [TableGrid(rows=g.rows[g.header_rows :], header_rows=0) for g in gold]
-    want = Counter()
-    for g in gold_body:
-        for key, n in _row_numbers([g]).items():
-            want[key] += n
+    want = _row_numbers(gold, skip_header=True)
     have = _row_numbers(pred)
     total = sum(want.values())
     if total == 0:
@@ -285,7 +283,8 @@ def ixbrl_facts(html: str) -> list[tuple[str, str]]:
     """Gold numbers from inline XBRL: (row label, number) of every ``ix:nonFraction`` in a table.
 
     Independent of the converter: the label is the first non-empty cell of the fact's
-    ``<tr>``, read with plain lxml ``text_content``.
+    ``<tr>``, read with plain lxml ``text_content``. Nested facts (two tags on one
+    displayed number) count once.
     """
     import lxml.html
 
@@ -296,8 +295,11 @@ def ixbrl_facts(html: str) -> list[tuple[str, str]]:
     root = lxml.html.document_fromstring(text)
     out = []
     for el in root.iter("ix:nonfraction"):
+        ancestors = [a.tag for a in el.iterancestors()]
+        if "ix:nonfraction" in ancestors or "ix:header" in ancestors:
+            continue  # a fact nested in another shows the same text once
         tr = next((a for a in el.iterancestors() if a.tag == "tr"), None)
-        if tr is None or any(a.tag == "ix:header" for a in el.iterancestors()):
+        if tr is None:
             continue
         label = ""
         for td in tr:
@@ -323,7 +325,8 @@ def duplication_rate(source_html: str, output: str, *, min_chars: int = 30) -> f
     """Share of the source's text blocks that the output holds more than once.
 
     Source blocks are the texts of leaf block elements (``p``, ``div``, ``td``, ...) with
-    at least ``min_chars`` letters or digits that occur once in the source; texts are
+    at least ``min_chars`` letters or digits that occur once in the source's visible text
+    (scripts, styles, ``ix:header`` and ``display:none`` content removed); texts are
     compared in letters-and-digits-only form, so Markdown markup does not matter.
     """
     import lxml.html
@@ -335,19 +338,21 @@ def duplication_rate(source_html: str, output: str, *, min_chars: int = 30) -> f
     text, _ = decode_html(source_html)
     text = re.sub(r"^\s*<\?xml[^>]*\?>", "", text)
     root = lxml.html.document_fromstring(text)
-    blocks = Counter()
+    for el in list(root.iter("ix:header", "script", "style", "head")):
+        el.drop_tree()
+    for el in list(root.iter()):
+        if isinstance(el.tag, str) and "display:none" in (el.get("style") or "").replace(" ", ""):
+            el.drop_tree()
+    source = _key(root.text_content())
+    blocks = set()
     tags = ("p", "div", "td", "th", "li", "h1", "h2", "h3", "h4", "h5", "h6", "font")
     for el in root.iter(*tags):
         if any(isinstance(c.tag, str) and c.tag in tags for c in el.iterdescendants()):
             continue
-        if any(a.tag in ("ix:header", "script", "style") for a in el.iterancestors()):
-            continue
-        if "display:none" in (el.get("style") or "").replace(" ", ""):
-            continue
         k = _key(el.text_content())
         if len(k) >= min_chars:
-            blocks[k] += 1
-    unique = [k for k, n in blocks.items() if n == 1]
+            blocks.add(k)
+    unique = [k for k in blocks if source.count(k) == 1]
     if not unique:
         return 0.0
     out = _key(output)

@@ -387,40 +387,30 @@ def table_to_grid(
     if not alive:
         return TableGrid(rows=(), header_rows=0)
 
-    # 6d: drop empty rows; merge each column into its left neighbour where no row holds
-    # two different non-empty cells across them (spacers, split-off halves of spans)
+    # 6d: drop empty rows; drop every column whose non-empty cells all still cover another
+    # kept column (spacers, the split-off halves of spans); spans shrink accordingly
     keep_rows = sorted({p.row for p in alive})
     ncols = max(p.c1 for p in alive)
-    occupant: dict[tuple[int, int], int] = {}
+    users: list[set[int]] = [set() for _ in range(ncols)]
     for k, p in enumerate(alive):
-        for r in range(p.row, p.row + p.rowspan):
-            for c in range(p.c0, p.c1):
-                occupant[(r, c)] = k
-    rows_all = range(max(p.row + p.rowspan for p in alive))
-    group_of = [0] * ncols
-    current: dict[int, int] = {}
-    for r in rows_all:
-        if (r, 0) in occupant:
-            current[r] = occupant[(r, 0)]
-    g = 0
-    for c in range(1, ncols):
-        conflict = any(
-            (r, c) in occupant and r in current and occupant[(r, c)] != current[r]
-            for r in rows_all
-        )
-        if conflict:
-            g += 1
-            current = {}
-        for r in rows_all:
-            if (r, c) in occupant:
-                current[r] = occupant[(r, c)]
-        group_of[c] = g
-    num_groups = g + 1
+        for c in range(p.c0, p.c1):
+            users[c].add(k)
+    remaining = [p.c1 - p.c0 for p in alive]
+    kept: list[int] = []
+    for c in range(ncols):
+        if all(remaining[k] > 1 for k in users[c]):
+            for k in users[c]:
+                remaining[k] -= 1
+        else:
+            kept.append(c)
+    index_of = {c: g for g, c in enumerate(kept)}
+    num_groups = len(kept)
     new_row = {r: i for i, r in enumerate(keep_rows)}
 
     cell_at: dict[tuple[int, int], tuple[int, Cell, int]] = {}  # (row, group) -> origin
     for k, p in enumerate(alive):
-        g0, g1 = group_of[p.c0], group_of[p.c1 - 1]
+        inside = [index_of[c] for c in range(p.c0, p.c1) if c in index_of]
+        g0, g1 = inside[0], inside[-1]
         rspan = sum(1 for r in range(p.row, p.row + p.rowspan) if r in new_row)
         cell = Cell(p.text, colspan=g1 - g0 + 1, rowspan=max(rspan, 1))
         for r in range(p.row, p.row + p.rowspan):
@@ -468,6 +458,17 @@ def count_header_rows(grid: TableGrid) -> int:
         n += 1
     if n >= len(texts):  # no numeric rows: a text table gets one header row
         n = 1 if len(texts) > 1 else 0
+    # a rowspan may not cross from the header into the body (MultiMarkdown cannot say it):
+    # take the spanned rows into the header, or have no header at all
+    changed = True
+    while changed and n:
+        changed = False
+        for r in range(n):
+            if any(r + c.rowspan > n for c in grid.rows[r]):
+                n, changed = n + 1, True
+                break
+        if n >= len(texts):
+            return 0
     return n
 
 
@@ -622,9 +623,7 @@ def mmd_to_grids(markdown: str, *, colspan: bool = True, rowspan: bool = True) -
     grids: list[TableGrid] = []
     i = 0
     while i < len(lines):
-        if _SEP.match(lines[i]) and "|" in lines[i] or (
-            _SEP.match(lines[i]) and "-" in lines[i] and i > 0 and "|" in lines[i - 1]
-        ):
+        if "|" in lines[i] and _SEP.match(lines[i]):
             start = i
             while start > 0 and "|" in lines[start - 1] and lines[start - 1].strip():
                 if _SEP.match(lines[start - 1]):
