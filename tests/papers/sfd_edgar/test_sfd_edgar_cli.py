@@ -43,7 +43,7 @@ def test_bad_arguments(tmp_path):
         main(["convert", str(tmp_path / "missing"), "-o", str(tmp_path / "o")])
     with pytest.raises(SystemExit, match="jobs"):
         main(["convert", str(tmp_path), "-o", str(tmp_path / "o"), "--jobs", "0"])
-    with pytest.raises(SystemExit, match="no .htm"):
+    with pytest.raises(SystemExit, match=r"no \.htm"):
         main(["convert", str(tmp_path), "-o", str(tmp_path / "o")])
     with pytest.raises(SystemExit):
         main(["convert", str(tmp_path), "-o", str(tmp_path / "o"), "--currency", "yen"])

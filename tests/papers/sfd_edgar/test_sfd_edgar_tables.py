@@ -103,7 +103,8 @@ def test_empty_table_is_empty_grid():
 
 # -- property: random grids rendered EDGAR-style (spacers, split $ and ')') come back ------
 
-_label = st.text(alphabet="abcdefgh ", min_size=1, max_size=8).map(str.strip).filter(bool)
+_label = st.text(alphabet="abcdefgh ", min_size=1, max_size=8).map(lambda s: " ".join(s.split()))
+_label = _label.filter(bool)
 _num = st.integers(min_value=1, max_value=99_999).map(lambda n: f"{n:,}")
 
 
@@ -146,3 +147,27 @@ def test_edgar_layout_round_trip(table):
     assert g == expected
     assert mmd_to_grids(grid_to_mmd(g))[0] == g  # MultiMarkdown round trip
     assert table_to_grid(g.to_html()) == g  # idempotent on its own output
+
+
+_span = st.sampled_from(["1", "2", "3", "0", "-1", "x", "9999", None])
+_text = st.sampled_from(["", "", "$", ")", "%", "(12", "3,400", "Sales", "a|b", "—", "2024"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.tuples(_text, _span, _span), min_size=1, max_size=6),
+                min_size=1, max_size=6))
+def test_random_malformed_tables_never_crash_and_round_trip(rows):
+    def attr(name, v):
+        return "" if v is None else f" {name}='{v}'"
+
+    html = "<table>" + "".join(
+        "<tr>" + "".join(f"<td{attr('colspan', c)}{attr('rowspan', r)}>{t}</td>"
+                         for t, c, r in row) + "</tr>" for row in rows) + "</table>"
+    warnings = []
+    g = table_to_grid(html, warnings=warnings)
+    if g.rows:
+        assert mmd_to_grids(grid_to_mmd(g))[0] == g
+        assert table_to_grid(g.to_html()) == g
+        assert all(not (0 < r < g.header_rows and any(r + c.rowspan > g.header_rows
+                                                        for c in g.rows[r]))
+                   for r in range(len(g.rows)))

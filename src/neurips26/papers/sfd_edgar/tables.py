@@ -254,6 +254,7 @@ class _Piece:
     rowspan: int
     text: str
     alive: bool = True
+    span_rows: int = 1  # rows of its span that hold any text (empty rows are dropped later)
 
 
 def _ends_numeric(text: str) -> bool:
@@ -264,16 +265,29 @@ def _starts_numeric(text: str) -> bool:
     return bool(re.match(r"^\s*[\(\-]?\s*[\d.]", text)) or text.strip() in _NIL
 
 
-def _merge_row(pieces: list[_Piece], currency: str) -> None:
-    """Step 6c on one row's pieces (in column order), in place."""
-    live = [p for p in pieces if p.rowspan == 1]
+def _merge_row(pieces: list[_Piece], currency: str, at: dict[int, _Piece]) -> None:
+    """Step 6c on one row's pieces (in column order), in place.
+
+    ``at`` maps each column of the row to the piece covering it (rowspans from above
+    included); two cells merge only across slots without text.
+    """
+
+    def clear(a: _Piece, b: _Piece) -> bool:
+        return all((q := at.get(c)) is None or not q.text for c in range(a.c1, b.c0))
+
+    live = [p for p in pieces if p.span_rows == 1]
     for i, p in enumerate(live):  # ")" / "%" join the previous numeric cell
         if p.alive and p.text in CLOSERS:
             for q in reversed(live[:i]):
                 if not q.alive or not q.text:
                     continue
-                if _ends_numeric(q.text) or q.text.endswith(")"):
+                ok = _ends_numeric(q.text) or (
+                    q.text.endswith(")") and p.text.startswith("%") and _NUMBER.match(q.text)
+                )
+                if ok and clear(q, p):
                     q.text, q.c1, p.alive = q.text + p.text, p.c1, False
+                    for c in range(q.c0, q.c1):
+                        at[c] = q
                 break
     live = [p for p in live if p.alive]
     for i, p in enumerate(live):  # "$" joins the next non-empty cell
@@ -287,19 +301,15 @@ def _merge_row(pieces: list[_Piece], currency: str) -> None:
         for q in live[i + 1 :]:
             if not q.alive or not q.text:
                 continue
-            if _starts_numeric(q.text):
+            if _starts_numeric(q.text) and clear(p, q):
                 if p.text in ("(", "$(", "($"):
                     q.text = p.text + q.text.lstrip("(")
                 else:
                     q.text = p.text + q.text
                 q.c0, p.alive = p.c0, False
+                for c in range(q.c0, q.c1):
+                    at[c] = q
             break
-    # cells swallowed by a merged span disappear
-    merged = [p for p in pieces if p.alive]
-    for p in pieces:
-        if p.alive and not p.text:
-            if any(q is not p and q.text and q.c0 <= p.c0 and p.c1 <= q.c1 for q in merged):
-                p.alive = False
 
 
 def table_to_grid(
@@ -377,12 +387,19 @@ def table_to_grid(
     if len(widths) > 1 and not any(rs > 1 or cs > 1 for row in raw for _, cs, rs in row):
         warnings.append(f"table {index}: rows of unequal length padded with empty cells")
 
-    # 6c: split currency / parenthesis cells
+    # 6c: split currency / parenthesis cells (a cell spanning rows that will all but one
+    # be dropped as empty counts as a one-row cell, so a second pass changes nothing)
+    filled = {p.row for p in pieces if p.text}
+    for p in pieces:
+        p.span_rows = max(1, sum(1 for r in range(p.row, p.row + p.rowspan) if r in filled))
     by_row: dict[int, list[_Piece]] = {}
     for p in pieces:
         by_row.setdefault(p.row, []).append(p)
-    for row_pieces in by_row.values():
-        _merge_row(sorted(row_pieces, key=lambda p: p.c0), currency)
+    row_occ: dict[int, dict[int, _Piece]] = {}
+    for (r, c), k in occ.items():
+        row_occ.setdefault(r, {})[c] = pieces[k]
+    for r, row_pieces in by_row.items():
+        _merge_row(sorted(row_pieces, key=lambda p: p.c0), currency, row_occ.get(r, {}))
     alive = [p for p in pieces if p.alive and p.text]
     if not alive:
         return TableGrid(rows=(), header_rows=0)
