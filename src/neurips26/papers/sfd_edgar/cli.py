@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from itertools import islice
 from pathlib import Path
 
 SUFFIXES = (".htm", ".html", ".txt", ".xml")
@@ -61,11 +62,18 @@ def convert_command(args: argparse.Namespace) -> int:
             results.append(_convert_one(f, o, options))
             bar.update()
     else:
+        # stream: at most 4 filings per worker in flight, results taken as they finish
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            futures = [pool.submit(_convert_one, f, o, options) for f, o in jobs]
-            for fut in as_completed(futures):
-                results.append(fut.result())
-                bar.update()
+            pending = iter(jobs)
+            inflight = {pool.submit(_convert_one, f, o, options)
+                        for f, o in islice(pending, 4 * args.jobs)}
+            while inflight:
+                done, inflight = wait(inflight, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    results.append(fut.result())
+                    bar.update()
+                for f, o in islice(pending, len(done)):
+                    inflight.add(pool.submit(_convert_one, f, o, options))
     bar.close()
     failed = [r for r in results if not r["ok"]]
     report_dir = out if (out.is_dir() or not out.suffix) else out.parent

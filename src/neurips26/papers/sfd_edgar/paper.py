@@ -196,6 +196,10 @@ PAPER = Paper(
         "pre-token count is the documented fallback without tiktoken.",
         "Near-duplicates: LSH (threshold 0.75 t) proposes candidates, exact shingle Jaccard "
         "confirms them, so precision holds by construction; recall is the test.",
+        "No MultiMarkdown table captions ([Caption]) are written: the bold title above a "
+        "table stays a heading. Tables nested in table cells are flattened to cell text.",
+        "Throughput is a benchmark (benchmarks/sfd_edgar.py, ratios in one run) and volatile "
+        "metrics, not a claim: the abstract makes no speed claim.",
     ),
     tiers=(
         (
