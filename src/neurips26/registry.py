@@ -46,6 +46,7 @@ SLUGS: tuple[str, ...] = (
     "judge_rasch",
     "multiagent_neff",
     "multiagent_performative",
+    "sfd_edgar",
 )
 
 #: The verdicts a claim can get.
