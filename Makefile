@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 TIER ?= small
 JOBS ?= 2
 
-.PHONY: setup reproduce test report clean
+.PHONY: setup reproduce test report clean node-oracle
 
 setup: $(VENV)/.installed
 
@@ -32,6 +32,14 @@ $(VENV)/.installed: pyproject.toml Makefile
 		apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist; fi
 	touch $@
 
+# The npm MultiMarkdown oracle of sfd_edgar's tests (node 20); tests skip without it.
+NODE_ORACLE := .cache/node/node_modules/markdown-it-multimd-table
+node-oracle: $(NODE_ORACLE)
+
+$(NODE_ORACLE):
+	mkdir -p .cache/node
+	-npm install --no-audit --no-fund --prefix .cache/node markdown-it@14 markdown-it-multimd-table@4.2.3
+
 reproduce: setup
 	$(BIN)/neurips26 reproduce --tier $(TIER) --jobs $(JOBS); status=$$?; \
 	$(BIN)/neurips26 report --out report; exit $$status
@@ -39,7 +47,7 @@ reproduce: setup
 report: setup
 	$(BIN)/neurips26 report --out report
 
-test: setup
+test: setup node-oracle
 	$(BIN)/ruff check .
 	$(BIN)/pytest
 

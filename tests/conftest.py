@@ -7,8 +7,8 @@ import tempfile
 
 import pytest
 
+from neurips26.records import RunRecord
 from neurips26.registry import Claim, Paper, evaluate_claim
-from neurips26.runner import RunRecord
 from neurips26.store import Store
 
 # No test may depend on a cached trained model: every session starts with an empty cache.

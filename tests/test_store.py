@@ -42,11 +42,11 @@ def test_store_path_from_environment(tmp_path, monkeypatch):
 def test_a_store_written_before_captions_and_claim_kinds_reads_back(tmp_path):
     import json
 
-    from neurips26.store import _SCHEMA
+    from test_store_damage import V1_SCHEMA
 
     path = tmp_path / "old.sqlite"
     db = sqlite3.connect(path)
-    db.executescript(_SCHEMA)  # the runs table as it was, without the captions column
+    db.executescript(V1_SCHEMA)  # schema 1: no captions column, claims without kinds
     assert "captions" not in {r[1] for r in db.execute("PRAGMA table_info(runs)")}
     old_claim = {
         "id": "small_mean", "statement": "s", "paper_value": "0", "metric": "mean",

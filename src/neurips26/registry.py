@@ -34,6 +34,7 @@ SLUGS: tuple[str, ...] = (
     "geto_lp",
     # seed 004_839af22534344a66.txt
     "monoculture",
+    "state_pred_sep",
     "data_exchange_core",
     "qnn_spectral",
     "sign_code",
@@ -45,6 +46,7 @@ SLUGS: tuple[str, ...] = (
     "judge_rasch",
     "multiagent_neff",
     "multiagent_performative",
+    "sfd_edgar",
 )
 
 #: The verdicts a claim can get.
@@ -360,6 +362,33 @@ def format_counts(counts: dict[str, int]) -> str:
 
 
 @dataclass(frozen=True)
+class Resources:
+    """What one run of a paper needs; both backends of ``reproduce`` honour it.
+
+    Parameters
+    ----------
+    cpus : int
+        Cores (the local backend's slots and BLAS threads; Ray's ``num_cpus``).
+    memory_gb : float
+        Memory (Ray's ``memory`` resource; the local backend does not enforce it).
+    gpu : float
+        GPUs (Ray's ``num_gpus``; the local backend runs on what the machine has).
+    """
+
+    cpus: int = 1
+    memory_gb: float = 2.0
+    gpu: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.cpus, int) or self.cpus < 1:
+            raise ValueError(f"resources: cpus must be an integer >= 1, got {self.cpus!r}")
+        if not self.memory_gb > 0:
+            raise ValueError(f"resources: memory_gb must be > 0, got {self.memory_gb!r}")
+        if not self.gpu >= 0:
+            raise ValueError(f"resources: gpu must be >= 0, got {self.gpu!r}")
+
+
+@dataclass(frozen=True)
 class Paper:
     """A registered paper: what it proposes, its claims, and where its code lives.
 
@@ -386,6 +415,12 @@ class Paper:
         What we inferred, scaled down or substituted.
     tiers : dict
         One line per tier saying what it runs.
+    resources : Resources
+        Cores, memory and GPUs one run needs (default 1 core, 2 GB, no GPU).
+    paper_hours : float or None
+        Expected hours of the ``paper`` tier on the machine its tier text names;
+        ``None`` if unknown. ``run --tier paper`` warns of it and asks for ``--yes``
+        above an hour.
     """
 
     slug: str
@@ -398,6 +433,8 @@ class Paper:
     claims: tuple[Claim, ...]
     deviations: tuple[str, ...]
     tiers: tuple[tuple[str, str], ...]
+    resources: Resources = Resources()
+    paper_hours: float | None = None
 
     def __post_init__(self) -> None:
         ids = [c.id for c in self.claims]

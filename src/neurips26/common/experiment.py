@@ -192,10 +192,7 @@ def validate_config(config: Any) -> Any:
         value = getattr(config, f.name)
         meta = f.metadata or {}
         if f.name == "seed":
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise ConfigError(f"seed: expected an integer, got {value!r}")
-            if not 0 <= value <= MAX_SEED:
-                raise ConfigError(f"seed: {value} is outside [0, {MAX_SEED}]")
+            check_seed(value)
         values = value if isinstance(value, tuple) else (value,)
         if isinstance(value, tuple) and not value and not meta.get("allow_empty", False):
             raise ConfigError(f"{f.name}: an empty list is not allowed")
@@ -307,7 +304,8 @@ def apply_overrides(config: Any, overrides: dict[str, str] | None = None, **valu
     overrides : dict of str to str
         Raw ``--set`` texts (JSON, or comma-separated for tuples).
     **values
-        Already-typed values (e.g. ``seed=3``).
+        Already-typed values (e.g. ``seed=3`` from ``--seed``); ``None`` leaves the
+        field as it is. A key given both here and in ``overrides`` must agree.
 
     Raises
     ------
@@ -324,10 +322,35 @@ def apply_overrides(config: Any, overrides: dict[str, str] | None = None, **valu
             raise ConfigError(f"unknown config key {key!r}; valid keys: {', '.join(names)}")
         changes[key] = _coerce(_parse_text(text, hints[key]), hints[key], key)
     for key, value in values.items():
+        if value is None:
+            continue
         if key not in names:
             raise ConfigError(f"unknown config key {key!r}; valid keys: {', '.join(names)}")
-        changes[key] = _coerce(value, hints[key], key)
+        typed = _coerce(value, hints[key], key)
+        if key in changes and changes[key] != typed:
+            raise ConfigError(
+                f"{key} given twice with different values ({changes[key]!r} by --set, {typed!r} "
+                f"by --{key}); give it once"
+            )
+        changes[key] = typed
     return validate_config(dataclasses.replace(config, **changes))
+
+
+def check_seed(seed: Any) -> int:
+    """Return ``seed`` if it is an integer in ``[0, MAX_SEED]``; else raise ConfigError.
+
+    >>> check_seed(3)
+    3
+    >>> check_seed(-5)
+    Traceback (most recent call last):
+    ...
+    neurips26.common.experiment.ConfigError: seed: -5 is outside [0, 9223372036854775807]
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ConfigError(f"seed: expected an integer, got {seed!r}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"seed: {seed} is outside [0, {MAX_SEED}]")
+    return seed
 
 
 def parse_set_args(items: list[str] | None) -> dict[str, str]:

@@ -80,29 +80,39 @@ class Config:
     """
 
     seed: int = 0
-    num_devices: int = 4
-    workloads: tuple[str, ...] = ("react", "rag", "debate", "code", "mix")
-    num_seeds: int = 3
-    horizon: float = 300.0
-    warmup: float = 60.0
-    num_flood: int = 300
-    batch_sizes: tuple[int, ...] = (4, 8, 16, 32)
-    saturation: float = 1.5
-    load: float = 0.7
-    c0: float = 5e-3
-    c_prefill: float = 8e-5
-    c_decode: float = 2.5e-4
-    max_batch: int = 32
-    hop_cost: float = 2e-3
-    sched_overhead: float = 1e-3
-    high_overhead: float = 0.05
+    num_devices: int = param(4, help="co-deployed devices", min=1)
+    workloads: tuple[str, ...] = param(
+        ("react", "rag", "debate", "code", "mix"),
+        help="agent workflows served",
+        choices=("rag", "react", "debate", "code", "mix"),
+    )
+    num_seeds: int = param(3, help="simulation seeds per setting", min=1)
+    horizon: float = param(300.0, help="simulated seconds per run", min=0.0)
+    warmup: float = param(
+        60.0, help="simulated warm-up seconds left out of the statistics", min=0.0
+    )
+    num_flood: int = param(300, help="requests of the capacity-probing flood", min=1)
+    batch_sizes: tuple[int, ...] = param((4, 8, 16, 32), help="batch sizes swept", min=1)
+    saturation: float = param(
+        1.5, help="arrival rate as a multiple of capacity in the overload runs", min=0.0
+    )
+    load: float = param(0.7, help="arrival rate as a fraction of capacity", min=0.0, max=1.0)
+    c0: float = param(5e-3, help="fixed latency per batch step (s)", min=0.0)
+    c_prefill: float = param(8e-5, help="prefill seconds per token", min=0.0)
+    c_decode: float = param(2.5e-4, help="decode seconds per token", min=0.0)
+    max_batch: int = param(32, help="largest batch a device runs", min=1)
+    hop_cost: float = param(2e-3, help="seconds per cross-device hop", min=0.0)
+    sched_overhead: float = param(1e-3, help="scheduler seconds per decision", min=0.0)
+    high_overhead: float = param(
+        0.05, help="scheduler overhead of the high-overhead ablation (s)", min=0.0
+    )
     sweep_cd: tuple[float, ...] = param(
         (0.5, 2.0), help="delegation-cost multipliers (empty: none)", min=0.0, allow_empty=True
     )
     sweep_tool_cv: tuple[float, ...] = param(
         (0.5, 2.0), help="tool-latency CVs swept (empty: no sweep)", min=0.0, allow_empty=True
     )
-    claim4: bool = True
+    claim4: bool = param(True, help="run the claim-4 experiment")
     sweep_loads: tuple[float, ...] = param(
         (0.5, 0.7, 0.9), help="load fractions swept (empty: no sweep)", min=0.0, allow_empty=True
     )

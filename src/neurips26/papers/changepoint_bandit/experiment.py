@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 
 from . import (
@@ -40,17 +40,27 @@ class Config:
     """
 
     seed: int = 0
-    num_change_points: tuple[int, ...] = (2, 3)
-    jumps: tuple[float, ...] = (0.5,)
-    layouts: tuple[str, ...] = ("spread", "clustered")
-    deltas: tuple[float, ...] = (0.1, 1e-8)
-    etas: tuple[float, ...] = (1e-3,)
-    clustered_spacing: float = 4.0  # in units of eta
-    sigma: float = 1.0
-    n_runs: int = 30
-    n_runs_baselines: int = 30
-    baselines: tuple[str, ...] = ("uniform_ruptures", "mcpi")
-    max_queries: int = 10**8
+    num_change_points: tuple[int, ...] = param((2, 3), help="numbers of change points N", min=1)
+    jumps: tuple[float, ...] = param((0.5,), help="jump sizes of the step function", min=0.0)
+    layouts: tuple[str, ...] = param(
+        ("spread", "clustered"), help="change-point layouts", choices=("spread", "clustered")
+    )
+    deltas: tuple[float, ...] = param(
+        (0.1, 1e-8), help="confidence parameters delta", min=0.0, max=1.0
+    )
+    etas: tuple[float, ...] = param((1e-3,), help="localisation precisions eta", min=0.0)
+    clustered_spacing: float = param(
+        4.0, help="spacing of clustered change points, in units of eta", min=0.0
+    )
+    sigma: float = param(1.0, help="noise standard deviation", min=0.0)
+    n_runs: int = param(30, help="runs per setting (ours and the oracle-cells reference)", min=1)
+    n_runs_baselines: int = param(30, help="runs per setting of the baselines", min=1)
+    baselines: tuple[str, ...] = param(
+        ("uniform_ruptures", "mcpi"),
+        help="baselines compared",
+        choices=("uniform_ruptures", "mcpi"),
+    )
+    max_queries: int = param(10**8, help="query budget per run", min=1)
 
 
 TIERS = {

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 
 from . import (
@@ -43,21 +43,31 @@ class Config:
     """
 
     seed: int = 0
-    datasets: tuple[str, ...] = ("digits", "breast_cancer", "wine")
-    curve_splits: int = 5
-    wta_firms: tuple[int, ...] = (3, 4)
-    num_wta: int = 30
-    logit_firms: tuple[int, ...] = (3,)
-    num_logit: int = 30
-    rationalities: tuple[float, ...] = (2.0, 5.0, 20.0)
-    num_starts: int = 50
-    outer_step: float = 0.1
-    grid_step: float = 0.25
-    num_restarts: int = 10
-    max_iter: int = 200
-    logit_dynamic_iter: int = 30
-    tol: float = 1e-9
-    eps_empty: float = 1e-3
+    datasets: tuple[str, ...] = param(
+        ("digits", "breast_cancer", "wine"),
+        help="scikit-learn data sets behind the accuracy curves",
+        choices=("wine", "digits", "breast_cancer"),
+    )
+    curve_splits: int = param(5, help="train/test splits per curve point", min=1)
+    wta_firms: tuple[int, ...] = param(
+        (3, 4), help="firm counts of the winner-take-all instances", min=1
+    )
+    num_wta: int = param(30, help="winner-take-all instances per firm count", min=1)
+    logit_firms: tuple[int, ...] = param((3,), help="firm counts of the logit instances", min=1)
+    num_logit: int = param(30, help="logit instances per firm count", min=1)
+    rationalities: tuple[float, ...] = param(
+        (2.0, 5.0, 20.0), help="logit rationality parameters swept", min=0.0
+    )
+    num_starts: int = param(50, help="random starts of the core search", min=1)
+    outer_step: float = param(0.1, help="step of the outer search", min=0.0)
+    grid_step: float = param(0.25, help="step of the deviation grid", min=0.0)
+    num_restarts: int = param(10, help="restarts of the local search", min=1)
+    max_iter: int = param(200, help="iteration cap of the dynamics", min=1)
+    logit_dynamic_iter: int = param(30, help="iterations of the logit dynamic", min=1)
+    tol: float = param(1e-9, help="convergence tolerance", min=0.0)
+    eps_empty: float = param(
+        1e-3, help="slack under which a coalition's gain counts as none", min=0.0
+    )
 
 
 TIERS = {

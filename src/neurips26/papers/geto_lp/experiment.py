@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure, plt
 
 from . import (
@@ -120,20 +120,40 @@ class Config:
     """
 
     seed: int = 0
-    sizes: tuple[int, ...] = (16, 24, 32)
-    num_inputs: int = 3
-    size_1d: int = 0
-    organ_size: int = 16
-    organ_subjects: int = 5
-    palette_bins: int = 8
-    palette_images: int = 3
-    entropic_regs: tuple[float, ...] = (1e-2, 1e-3)
-    entropic_max_iter: int = 3000
-    entropic_dense_log_max_points: int = 0
-    solver: str = "highs-ds"
-    full_time_limit: float = 60.0
-    full_memory_gb: float = 8.0
-    pot_max_points: int = 256
+    sizes: tuple[int, ...] = param((16, 24, 32), help="2-D synthetic grids ``n x n``", min=1)
+    num_inputs: int = param(3, help="``M`` for the synthetic instances", min=1)
+    size_1d: int = param(0, help="Points of a 1-D instance (0: none)", min=0)
+    organ_size: int = param(16, help="grid of the organ-like substitute (0: none)", min=0)
+    organ_subjects: int = param(5, help="subjects of the organ-like substitute", min=1)
+    palette_bins: int = param(
+        8, help="bins per RGB channel of the colour experiment (0: none)", min=0
+    )
+    palette_images: int = param(
+        3,
+        help="images of the colour experiment (china, flower, then palette-shifted copies)",
+        min=1,
+    )
+    entropic_regs: tuple[float, ...] = param(
+        (1e-2, 1e-3), help="Entropic regularisations (the grid lies in the unit cube)", min=0.0
+    )
+    entropic_max_iter: int = param(3000, help="Sinkhorn iteration cap", min=1)
+    entropic_dense_log_max_points: int = param(
+        0, help="largest N for the dense log-domain Sinkhorn at small regs (0: none)", min=0
+    )
+    solver: str = param(
+        "highs-ds",
+        help="HiGHS method for GETO and the full LP (the same for both)",
+        choices=("highs", "highs-ds", "highs-ipm"),
+    )
+    full_time_limit: float = param(
+        60.0, help="Seconds allowed to the full LP (its time budget)", min=0.0
+    )
+    full_memory_gb: float = param(
+        8.0,
+        help="Memory budget of the full LP, checked on its estimated size before building",
+        min=0.0,
+    )
+    pot_max_points: int = param(256, help="largest N for POT's LP barycenter", min=1)
 
 
 TIERS = {

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 
 from . import (
@@ -59,27 +59,26 @@ PATHOLOGICAL = ("collapsed", "compressed", "system_biased", "noisy", "shifted")
 class Config:
     """Settings of the reproduction (see ``TIERS``)."""
 
-    num_systems: int = 16
-    num_items: int = 100
-    num_raters: int = 3
-    num_dimensions: int = 4
-    num_categories: int = 5
-    theta_sd: float = 1.0
-    weak_theta_sd: float = 0.1
-    misfit_rate: float = 0.5
-    judges: tuple[str, ...] = (
-        "faithful",
-        "collapsed",
-        "compressed",
-        "system_biased",
-        "noisy",
-        "shifted",
+    num_systems: int = param(16, help="systems rated", min=1)
+    num_items: int = param(100, help="items per system", min=1)
+    num_raters: int = param(3, help="human raters", min=1)
+    num_dimensions: int = param(4, help="rated dimensions", min=1)
+    num_categories: int = param(5, help="rating categories", min=1)
+    theta_sd: float = param(1.0, help="spread of system quality", min=0.0)
+    weak_theta_sd: float = param(0.1, help="spread of system quality on the weak ruler", min=0.0)
+    misfit_rate: float = param(0.5, help="fraction of misfitting ratings", min=0.0, max=1.0)
+    judges: tuple[str, ...] = param(
+        ("faithful", "collapsed", "compressed", "system_biased", "noisy", "shifted"),
+        help="simulated LLM judges",
+        choices=("faithful", "collapsed", "compressed", "system_biased", "noisy", "shifted"),
     )
-    num_replicates: int = 20
-    num_weak_replicates: int = 10
-    num_bootstrap: int = 100
-    heldout_frac: float = 0.5
-    alpha: float = 0.05
+    num_replicates: int = param(20, help="replicates per judge", min=1)
+    num_weak_replicates: int = param(10, help="replicates on the weak ruler", min=1)
+    num_bootstrap: int = param(100, help="bootstrap resamples for intervals", min=1)
+    heldout_frac: float = param(
+        0.5, help="fraction of items held out for validation", min=0.0, max=1.0
+    )
+    alpha: float = param(0.05, help="significance level of the tests", min=0.0, max=1.0)
     seed: int = 0
 
 

@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.papers.lambda6_star import (
     IllPosedWarning,
@@ -106,17 +106,34 @@ class Config:
     """
 
     seed: int = 0
-    benchmarks: tuple[str, ...] = ("irt", "imagenet", "digits", "mmlu")
-    irt_num_models: int = 60
-    irt_num_items: int = 2000
-    imagenet_num_trials: int = 50
-    digits_noise: float = 2.0
-    digits_shift_prob: float = 0.25
-    budgets: tuple[int, ...] = (10, 20, 50, 100, 200)
-    reference_budget: int = 200
-    num_random: int = 50
-    num_splits: int = 100
-    local_matrix: str | None = None
+    benchmarks: tuple[str, ...] = param(
+        ("irt", "imagenet", "digits", "mmlu"),
+        help="Any of ``irt``, ``imagenet``, ``digits``, ``mmlu``",
+        choices=("irt", "imagenet", "digits", "mmlu"),
+    )
+    irt_num_models: int = param(60, help="Size of the 2PL simulation", min=1)
+    irt_num_items: int = param(2000, help="Size of the 2PL simulation", min=1)
+    imagenet_num_trials: int = param(
+        50, help="Validation images per class behind each accuracy (binomial resampling)", min=1
+    )
+    digits_noise: float = param(
+        2.0, help="standard deviation of the input noise of a digits evaluation run", min=0.0
+    )
+    digits_shift_prob: float = param(
+        0.25, help="probability that a digits evaluation run shifts its inputs", min=0.0, max=1.0
+    )
+    budgets: tuple[int, ...] = param((10, 20, 50, 100, 200), help="Selection budgets k", min=1)
+    reference_budget: int = param(
+        200, help="Size of the random subset whose tau the λ6★ subsets must reach (claim 4)", min=1
+    )
+    num_random: int = param(50, help="Random subsets per budget", min=1)
+    num_splits: int = param(
+        100, help="Random split halves for the variance-to-stability check", min=1
+    )
+    local_matrix: str | None = param(
+        None,
+        help="paper tier: a local CSV/TSV response matrix (models as rows), an extra benchmark",
+    )
 
 
 TIERS = {

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import chisquare
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 
 from . import (
@@ -51,15 +51,29 @@ class Config:
     """Settings of the reproduction (see the module docstring)."""
 
     seed: int = 0
-    sizes: tuple[str, ...] = ("small", "large")
-    stacks: tuple[str, ...] = ("plan_execute", "obs_loop", "retry_backoff")
-    conditions: tuple[str, ...] = ("none", "calibrated", "uniform_severe")
-    num_tasks: int = 25
-    client_timeout: float = 0.05
-    num_fidelity: int = 5000
-    intermittent_p: float = 0.3
-    num_replay_tasks: int = 10
-    num_stdio_tasks: int = 5
+    sizes: tuple[str, ...] = param(
+        ("small", "large"), help="tool-set sizes", choices=("small", "large")
+    )
+    stacks: tuple[str, ...] = param(
+        ("plan_execute", "obs_loop", "retry_backoff"),
+        help="agent stacks",
+        choices=("plan_execute", "obs_loop", "retry_backoff"),
+    )
+    conditions: tuple[str, ...] = param(
+        ("none", "calibrated", "uniform_severe"),
+        help="fault conditions",
+        choices=("none", "calibrated", "uniform_severe"),
+    )
+    num_tasks: int = param(25, help="tasks per cell", min=1)
+    client_timeout: float = param(
+        0.05, help="client timeout of the scripted agents (simulated s)", min=0.0
+    )
+    num_fidelity: int = param(5000, help="calls of the fault-rate fidelity check", min=1)
+    intermittent_p: float = param(
+        0.3, help="probability of an intermittent fault", min=0.0, max=1.0
+    )
+    num_replay_tasks: int = param(10, help="tasks replayed for determinism", min=1)
+    num_stdio_tasks: int = param(5, help="tasks run through the stdio wrapper", min=0)
 
 
 TIERS = {

@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 
 from . import (
@@ -67,20 +67,28 @@ from . import (
 @dataclass(frozen=True)
 class Config:
     seed: int = 0
-    num_models: int = 20
-    num_items: int = 2000
-    difficulty_sd: float = 1.5
-    block_size: int = 5
-    block_rho: float = 0.5
-    num_bootstrap: int = 200
-    datasets: tuple[str, ...] = ("digits", "breast_cancer")
-    zoo_size: str = "full"
-    num_clones: int = 6
-    clone_a: str = "logreg_C1"
-    clone_b: str = "linear_svc"
-    run_2pl: bool = True
-    imagenet_classes: int = 0
-    imagenet_bootstrap: int = 30
+    num_models: int = param(20, help="models of the synthetic benchmark", min=1)
+    num_items: int = param(2000, help="items of the synthetic benchmark", min=1)
+    difficulty_sd: float = param(1.5, help="standard deviation of item difficulty", min=0.0)
+    block_size: int = param(5, help="models per correlated block", min=1)
+    block_rho: float = param(0.5, help="within-block error correlation", min=0.0, max=1.0)
+    num_bootstrap: int = param(200, help="bootstrap resamples for intervals", min=1)
+    datasets: tuple[str, ...] = param(
+        ("digits", "breast_cancer"),
+        help="scikit-learn data sets the model zoo is trained on",
+        choices=("wine", "digits", "breast_cancer"),
+    )
+    zoo_size: str = param("full", help="size of the model zoo")
+    num_clones: int = param(6, help="near-copies of clone_a added to the zoo", min=0)
+    clone_a: str = param("logreg_C1", help="zoo model that is cloned")
+    clone_b: str = param("linear_svc", help="zoo model compared with clone_a")
+    run_2pl: bool = param(True, help="fit the 2PL null model too")
+    imagenet_classes: int = param(
+        0, help="ImageNet classes of the real-prediction experiment (0: none)", min=0
+    )
+    imagenet_bootstrap: int = param(
+        30, help="bootstrap resamples of the ImageNet experiment", min=1
+    )
 
 
 TIERS = {

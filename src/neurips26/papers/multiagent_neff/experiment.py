@@ -60,27 +60,39 @@ class Config:
     """Settings of the reproduction (see TIERS)."""
 
     seed: int = 0
-    num_questions: int = 200
-    N_grid: tuple[int, ...] = (1, 2, 3, 4, 5, 8, 12, 20, 30)
-    num_runs: int = 20
-    num_bootstrap: int = 100
-    rounds: int = 3
-    influence: float = 0.1
-    sharpen: float = 1.5
-    agent_concentration: float = 10.0
-    family_spread: float = 0.5
-    sparse_peers: int = 1
-    task_types: tuple[str, ...] = ("mcq", "free_form")
-    mcq_answers: int = 4
-    free_form_answers: int = 40
-    mf_peers: tuple[int, ...] = (1, 2, 4, 2, 4)
-    mf_rounds: tuple[int, ...] = (4, 2, 1, 1, 2)
-    pilot_max_N: int = 5
+    num_questions: int = param(200, help="questions per run", min=1)
+    N_grid: tuple[int, ...] = param((1, 2, 3, 4, 5, 8, 12, 20, 30), help="team sizes N", min=1)
+    num_runs: int = param(20, help="runs per team size", min=1)
+    num_bootstrap: int = param(100, help="bootstrap resamples for intervals", min=1)
+    rounds: int = param(3, help="debate rounds", min=1)
+    influence: float = param(0.1, help="weight of peers' answers in an update", min=0.0, max=1.0)
+    sharpen: float = param(1.5, help="sharpening exponent of the answer distribution", min=0.0)
+    agent_concentration: float = param(
+        10.0, help="Dirichlet concentration of agents' answer distributions", min=0.0
+    )
+    family_spread: float = param(0.5, help="spread between model families", min=0.0)
+    sparse_peers: int = param(1, help="peers each agent reads in the sparse topology", min=0)
+    task_types: tuple[str, ...] = param(
+        ("mcq", "free_form"), help="task types", choices=("mcq", "free_form")
+    )
+    mcq_answers: int = param(4, help="answer options of multiple-choice tasks", min=1)
+    free_form_answers: int = param(40, help="distinct answers of free-form tasks", min=1)
+    mf_peers: tuple[int, ...] = param(
+        (1, 2, 4, 2, 4), help="peers per agent of each mean-field configuration", min=1
+    )
+    mf_rounds: tuple[int, ...] = param(
+        (4, 2, 1, 1, 2),
+        help="rounds of each mean-field configuration (same length as mf_peers)",
+        min=1,
+    )
+    pilot_max_N: int = param(5, help="largest team of the pilot fit", min=1)
     sweep_family_spreads: tuple[float, ...] = param(
         (1.0, 2.0), help="family-spread values swept (empty: no sweep)", min=0.0, allow_empty=True
     )
-    oracle_rho: float = 0.3
-    oracle_questions: int = 2000
+    oracle_rho: float = param(
+        0.3, help="error correlation of the closed-form oracle", min=0.0, max=1.0
+    )
+    oracle_questions: int = param(2000, help="questions of the oracle check", min=1)
 
 
 TIERS = {

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 
 from . import (
@@ -67,22 +67,44 @@ class Config:
     """Settings of the reproduction (see ``TIERS``)."""
 
     seed: int = 0
-    graphs: tuple[str, ...] = ("er", "star_in", "star_out", "ring")
-    rhos: tuple[float, ...] = (0.5, 0.8, 0.9, 0.95, 1.05, 1.1, 1.3)
-    num_agents: tuple[int, ...] = (10,)
-    dims: tuple[int, ...] = (1,)
-    horizon: int = 500
-    num_seeds: int = 5
-    num_samples: int = 200
-    super_rhos: tuple[float, ...] = (1.05, 1.1, 1.3)
-    super_claim_min_rho: float = 1.1
-    super_horizon: int = 2000
-    radius: float = 1.0
-    start_offset: float = 0.5
-    learners: tuple[str, ...] = ("rrm", "damped", "damped", "gd", "gd")
-    learner_lrs: tuple[float, ...] = (0.1, 0.1, 0.5, 0.01, 0.1)
-    dag_scalars: tuple[float, ...] = (2.0, 3.0, 5.0)
-    single_agent_constants: tuple[float, ...] = (0.5, 0.9, 1.1)
+    graphs: tuple[str, ...] = param(
+        ("er", "star_in", "star_out", "ring"),
+        help="interaction graphs",
+        choices=("er", "star_in", "star_out", "dag", "ring"),
+    )
+    rhos: tuple[float, ...] = param(
+        (0.5, 0.8, 0.9, 0.95, 1.05, 1.1, 1.3), help="spectral radii rho swept", min=0.0
+    )
+    num_agents: tuple[int, ...] = param((10,), help="numbers of agents n", min=1)
+    dims: tuple[int, ...] = param((1,), help="feature dimensions d", min=1)
+    horizon: int = param(500, help="retraining rounds T", min=1)
+    num_seeds: int = param(5, help="seeds per setting", min=1)
+    num_samples: int = param(200, help="samples per retraining round", min=1)
+    super_rhos: tuple[float, ...] = param(
+        (1.05, 1.1, 1.3), help="supercritical radii of the divergence check", min=0.0
+    )
+    super_claim_min_rho: float = param(
+        1.1, help="smallest rho at which divergence is claimed", min=0.0
+    )
+    super_horizon: int = param(2000, help="rounds of the supercritical runs", min=1)
+    radius: float = param(1.0, help="radius of the parameter set", min=0.0)
+    start_offset: float = param(0.5, help="distance of the start from the fixed point", min=0.0)
+    learners: tuple[str, ...] = param(
+        ("rrm", "damped", "damped", "gd", "gd"),
+        help="learning rules compared",
+        choices=("rrm", "damped", "gd"),
+    )
+    learner_lrs: tuple[float, ...] = param(
+        (0.1, 0.1, 0.5, 0.01, 0.1),
+        help="learning rate of each learner (same length as learners)",
+        min=0.0,
+    )
+    dag_scalars: tuple[float, ...] = param(
+        (2.0, 3.0, 5.0), help="scalings of the DAG instances", min=0.0
+    )
+    single_agent_constants: tuple[float, ...] = param(
+        (0.5, 0.9, 1.1), help="sensitivities of the single-agent check", min=0.0
+    )
 
 
 TIERS = {

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 
 from . import (
@@ -75,26 +75,40 @@ class Config:
     exponential (ternary) encoding scales, whose path count is not monotone in ``k``.
     """
 
-    qnn_qubits: tuple[int, ...] = (1, 3)
-    qnn_layers: tuple[int, ...] = (8, 3)
-    control_layers: int = 3
-    num_frequencies: int = 6
-    profiles: tuple[str, ...] = ("flat", "increasing", "decreasing", "shuffled")
-    num_seeds: int = 3
-    max_iter: int = 400
-    qnn_lr: float = 0.05
-    mlp_lr: float = 1e-3
-    mlp_width: int = 64
-    mlp_small_width: int = 4
-    mlp_activations: tuple[str, ...] = ("tanh", "relu")
-    fourier_features: int = 8
-    num_points: int = 64
-    record_every: int = 5
-    threshold: float = 0.1
-    hf_amplitudes: tuple[float, ...] = (0.2, 0.7)
-    hf_frequencies: tuple[int, ...] = (1, 8)
-    gd_lr: float = 0.05
-    gd_steps: int = 200
+    qnn_qubits: tuple[int, ...] = param((1, 3), help="qubits of each QNN", min=1)
+    qnn_layers: tuple[int, ...] = param(
+        (8, 3), help="data re-uploading layers of each QNN (same length as qnn_qubits)", min=1
+    )
+    control_layers: int = param(3, help="layers of the control QNN", min=0)
+    num_frequencies: int = param(6, help="Fourier frequencies of the target", min=0)
+    profiles: tuple[str, ...] = param(
+        ("flat", "increasing", "decreasing", "shuffled"),
+        help="amplitude profiles of the targets",
+        choices=("flat", "shuffled", "increasing", "decreasing"),
+    )
+    num_seeds: int = param(3, help="seeds per setting", min=1)
+    max_iter: int = param(400, help="training steps", min=1)
+    qnn_lr: float = param(0.05, help="QNN learning rate", min=0.0)
+    mlp_lr: float = param(1e-3, help="MLP learning rate", min=0.0)
+    mlp_width: int = param(64, help="hidden width of the MLP baseline", min=1)
+    mlp_small_width: int = param(4, help="hidden width of the small MLP baseline", min=1)
+    mlp_activations: tuple[str, ...] = param(
+        ("tanh", "relu"), help="activations of the MLP baselines", choices=("tanh", "relu")
+    )
+    fourier_features: int = param(8, help="random Fourier features of the feature baseline", min=1)
+    num_points: int = param(64, help="training points on [0, 2 pi)", min=1)
+    record_every: int = param(5, help="steps between recorded coefficients", min=1)
+    threshold: float = param(
+        0.1, help="relative error at which a frequency counts as learned", min=0.0, max=1.0
+    )
+    hf_amplitudes: tuple[float, ...] = param(
+        (0.2, 0.7), help="amplitudes of the high-frequency probe", min=0.0
+    )
+    hf_frequencies: tuple[int, ...] = param(
+        (1, 8), help="frequencies of the high-frequency probe", min=0
+    )
+    gd_lr: float = param(0.05, help="learning rate of the analytic gradient-descent model", min=0.0)
+    gd_steps: int = param(200, help="steps of the analytic gradient-descent model", min=1)
     seed: int = 0
 
 

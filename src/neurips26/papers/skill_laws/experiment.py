@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.papers.skill_laws import (
     FIXES,
@@ -72,27 +72,31 @@ class Config:
     """Settings of one reproduction run."""
 
     seed: int = 0
-    num_families: int = 40
-    skills_per_family: int = 30
-    black_hole_frac: float = 0.03
-    per_skill: int = 5
-    keyword_dropout: float = 0.3
-    distractor_prob: float = 0.2
-    sizes: tuple[int, ...] = (10, 20, 50, 100, 200, 500, 1000)
-    routers: tuple[str, ...] = (
-        "minilm",
-        "minilm@0.5",
-        "tfidf",
-        "bm25",
-        "char",
-        "tfidf@0.5",
-        "bm25@1.0",
-        "char@0.5",
+    num_families: int = param(40, help="skill families of the synthetic library", min=1)
+    skills_per_family: int = param(30, help="skills per family", min=1)
+    black_hole_frac: float = param(
+        0.03, help="fraction of 'black-hole' skills that attract queries", min=0.0, max=1.0
     )
-    num_bootstrap: int = 200
-    num_chains: int = 300
-    opt_size: int = 1000
-    ablation_routers: tuple[str, ...] = ("tfidf", "bm25")
+    per_skill: int = param(5, help="queries per skill", min=1)
+    keyword_dropout: float = param(
+        0.3, help="probability a query drops a skill keyword", min=0.0, max=1.0
+    )
+    distractor_prob: float = param(
+        0.2, help="probability a query carries a distractor word", min=0.0, max=1.0
+    )
+    sizes: tuple[int, ...] = param(
+        (10, 20, 50, 100, 200, 500, 1000), help="library sizes swept", min=1
+    )
+    routers: tuple[str, ...] = param(
+        ("minilm", "minilm@0.5", "tfidf", "bm25", "char", "tfidf@0.5", "bm25@1.0", "char@0.5"),
+        help="routers compared (NAME or NAME@THRESHOLD)",
+    )
+    num_bootstrap: int = param(200, help="bootstrap resamples for intervals", min=1)
+    num_chains: int = param(300, help="multi-step chains of the execution-rescue experiment", min=1)
+    opt_size: int = param(1000, help="library size of the optimisation experiment", min=1)
+    ablation_routers: tuple[str, ...] = param(
+        ("tfidf", "bm25"), help="routers of the ablation"
+    )
 
 
 TIERS = {

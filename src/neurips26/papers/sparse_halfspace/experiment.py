@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 
 from . import (
@@ -58,27 +58,50 @@ class Config:
     """
 
     seed: int = 0
-    sparsity: int = 3
-    margin: float = 0.1
-    eps: float = 0.05
-    dims: tuple[int, ...] = (50, 100, 200, 400)
-    growth_dims: tuple[int, ...] = (50, 400)
-    num_seeds: int = 5
-    n_start: int = 20
-    n_factor: float = 1.4
-    n_max: int = 4500
-    learner_noise_rate: float = 0.15
-    sweep_dim: int = 200
-    sweep_etas: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15)
-    claim_eta: float = 0.1
-    sweep_seeds: int = 3
-    sweep_n_mult: float = 4.0
-    adversary: str = "flip_cluster"
-    attack_scale: float = 4.0
-    sdp_dims: tuple[int, ...] = (20, 40, 60)
-    sdp_num_samples: int = 200
-    max_iter: int = 50
-    scan_outlier_method: str = "power"
+    sparsity: int = param(3, help="s: nonzero coordinates of the target halfspace", min=1)
+    margin: float = param(0.1, help="gamma: margin of the clean distribution", min=0.0)
+    eps: float = param(0.05, help="target error epsilon of the sample-need scan", min=0.0, max=1.0)
+    dims: tuple[int, ...] = param(
+        (50, 100, 200, 400), help="dimensions d of the sample-need scan", min=1
+    )
+    growth_dims: tuple[int, ...] = param(
+        (50, 400), help="the two dimensions whose n_eps ratio tests attribute efficiency", min=1
+    )
+    num_seeds: int = param(5, help="clean draws per dimension", min=1)
+    n_start: int = param(20, help="first sample size of the scan grid", min=1)
+    n_factor: float = param(1.4, help="growth factor of the scan grid", min=0.0)
+    n_max: int = param(4500, help="largest sample size of the scan (censoring point)", min=1)
+    learner_noise_rate: float = param(
+        0.15, help="noise rate eta the learners assume", min=0.0, max=1.0
+    )
+    sweep_dim: int = param(200, help="dimension of the robustness sweep", min=1)
+    sweep_etas: tuple[float, ...] = param(
+        (0.0, 0.05, 0.1, 0.15),
+        help="malicious-noise rates of the robustness sweep",
+        min=0.0,
+        max=1.0,
+    )
+    claim_eta: float = param(
+        0.1, help="noise rate at which the robustness claim is read", min=0.0, max=1.0
+    )
+    sweep_seeds: int = param(3, help="draws per noise rate in the sweep", min=1)
+    sweep_n_mult: float = param(4.0, help="sweep samples as a multiple of n_eps", min=0.0)
+    adversary: str = param(
+        "flip_cluster",
+        help="malicious-noise adversary",
+        choices=("label_flip", "flip_cluster", "large_norm"),
+    )
+    attack_scale: float = param(4.0, help="scale of the adversary's outliers", min=0.0)
+    sdp_dims: tuple[int, ...] = param(
+        (20, 40, 60), help="dimensions of the SDP cost measurement", min=1
+    )
+    sdp_num_samples: int = param(200, help="samples per SDP cost measurement", min=1)
+    max_iter: int = param(50, help="iterations of the iterative learners", min=1)
+    scan_outlier_method: str = param(
+        "power",
+        help="outlier oracle used in the sample-need scan",
+        choices=("auto", "sdp", "power", "eig", "none"),
+    )
 
 
 TIERS = {

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.papers.sparse_scaling import (
     SparseFeatureModel,
@@ -79,28 +79,56 @@ class Config:
     """Settings of the reproduction (see TIERS)."""
 
     seed: int = 0
-    dim: int = 2048
-    p0: float = 0.5
-    alpha: float = 1.0
-    alphas: tuple[float, ...] = (0.5, 1.0, 2.0)
-    num_seeds: int = 10
-    num_samples_grid: tuple[int, ...] = (32, 64, 128, 256, 512, 1024)
-    num_params_grid: tuple[int, ...] = (16, 32, 64, 128, 256, 512, 1024, 2048)
-    peak_samples_grid: tuple[int, ...] = (32, 64, 128, 256, 512, 1024)
-    peak_factors: tuple[float, ...] = (0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0)
-    under_window: tuple[int, ...] = (16, 256)
-    over_window: tuple[int, ...] = (32, 1024)
-    relu_dim: int = 1024
-    relu_samples_grid: tuple[int, ...] = (32, 64, 128, 256, 512)
-    relu_seeds: int = 5
-    num_test: int = 4000
-    gd_dim: int = 512
-    gd_params: int = 16
-    gd_samples_grid: tuple[int, ...] = (16, 32, 64, 128, 256, 512, 1024, 2048)
-    gd_draws: int = 200
-    step_factor: float = 0.9
-    frontier_levels: int = 16
-    num_bootstrap: int = 1000
+    dim: int = param(2048, help="D: latent features of the sparse-feature model", min=1)
+    p0: float = param(
+        0.5, help="activation probability of the most frequent feature", min=0.0, max=1.0
+    )
+    alpha: float = param(1.0, help="Zipf exponent of the feature frequencies", min=0.0)
+    alphas: tuple[float, ...] = param((0.5, 1.0, 2.0), help="Zipf exponents swept", min=0.0)
+    num_seeds: int = param(10, help="seeds per grid point", min=1)
+    num_samples_grid: tuple[int, ...] = param(
+        (32, 64, 128, 256, 512, 1024), help="sample sizes T of the data-scaling curve", min=1
+    )
+    num_params_grid: tuple[int, ...] = param(
+        (16, 32, 64, 128, 256, 512, 1024, 2048),
+        help="parameter counts P of the model-scaling curve",
+        min=1,
+    )
+    peak_samples_grid: tuple[int, ...] = param(
+        (32, 64, 128, 256, 512, 1024), help="sample sizes of the double-descent peak scan", min=1
+    )
+    peak_factors: tuple[float, ...] = param(
+        (0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0),
+        help="P/T ratios scanned around the interpolation peak",
+        min=0.0,
+    )
+    under_window: tuple[int, ...] = param(
+        (16, 256), help="(min, max) P of the under-parameterised fit window", min=1
+    )
+    over_window: tuple[int, ...] = param(
+        (32, 1024), help="(min, max) P of the over-parameterised fit window", min=1
+    )
+    relu_dim: int = param(1024, help="D of the ReLU-feature variant", min=1)
+    relu_samples_grid: tuple[int, ...] = param(
+        (32, 64, 128, 256, 512), help="sample sizes of the ReLU variant", min=1
+    )
+    relu_seeds: int = param(5, help="seeds of the ReLU variant", min=1)
+    num_test: int = param(4000, help="test inputs per evaluation", min=1)
+    gd_dim: int = param(512, help="D of the gradient-descent variant", min=1)
+    gd_params: int = param(16, help="P of the gradient-descent variant", min=1)
+    gd_samples_grid: tuple[int, ...] = param(
+        (16, 32, 64, 128, 256, 512, 1024, 2048),
+        help="sample sizes of the gradient-descent variant",
+        min=1,
+    )
+    gd_draws: int = param(200, help="random draws of the gradient-descent variant", min=1)
+    step_factor: float = param(
+        0.9, help="gradient-descent step as a fraction of the stable step", min=0.0, max=1.0
+    )
+    frontier_levels: int = param(16, help="loss levels of the compute frontier", min=1)
+    num_bootstrap: int = param(
+        1000, help="bootstrap resamples for exponent confidence intervals", min=1
+    )
 
 
 TIERS = {
