@@ -216,3 +216,16 @@ def test_proxy_exits_on_stdin_eof_even_if_server_ignores_it():
     t0 = time.monotonic()
     p = subprocess.run([*CLI, "--", *stubborn], input=b"", capture_output=True, timeout=T)
     assert time.monotonic() - t0 < 20 and b"killing it" in p.stderr
+
+
+def test_after_server_is_validated_and_round_trips():
+    from neurips26.papers.mcp_injector import ProfileError, parse_profile
+
+    with pytest.raises(ProfileError, match="after_server"):
+        parse_profile({"rules": [{"mode": "timeout", "after_server": "yes"}]})
+    with pytest.raises(ProfileError, match="after_server"):
+        parse_profile({"after_server": 1})
+    p = parse_profile({"rules": [{"mode": "tool_error", "after_server": True}]})
+    assert parse_profile(p.to_dict()) == p and p.rules[0].after_server is True
+    d = FaultSchedule(p).decide("x", 0)
+    assert d.reaches_server and d.to_record(seed=0)["after_server"] is True

@@ -481,8 +481,10 @@ def _answer_too_long(relay: _Relay, head: bytes, limit: int) -> None:
             key = _key(json.loads(m.group(1)))
         except (json.JSONDecodeError, UnicodeDecodeError):
             key = None
-    if key not in relay.outstanding:
-        key = next(iter(relay.outstanding)) if len(relay.outstanding) == 1 else None
+    if m is None and len(relay.outstanding) == 1:  # no id in sight: the one in flight
+        key = next(iter(relay.outstanding))
+    if key not in relay.outstanding:  # e.g. a request from the server: nothing to answer
+        key = None
     detail = f"server line longer than {limit} bytes dropped"
     if key is None:
         relay.inj.record_anomaly("server", f"{detail}; no request to answer", connection=relay.conn)
