@@ -3,10 +3,19 @@
 The proxy speaks newline-delimited JSON-RPC on its own stdin/stdout, starts the downstream
 server command, and relays every line. Lines it does not rewrite are forwarded as the very
 same bytes, so with an empty profile the proxy is transparent byte for byte. A
-``tools/call`` request is counted per tool (on the proxy's single connection) and its
-response rewritten by :func:`~.injector.apply_fault`. Unparsable or unexpected traffic
-never stops the relay: a garbage line from the client is answered with a JSON-RPC parse
-error (-32700, ``id: null``); a garbage line from the server is passed on; both are logged.
+``tools/call`` request is counted per tool (on the proxy's single connection). A fault
+that models a failure before the server acts (``tool_error``, ``protocol_error``,
+``empty_result``, ``timeout`` without ``hang_s``, ``connection_drop``) is answered by the
+proxy and the call never reaches the server; otherwise (``malformed_result``, a delayed
+``timeout``, any rule with ``after_server: true``) the call is forwarded and its response
+rewritten by :func:`~.injector.apply_fault`. Unparsable or unexpected traffic never stops
+the relay: a garbage line from the client is answered with a JSON-RPC parse error
+(-32700, ``id: null``); a garbage line from the server is passed on; a server line over
+``max_line`` bytes is dropped and the request it answered gets a -32603 error (its id is
+read from the line's first bytes); all are logged. Framing is linear in the bytes read.
+On a ``connection_drop``, a failed ``strict`` check or the server's death the client's
+stdout is closed first, then the server's stdin; a server still running 5 s after the
+client's EOF is killed.
 """
 
 from __future__ import annotations
