@@ -51,6 +51,33 @@ async def _time(client_factory, n: int, tool: str, args: dict) -> tuple[float, f
         return (time.perf_counter() - t0) / n, (time.process_time() - c0) / n
 
 
+def _children_cpu() -> float:
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+async def _session_cpu(client_factory, n: int, tool: str, args: dict) -> float:
+    """CPU of the subprocesses (server, or proxy + server) of one session of 20 + n calls.
+
+    Counted from ``os.times()`` once the SDK has reaped them; the difference between a
+    session of ``20 + n`` and one of ``20`` calls removes start-up and shutdown.
+    """
+    c0 = _children_cpu()
+    async with client_factory() as c:
+        for _ in range(20 + n):
+            await c.call_tool(tool, args)
+    return _children_cpu() - c0
+
+
+def _proxy_cpu_per_call(direct, injected, m: int, tool: str, args: dict) -> float:
+    def per_call(factory):
+        full = anyio.run(_session_cpu, factory, m, tool, args)
+        base = anyio.run(_session_cpu, factory, 0, tool, args)
+        return (full - base) / m
+
+    return per_call(injected) - per_call(direct)
+
+
 def _stdio(cmd):
     # the SDK passes only "safe" variables on; keep PYTHONPATH so the proxy is this checkout
     return lambda: Client(
@@ -115,7 +142,10 @@ def main(argv=None) -> int:
         cpu_ratio = best_i[1] / best_d[1] if best_d[1] > 0 else float("nan")
         print(f"{name:<30}{best_d[0]*1e3:>11.3f}{best_i[0]*1e3:>13.3f}{ratio:>8.2f}"
               f"{cpu_ratio:>11.2f}")
-    print("(stdio: the proxy's own CPU runs in its subprocess; wall ratio is the one to read)")
+        if name.startswith("stdio"):
+            extra = _proxy_cpu_per_call(direct, injected, m, tool, args)
+            print(f"{'':<30}proxy process CPU per call: {extra * 1e3:.3f} ms")
+    print("(stdio: 'cpu ratio' is this client's CPU; the proxy's own is the line below each)")
     return 0
 
 
