@@ -17,6 +17,21 @@ two qualitative behaviours, a parameter-recovery check on law-generated trajecto
 with the same schedules, and the time of the grid vs the fit plus ranking 1,000
 candidates.
 
+What does not reproduce, and why we think so
+-------------------------------------------
+- The general-domain deviation from the base run does not follow the inferred linear
+  forgetting-recovery term. In our tiny models it jumps within the first ten or twenty
+  steps of injection to a level set mostly by the mixture ratio ``r`` (the model
+  re-balances its small capacity between the two domains) and then stays roughly flat;
+  a term linear in the LR-weighted domain exposure ``E_d`` cannot follow a saturating
+  jump, so the fitted ``F`` is too small, the deviation's R^2 is negative, and the
+  general-loss tail error dominates the tail-error claim. A saturating forgetting term
+  would be our next step; we kept the spec's inferred law.
+- With six held-out policies per budget, one-run-per-policy noise in the observed final
+  losses (the held-out text is 1,024 bytes per domain per evaluation) makes the ranking
+  Spearman's bootstrap interval span most of [-1, 1]: the verdict is inconclusive rather
+  than a measurement of the law.
+
 Deviations from the paper
 -------------------------
 - Tiny GPTs (2 layers, widths 16-96, byte tokens, context 64) on Python's own text stand
