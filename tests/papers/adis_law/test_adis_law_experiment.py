@@ -52,3 +52,14 @@ def test_config_ranges():
         apply_overrides(cfg, {"fractions": "0.5,1.5"})
     with pytest.raises(ValueError, match="widths"):
         experiment.run(dataclasses.replace(experiment.TIERS["smoke"], widths=(18,)))
+
+
+@pytest.mark.slow
+def test_model_scale_path_runs():
+    """Several widths: the law gets the model-scale terms and the last width is held out."""
+    cfg = dataclasses.replace(experiment.TIERS["smoke"], widths=(8, 12, 16, 20))
+    res = experiment.run(cfg)
+    assert res.metrics["num_fit_runs"] == 27  # 3 widths x (base + 8 policies)
+    assert res.metrics["num_heldout_runs"] == 16  # 3 widths at 2S + the last width at S
+    assert {r["name"] for r in res.tables["params"] if r["law"] == "scale"} == {
+        "k_G", "k_T", "gamma"}

@@ -67,7 +67,8 @@ class AdditiveRegression(BaseEstimator):
 
     Examples
     --------
-    >>> pols = [InjectionPolicy(f, r, 1e-3) for f in (0.5, 1.0) for r in (0.1, 0.3, 0.6)]
+    >>> pols = [InjectionPolicy(f, r, e) for f in (0.25, 0.5, 1.0) for r in (0.1, 0.3, 0.6)
+    ...         for e in (5e-4, 1e-3)]
     >>> y = [[1.0 + p.mix_ratio] for p in pols]
     >>> reg = AdditiveRegression(lr_ref=1e-3).fit(pols, y)
     >>> round(float(reg.predict([InjectionPolicy(0.7, 0.2, 1e-3)])[0, 0]), 6)
