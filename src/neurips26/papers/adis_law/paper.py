@@ -197,7 +197,7 @@ PAPER = Paper(
                   "2S; seconds"),
         ("small", "width 48, context 64, batch 16, 3x3x3 grid at S = 500 (100 anneal steps), "
                   "6 held-out policies at 2S and 4S; one base run to 1,600 steps; about "
-                  "3-4 minutes of CPU"),
+                  "two minutes of CPU (one thread) including all training"),
         ("paper", "widths 32/48/64 fitted, 96 extrapolated (model scale) plus 2S/4S; "
                   "S = 2,000 (400 anneal steps); run with --set device=cuda; not run here "
                   "(the paper's own setting is LLM continual pre-training at billions of "
