@@ -584,4 +584,8 @@ def run(config: Config) -> RunResult:
                  f"per domain); {'converged' if fit.converged else 'NOT converged'}.")
     return RunResult(metrics={k: m[k] for k in METRICS if k in m}, volatile=_VOLATILE,
                      tables={"params": params, "heldout": held, "top_candidates": top},
-                     figures={"heldout": _figure(rows, study)}, notes=tuple(notes))
+                     figures={"heldout": _figure(rows, study)},
+                     captions={"heldout": "Observed and law-predicted general and target "
+                               "losses of the held-out injection policies over training: the "
+                               "paper's fit-and-extrapolate figure."},
+                     notes=tuple(notes))
