@@ -27,7 +27,6 @@ Deviations from the paper
 
 from __future__ import annotations
 
-import functools
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,7 +36,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
+
+from neurips26.common.threads import single_threaded
 
 __all__ = [
     "MFRMFit",
@@ -93,15 +93,8 @@ def _log_probs(eta: np.ndarray, tau: np.ndarray) -> np.ndarray:
     return psi - np.log(np.exp(psi).sum(axis=-1, keepdims=True))
 
 
-def single_thread(func):
-    """Run ``func`` with one BLAS thread: these problems are small, and threads fight."""
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with threadpool_limits(limits=1, user_api="blas"):
-            return func(*args, **kwargs)
-
-    return wrapper
+#: Run a function with one BLAS thread: these problems are small, and threads fight.
+single_thread = single_threaded
 
 
 def expected_score(eta, tau) -> np.ndarray:

@@ -35,7 +35,6 @@ Deviations from the paper
 
 from __future__ import annotations
 
-import functools
 import warnings
 from dataclasses import dataclass
 
@@ -43,7 +42,8 @@ import numpy as np
 from scipy import optimize
 from scipy.special import expit
 from scipy.stats import false_discovery_control, norm
-from threadpoolctl import threadpool_limits
+
+from neurips26.common.threads import single_threaded
 
 from .nulls import (
     KINDS,
@@ -73,15 +73,8 @@ STATISTICS = ("co_error", "same_wrong")
 RESAMPLE = ("items", "models", "none")
 
 
-def _single_thread(func):
-    """Run ``func`` with one BLAS thread: its matrices are small, and threads oversubscribe."""
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with threadpool_limits(limits=1, user_api="blas"):
-            return func(*args, **kwargs)
-
-    return wrapper
+# One BLAS thread: its matrices are small, and threads oversubscribe.
+_single_thread = single_threaded
 
 
 # --------------------------------------------------------------------------------------

@@ -96,7 +96,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+
+from neurips26.common.threads import limit_threads
 
 from .basis import Exponent, Moments, MonomialBasis, _check_moments
 from .models import PolyMap, PolySDE
@@ -1240,7 +1241,7 @@ def update(
     mvec = _check_moments(moments, score.S, "update")
     theta_prior, _, _ = _Fitter(basis, score).prior_theta(mvec)
     tl = _likelihood_theta(basis, y, H, R)
-    with threadpool_limits(limits=1, user_api="blas"):  # small dense solves
+    with limit_threads(1):  # small dense solves
         out, gap = plan.run(mvec, theta_prior, tl, truncation)
     if not np.all(np.isfinite(out)):
         raise NonIntegrableBeliefError("posterior moments are not finite")
@@ -1390,7 +1391,7 @@ class ScoreKalmanFilter:
                 raise ValueError("give init_moments or both init_mean and init_cov")
             init_moments = gaussian_moments(init_mean, init_cov, self.score_.S)
         m = _check_moments(init_moments, self.score_.S, "the filter's initial belief")
-        with threadpool_limits(limits=1, user_api="blas"):  # small dense solves
+        with limit_threads(1):  # small dense solves
             return self._filter(ys, m)
 
     def _filter(self, ys: np.ndarray, m: np.ndarray) -> FilterResult:
