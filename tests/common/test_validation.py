@@ -59,17 +59,17 @@ def test_check_probability(p):
     with pytest.raises(ValueError, match="p must"):
         v.check_probability(p, "p")
     assert v.check_probability(1.0, "p") == 1.0
-    with pytest.raises(ValueError, match=r"p must lie in \(0, 1\)"):
+    with pytest.raises(ValueError, match=r"p must lie in the open interval \(0, 1\)"):
         v.check_probability(1.0, "p", open=True)
 
 
 def test_check_probability_vector():
     assert v.check_probability_vector([[0.5, 0.5], [1, 0]], "P", ndim=2).shape == (2, 2)
-    with pytest.raises(ValueError, match="P must be non-negative"):
+    with pytest.raises(ValueError, match="P must be nonnegative"):
         v.check_probability_vector([1.5, -0.5], "P")
     with pytest.raises(ValueError, match="P must sum to 1"):
         v.check_probability_vector([[0.5, 0.5], [0.5, 0.4]], "P", ndim=2)
-    with pytest.raises(ValueError, match="P contains NaN"):
+    with pytest.raises(ValueError, match="P must be finite; it contains NaN"):
         v.check_probability_vector([np.nan, 1.0], "P")
 
 
@@ -82,14 +82,14 @@ def test_check_probability_vector():
         ([object()], {}, TypeError, "X must be a numeric array, got dtype object"),
         ([[1.0], [1.0, 2.0]], {}, ValueError, "X must be a rectangular numeric array"),
         ([], {}, ValueError, "X must not be empty"),
-        ([np.nan], {}, ValueError, "X contains NaN or inf"),
-        ([1.0, -np.inf], {}, ValueError, "X contains NaN or inf"),
-        ([1.0], {"ndim": 2}, ValueError, "X must be a 2-d array, got shape (1,)"),
-        ([1.0], {"ndim": (2, 3)}, ValueError, "X must be a 2-d or 3-d array"),
+        ([np.nan], {}, ValueError, "X must be finite; it contains NaN or inf"),
+        ([1.0, -np.inf], {}, ValueError, "X must be finite; it contains NaN or inf"),
+        ([1.0], {"ndim": 2}, ValueError, "X must be a 2-D array, got shape (1,)"),
+        ([1.0], {"ndim": (2, 3)}, ValueError, "X must be a 2-D or 3-D array"),
         ([[1.0, 2.0]], {"shape": (2, None)}, ValueError, "X must have shape (2, n1)"),
         (np.zeros(11), {"max_size": 10}, ValueError, "more than the limit of 10"),
         ([1.0, 2.0], {"min_size": 3}, ValueError, "X needs at least 3 elements"),
-        ([-1.0, 2.0], {"min": 0}, ValueError, "X must be >= 0 everywhere"),
+        ([-1.0, 2.0], {"min": 0}, ValueError, "X must be >= 0 everywhere, got values in [-1, 2]"),
         ([1.0, 2.0], {"max": 1}, ValueError, "X must be <= 1 everywhere"),
     ],
 )
@@ -133,7 +133,7 @@ def test_rng_and_seed():
 
 def test_choice_bool_callable_size_length():
     assert v.check_choice("a", "mode", ("a", "b")) == "a"
-    with pytest.raises(ValueError, match="mode must be one of 'a', 'b'; got 'c'"):
+    with pytest.raises(ValueError, match="mode must be one of 'a', 'b'; got unknown mode 'c'"):
         v.check_choice("c", "mode", ("a", "b"))
     with pytest.raises(ValueError, match="mode must be one of"):
         v.check_choice(np.array([1, 2]), "mode", ("a",))

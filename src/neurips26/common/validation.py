@@ -65,14 +65,19 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def _fmt(v) -> str:
+    return str(v) if isinstance(v, numbers.Integral) else f"{float(v):g}"
+
+
 def _range_text(min, max, min_inclusive: bool, max_inclusive: bool) -> str:
     if min is not None and max is not None:
         lo = "[" if min_inclusive else "("
         hi = "]" if max_inclusive else ")"
-        return f"lie in {lo}{min}, {max}{hi}"
+        kind = "the open interval " if not (min_inclusive or max_inclusive) else ""
+        return f"lie in {kind}{lo}{_fmt(min)}, {_fmt(max)}{hi}"
     if min is not None:
-        return f"be {'>=' if min_inclusive else '>'} {min}"
-    return f"be {'<=' if max_inclusive else '<'} {max}"
+        return f"be {'>=' if min_inclusive else '>'} {_fmt(min)}"
+    return f"be {'<=' if max_inclusive else '<'} {_fmt(max)}"
 
 
 def _check_range(value, name, min, max, min_inclusive, max_inclusive) -> None:
@@ -178,7 +183,7 @@ def check_probability(value: Any, name: str, *, open: bool = False) -> float:
     >>> check_probability(0, "alpha", open=True)
     Traceback (most recent call last):
     ...
-    ValueError: alpha must lie in (0, 1), got 0.0
+    ValueError: alpha must lie in the open interval (0, 1), got 0.0
     """
     return check_float(value, name, min=0, max=1, min_inclusive=not open, max_inclusive=not open)
 
@@ -206,7 +211,7 @@ def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
     >>> check_choice("x", "bound", ("hoeffding", "kl"))
     Traceback (most recent call last):
     ...
-    ValueError: bound must be one of 'hoeffding', 'kl'; got 'x'
+    ValueError: bound must be one of 'hoeffding', 'kl'; got unknown bound 'x'
     """
     choices = tuple(choices)
     try:
@@ -215,7 +220,7 @@ def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
         ok = False
     if not ok:
         valid = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{name} must be one of {valid}; got {value!r}")
+        raise ValueError(f"{name} must be one of {valid}; got unknown {name} {value!r}")
     return value
 
 
@@ -362,7 +367,7 @@ def check_array(
     >>> check_array([1.0, float("inf")], "x")
     Traceback (most recent call last):
     ...
-    ValueError: x contains NaN or inf (1 of 2 entries)
+    ValueError: x must be finite; it contains NaN or inf (1 of 2 entries)
     >>> check_array([[1.0, 2.0]], "x", shape=(None, 3))
     Traceback (most recent call last):
     ...
@@ -398,7 +403,7 @@ def check_array(
     elif ndim is not None:
         dims = (ndim,) if isinstance(ndim, numbers.Integral) else tuple(ndim)
         if arr.ndim not in dims:
-            want = " or ".join(f"{d}-d" for d in dims)
+            want = " or ".join(f"{d}-D" for d in dims)
             raise ValueError(f"{name} must be a {want} array, got shape {arr.shape}")
     if arr.size < min_size:
         if min_size == 1:
@@ -411,11 +416,15 @@ def check_array(
     if finite and arr.dtype.kind == "f":
         bad = ~np.isfinite(arr)
         if bad.any():
-            raise ValueError(f"{name} contains NaN or inf ({int(bad.sum())} of {arr.size} entries)")
-    if min is not None and arr.size and np.nanmin(arr) < min:
-        raise ValueError(f"{name} must be >= {min} everywhere, got a minimum of {np.nanmin(arr)!r}")
-    if max is not None and arr.size and np.nanmax(arr) > max:
-        raise ValueError(f"{name} must be <= {max} everywhere, got a maximum of {np.nanmax(arr)!r}")
+            raise ValueError(
+                f"{name} must be finite; it contains NaN or inf ({int(bad.sum())} of "
+                f"{arr.size} entries)"
+            )
+    if (min is not None or max is not None) and arr.size:
+        lo, hi = np.nanmin(arr), np.nanmax(arr)
+        if (min is not None and lo < min) or (max is not None and hi > max):
+            text = _range_text(min, max, True, True)
+            raise ValueError(f"{name} must {text} everywhere, got values in [{lo:g}, {hi:g}]")
     return arr
 
 
@@ -435,7 +444,7 @@ def check_probability_vector(
     """
     arr = check_array(value, name, ndim=ndim)
     if np.any(arr < 0):
-        raise ValueError(f"{name} must be non-negative, got a minimum of {arr.min()!r}")
+        raise ValueError(f"{name} must be nonnegative, got a minimum of {float(arr.min())!r}")
     sums = arr.sum(axis=axis)
     worst = np.max(np.abs(sums - 1.0))
     if worst > atol:

@@ -30,6 +30,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from neurips26.common.validation import check_int
+
 __all__ = [
     "KINDS",
     "TEMPLATES",
@@ -306,15 +308,15 @@ def flow_decompose(workflow: Workflow, *, granularity: int | float | None) -> tu
 
 
 def _check_granularity(granularity) -> int | None:
-    if granularity is None or (isinstance(granularity, float) and math.isinf(granularity)):
-        if granularity is not None and granularity < 0:
+    if granularity is None:
+        return None
+    if isinstance(granularity, float) and math.isinf(granularity):
+        if granularity < 0:
             raise ValueError(f"granularity must be >= 1 or inf, got {granularity}")
         return None
-    if isinstance(granularity, bool) or not isinstance(granularity, (int, np.integer)):
+    if isinstance(granularity, float):
         raise TypeError(f"granularity must be an int >= 1, inf or None, got {granularity!r}")
-    if granularity < 1:
-        raise ValueError(f"granularity must be >= 1 (1 = finest units), got {granularity}")
-    return int(granularity)
+    return check_int(granularity, "granularity", min=1)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neurips26.common.validation import check_choice, check_int, check_probability
+
 __all__ = [
     "BOUNDS",
     "ConfidenceBounds",
@@ -39,25 +41,15 @@ UNION_CONSTANT = 4.0  # c in beta(n) = log(c K^2 n^2 / delta)
 
 
 def _check_delta(delta: float) -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating)):
-        raise TypeError(f"delta must be a number in (0, 1), got {delta!r}")
-    if not (0.0 < float(delta) < 1.0):
-        raise ValueError(f"delta must lie in the open interval (0, 1), got {delta!r}")
-    return float(delta)
+    return check_probability(delta, "delta", open=True)
 
 
 def _check_bound(bound: str) -> str:
-    if bound not in BOUNDS:
-        raise ValueError(f"unknown bound {bound!r}; valid bounds: {', '.join(BOUNDS)}")
-    return bound
+    return check_choice(bound, "bound", BOUNDS)
 
 
 def _check_num_arms(num_arms: int) -> int:
-    if isinstance(num_arms, bool) or not isinstance(num_arms, (int, np.integer)):
-        raise TypeError(f"num_arms must be an integer, got {num_arms!r}")
-    if num_arms < 2:
-        raise ValueError(f"num_arms must be >= 2, got {num_arms}")
-    return int(num_arms)
+    return check_int(num_arms, "num_arms", min=2)
 
 
 def threshold(n, *, delta: float, num_arms: int):

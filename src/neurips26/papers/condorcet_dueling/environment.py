@@ -19,6 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from neurips26.common.validation import check_int
+
 __all__ = [
     "INSTANCE_KINDS",
     "BudgetExhaustedError",
@@ -57,21 +59,11 @@ class DuelingEnvironment(Protocol):
 
 
 def _check_arm(name: str, value: Any, num_arms: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer arm index, got {value!r}")
-    if not 0 <= int(value) < num_arms:
-        raise ValueError(f"{name}={value} is out of range for {num_arms} arms (0..{num_arms - 1})")
-    return int(value)
+    return check_int(value, name, min=0, max=num_arms - 1)
 
 
 def _check_budget(max_duels: Any) -> int | None:
-    if max_duels is None:
-        return None
-    if isinstance(max_duels, bool) or not isinstance(max_duels, (int, np.integer)):
-        raise TypeError(f"max_duels must be an integer or None, got {max_duels!r}")
-    if max_duels < 1:
-        raise ValueError(f"max_duels must be >= 1, got {max_duels}")
-    return int(max_duels)
+    return None if max_duels is None else check_int(max_duels, "max_duels", min=1)
 
 
 def check_preference_matrix(Q: Any, *, require_winner: bool = False) -> np.ndarray:

@@ -54,6 +54,8 @@ from typing import Any
 
 import numpy as np
 
+from neurips26.common.validation import check_float, check_int
+
 from .bounds import (
     UNION_CONSTANT,
     _certifies_scalar,
@@ -137,14 +139,10 @@ class _OutOfBudget(Exception):
 
 
 def _check_common(max_duels: Any, batch_growth: Any) -> tuple[int, float]:
-    if isinstance(max_duels, bool) or not isinstance(max_duels, (int, np.integer)):
-        raise TypeError(f"max_duels must be an integer, got {max_duels!r}")
-    if max_duels < 1:
-        raise ValueError(f"max_duels must be >= 1, got {max_duels}")
-    g = float(batch_growth)
-    if not (math.isfinite(g) and g >= 1.0):
-        raise ValueError(f"batch_growth must be a finite number >= 1, got {batch_growth!r}")
-    return int(max_duels), g
+    return (
+        check_int(max_duels, "max_duels", min=1),
+        check_float(batch_growth, "batch_growth", min=1),
+    )
 
 
 class _Duels:

@@ -53,6 +53,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
+from neurips26.common.validation import check_float
+
 from .market import (
     MAX_FIRMS,
     Market,
@@ -104,10 +106,7 @@ def _check_market(market) -> Market:
 
 
 def _check_step(step: float, name: str = "grid_step") -> float:
-    step = float(step)
-    if not np.isfinite(step) or not 0 < step <= 1:
-        raise ValueError(f"{name} must lie in (0, 1], got {step}")
-    return step
+    return check_float(step, name, min=0, max=1, min_inclusive=False)
 
 
 def _resolve_partition(market: Market, alpha: np.ndarray, partition):

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neurips26.common.validation import check_array
+
 __all__ = [
     "DEMANDS",
     "MAX_FIRMS",
@@ -55,13 +57,9 @@ MAX_FIRMS = 6
 
 
 def _check_sizes(sizes) -> np.ndarray:
-    m = np.asarray(sizes, dtype=float)
-    if m.ndim != 1:
-        raise ValueError(f"sizes must be a 1-D array (n,), got shape {m.shape}")
+    m = check_array(sizes, "sizes", ndim=1, min_size=0)
     if m.shape[0] < 2:
-        raise ValueError(f"a market needs at least 2 firms, got n = {m.shape[0]}")
-    if not np.all(np.isfinite(m)):
-        raise ValueError(f"sizes must be finite, got {m}")
+        raise ValueError(f"sizes: a market needs at least 2 firms, got n = {m.shape[0]}")
     if np.any(m <= 0):
         raise ValueError(f"sizes must be positive data counts, got {m}")
     return m

@@ -52,6 +52,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from neurips26.common.validation import (
+    check_array,
+    check_choice,
+    check_float,
+    check_probability_vector,
+)
+
 __all__ = [
     "BarycenterResult",
     "GETOBarycenter",
@@ -272,23 +279,17 @@ def _check_histograms(histograms: Any, grid: GridSpec, *, normalize: bool) -> np
 def _check_weights(weights: Any, num_inputs: int) -> np.ndarray:
     if weights is None:
         return np.full(num_inputs, 1.0 / num_inputs)
-    w = np.asarray(weights, dtype=float)
+    w = check_array(weights, "weights", ndim=None)
     if w.shape != (num_inputs,):
         raise ValueError(f"weights must have shape (M,) = ({num_inputs},), got {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError(f"weights must be finite and nonnegative, got {w}")
-    if abs(w.sum() - 1.0) > _SUM_TOL:
-        raise ValueError(f"weights must sum to 1 within {_SUM_TOL:g}, got sum {w.sum()!r}")
-    return w
+    return check_probability_vector(w, "weights", atol=_SUM_TOL)
 
 
 def _check_solver(solver: str, tol: float, time_limit: float | None) -> None:
-    if solver not in _SOLVERS:
-        raise ValueError(f"solver must be one of {_SOLVERS}, got {solver!r}")
-    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and 0 < tol < 1):
-        raise ValueError(f"tol must be in (0, 1), got {tol!r}")
-    if time_limit is not None and not (time_limit > 0):
-        raise ValueError(f"time_limit must be > 0 seconds or None, got {time_limit!r}")
+    check_choice(solver, "solver", _SOLVERS)
+    check_float(tol, "tol", min=0, max=1, min_inclusive=False, max_inclusive=False)
+    if time_limit is not None:
+        check_float(time_limit, "time_limit", min=0, min_inclusive=False, allow_inf=True)
 
 
 # --------------------------------------------------------------------------- models

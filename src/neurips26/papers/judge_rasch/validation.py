@@ -48,6 +48,8 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import kendalltau, norm, spearmanr
 
+from neurips26.common.validation import check_probability
+
 from .mfrm import (
     MFRMFit,
     _as_frame,
@@ -1089,9 +1091,8 @@ _DECISION_KEYS = (
 
 
 # ----------------------------------------------------------------------------- checks
-def _check_alpha(alpha: float) -> None:
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+def _check_alpha(alpha: float) -> float:
+    return check_probability(alpha, "alpha", open=True)
 
 
 def _check_range(fit_range) -> tuple[float, float]:

@@ -58,6 +58,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from neurips26.common.validation import check_float, check_int
+
 __all__ = [
     "CohortResult",
     "IllPosedWarning",
@@ -158,12 +160,7 @@ def _check_scores(
 
 
 def _check_unit(value: float, name: str, *, low: float = 0.0, high: float = 1.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    value = float(value)
-    if not (low <= value <= high):
-        raise ValueError(f"{name} must lie in [{low}, {high}], got {value}")
-    return value
+    return check_float(value, name, min=low, max=high)
 
 
 # --------------------------------------------------------------------------------------
@@ -324,13 +321,7 @@ def signal_to_noise(scores: ArrayLike, *, num_items: int | None = None) -> float
 
 
 def _check_num_items(num_items: int | None, default: int) -> int:
-    if num_items is None:
-        return default
-    if isinstance(num_items, bool) or not isinstance(num_items, (int, np.integer)):
-        raise TypeError(f"num_items must be a positive int or None, got {num_items!r}")
-    if num_items < 1:
-        raise ValueError(f"num_items must be >= 1, got {num_items}")
-    return int(num_items)
+    return default if num_items is None else check_int(num_items, "num_items", min=1)
 
 
 def spearman_brown(rho: float, factor: float) -> float:

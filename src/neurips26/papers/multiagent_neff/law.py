@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import least_squares
 
+from neurips26.common.validation import check_array
+
 __all__ = [
     "REGIMES",
     "NeffFit",
@@ -54,11 +56,7 @@ class NeffFitWarning(RuntimeWarning):
 
 
 def _check_team_sizes(N, name: str = "N") -> np.ndarray:
-    arr = np.asarray(N, dtype=float)
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty; give at least one team size")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+    arr = check_array(N, name, ndim=None)
     if np.any(arr < 1):
         raise ValueError(f"{name} must hold team sizes >= 1, got min {arr.min():g}")
     return arr

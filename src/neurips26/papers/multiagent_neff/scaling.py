@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from neurips26.common.validation import check_choice
+
 from .estimators import _as_logs, correctness_neff, hill_numbers
 from .estimators import mean_pairwise_correlation as _mpc
 from .law import NeffFit, fit_neff_law
@@ -73,9 +75,8 @@ class ScalingCurve:
     level: str
 
 
-def _check_level(level: str) -> None:
-    if level not in LEVELS:
-        raise ValueError(f"unknown level {level!r}; valid: {', '.join(LEVELS)}")
+def _check_level(level: str) -> str:
+    return check_choice(level, "level", LEVELS)
 
 
 def neff_curve(
