@@ -98,6 +98,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from neurips26.common.threads import limit_threads
+from neurips26.common.validation import check_float, check_int
 
 from .basis import Exponent, Moments, MonomialBasis, _check_moments
 from .models import PolyMap, PolySDE
@@ -1340,12 +1341,11 @@ class ScoreKalmanFilter:
     ) -> None:
         if not isinstance(basis, MonomialBasis):
             raise TypeError(f"basis must be a MonomialBasis, got {type(basis).__name__}")
-        if dt <= 0:
-            raise ValueError(f"dt must be > 0, got {dt}")
-        if num_substeps < 1:
-            raise ValueError(f"num_substeps must be >= 1, got {num_substeps}")
-        if truncation < 8:
-            raise ValueError(f"truncation must be >= 8, got {truncation}")
+        if not isinstance(model, (PolySDE, PolyMap)):
+            raise TypeError(f"model must be a PolySDE or a PolyMap, got {type(model).__name__}")
+        dt = check_float(dt, "dt", min=0, min_inclusive=False)
+        num_substeps = check_int(num_substeps, "num_substeps", min=1)
+        truncation = check_int(truncation, "truncation", min=8)
         basis.check_normalisable()
         _, self.H, self.R = _check_obs(None, H, R, basis.dim)
         self.basis = basis
