@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.common.validation import check_choice, check_int, check_probability
+from neurips26.common.validation import check_array, check_choice, check_int, check_probability
 
 __all__ = [
     "BOUNDS",
@@ -88,9 +88,13 @@ def bernoulli_kl(p, q):
     -------
     ndarray
         The divergence, >= 0.
+
+    Refuses ``p`` or ``q`` outside ``[0, 1]`` or NaN (``ValueError``); ``q`` is clipped to
+    ``[1e-15, 1 - 1e-15]`` so the divergence stays finite.
     """
-    p = np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
-    q = np.clip(np.asarray(q, dtype=float), 1e-15, 1 - 1e-15)
+    p = check_array(p, "p", min_size=0, min=0.0, max=1.0)
+    q = check_array(q, "q", min_size=0, min=0.0, max=1.0)
+    q = np.clip(q, 1e-15, 1 - 1e-15)
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0) / q), 0.0)
         b = np.where(p < 1, (1 - p) * np.log(np.where(p < 1, 1 - p, 1.0) / (1 - q)), 0.0)
@@ -202,6 +206,8 @@ def certifies(wins, n, *, delta: float, num_arms: int, bound: str = "hoeffding")
     -------
     bool or ndarray of bool, shape (...)
 
+    Refuses negative, fractional or non-finite counts and ``wins > n``.
+
     Examples
     --------
     >>> bool(certifies(90, 100, delta=0.05, num_arms=10))
@@ -213,8 +219,14 @@ def certifies(wins, n, *, delta: float, num_arms: int, bound: str = "hoeffding")
     K = _check_num_arms(num_arms)
     _check_bound(bound)
     log_ck2 = math.log(UNION_CONSTANT * K * K / delta)
-    w = np.asarray(wins)
-    m = np.asarray(n)
+    w = check_array(wins, "wins", dtype=None, min_size=0, min=0)
+    m = check_array(n, "n", dtype=None, min_size=0, min=0)
+    if w.dtype.kind == "f" and np.any(w != np.round(w)):
+        raise ValueError("wins must hold whole numbers of duels")
+    if m.dtype.kind == "f" and np.any(m != np.round(m)):
+        raise ValueError("n must hold whole numbers of duels")
+    if np.any(np.broadcast_to(w, np.broadcast_shapes(w.shape, m.shape)) > m):
+        raise ValueError("wins must be <= n (wins out of n duels)")
 
     def rule(a, b):
         return _certifies_scalar(int(a), int(b), log_ck2, bound)

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from neurips26.common.validation import check_int
+from neurips26.common.validation import check_array, check_int
 
 __all__ = [
     "INSTANCE_KINDS",
@@ -90,7 +90,7 @@ def check_preference_matrix(Q: Any, *, require_winner: bool = False) -> np.ndarr
         (with ``require_winner``) has no Condorcet winner; the last message names, for each
         arm, an arm that beats it.
     """
-    Q = np.array(Q, dtype=float, copy=True)
+    Q = check_array(Q, "Q", finite=False, copy=True)
     if Q.ndim != 2 or Q.shape[0] != Q.shape[1]:
         raise ValueError(f"Q must be a square (K, K) matrix, got shape {Q.shape}")
     K = Q.shape[0]
@@ -140,8 +140,12 @@ def condorcet_winner(Q: Any) -> int | None:
     0
     >>> condorcet_winner([[.5, .9, .1], [.1, .5, .9], [.9, .1, .5]]) is None
     True
+
+    ``Q`` is checked as by :func:`check_preference_matrix` (square, ``K >= 2``, finite,
+    in ``[0, 1]``, ``Q + Q^T = 1``); ``None`` or a ragged list raises ``TypeError`` or
+    ``ValueError``.
     """
-    Q = np.asarray(Q, dtype=float)
+    Q = check_preference_matrix(Q)
     K = Q.shape[0]
     off = ~np.eye(K, dtype=bool)
     weak = np.all((Q >= 0.5) | ~off, axis=1)  # (K,) beats-or-ties everyone

@@ -220,6 +220,10 @@ class _Duels:
         cands = np.flatnonzero(self.alive)
         winner = int(cands[np.argmax(self.borda()[cands])])
         cert = self.done if certified is None else certified
+        # The certificate assumes a Condorcet winner exists; an environment that knows it has
+        # none (DuelEnvironment(Q, require_winner=False) on a cyclic Q) cannot be certified.
+        if getattr(self.env, "winner", 0) is None:
+            cert = False
         N = self.N.copy()
         N.setflags(write=False)
         return IdentificationResult(

@@ -48,7 +48,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import kendalltau, norm, spearmanr
 
-from neurips26.common.validation import check_probability
+from neurips26.common.validation import check_array, check_probability
 
 from .mfrm import (
     MFRMFit,
@@ -100,8 +100,12 @@ def holm_reject(pvalues, alpha: float = 0.05) -> np.ndarray:
     Returns
     -------
     ndarray of bool, shape (M,)
+
+    Refuses p-values that are NaN or outside ``[0, 1]`` and ``alpha`` outside ``(0, 1)``;
+    an empty family rejects nothing.
     """
-    p = np.asarray(pvalues, float)
+    p = check_array(pvalues, "pvalues", ndim=1, min_size=0, min=0.0, max=1.0)
+    alpha = _check_alpha(alpha)
     m = p.size
     order = np.argsort(p, kind="stable")
     # reject p_(i) while p_(j) <= alpha / (m - j) for every j <= i
@@ -128,12 +132,22 @@ def resolvable_pairs(theta, cov, *, alpha: float = 0.05) -> np.ndarray:
     -------
     ndarray of int, shape (S, S)
         ``sign(theta_s - theta_s')`` where the pair is resolved, else 0 (antisymmetric).
+
+    Refuses non-finite or mis-shaped ``theta`` and ``cov``, negative standard errors and
+    ``alpha`` outside ``(0, 1)``.
     """
-    theta = np.asarray(theta, float)
-    cov = np.asarray(cov, float)
-    if cov.ndim == 1:
-        cov = np.diag(cov**2)
+    theta = check_array(theta, "theta", ndim=1)
+    cov = check_array(cov, "cov", ndim=(1, 2))
+    alpha = _check_alpha(alpha)
     n = theta.size
+    if cov.ndim == 1:
+        if cov.shape != (n,):
+            raise ValueError(f"cov (standard errors) must have shape ({n},), got {cov.shape}")
+        if np.any(cov < 0):
+            raise ValueError("cov (standard errors) must be nonnegative")
+        cov = np.diag(cov**2)
+    elif cov.shape != (n, n):
+        raise ValueError(f"cov must have shape ({n}, {n}) or ({n},), got {cov.shape}")
     iu, ju = np.triu_indices(n, 1)
     diff = theta[iu] - theta[ju]
     var = cov[iu, iu] + cov[ju, ju] - 2 * cov[iu, ju]  # Var(theta_s - theta_s')
@@ -195,9 +209,18 @@ def emd_categories(p, q) -> np.ndarray:
     ndarray, shape (...)
         ``sum_k |F_p(k) - F_q(k)|`` (unit spacing), equal to
         ``scipy.stats.wasserstein_distance`` on the category indices.
+
+    Refuses ``p`` and ``q`` of different shapes (no broadcasting), fewer than 1 category,
+    negative or non-finite weights and a histogram of zero total weight.
     """
-    p = np.asarray(p, float)
-    q = np.asarray(q, float)
+    p = check_array(p, "p", min=0.0)
+    q = check_array(q, "q", min=0.0)
+    if p.shape != q.shape:
+        raise ValueError(f"p and q must have the same shape, got {p.shape} and {q.shape}")
+    if p.ndim == 0:
+        raise ValueError("p must have a category axis (shape (..., K)), got a scalar")
+    if np.any(p.sum(axis=-1) <= 0) or np.any(q.sum(axis=-1) <= 0):
+        raise ValueError("p and q need positive total weight in every histogram")
     p = p / p.sum(axis=-1, keepdims=True)
     q = q / q.sum(axis=-1, keepdims=True)
     return np.abs(np.cumsum(p - q, axis=-1))[..., :-1].sum(axis=-1)
