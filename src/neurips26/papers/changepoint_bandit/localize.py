@@ -92,7 +92,7 @@ from typing import Any
 
 import numpy as np
 
-from neurips26.common.validation import check_choice, check_float, check_int
+from neurips26.common.validation import check_array, check_choice, check_float, check_int
 
 from .bounds import (
     _check_delta,
@@ -277,8 +277,12 @@ def num_halvings(width: Any, eta: float) -> np.ndarray:
     --------
     >>> num_halvings([0.5, 0.001], 1e-3).tolist()
     [8, 0]
+
+    Refuses widths that are negative, NaN or infinite (an infinite width never narrows)
+    and ``eta`` that is not a finite number ``> 0`` (``eta <= 0`` never stops).
     """
-    w = np.array(width, dtype=float, copy=True).reshape(-1)
+    eta = check_float(eta, "eta", min=0, min_inclusive=False)
+    w = check_array(width, "width", ndim=None, min_size=0, min=0.0, copy=True).reshape(-1)
     out = np.zeros(w.shape, dtype=np.int64)
     while np.any(w > 2 * eta):
         big = w > 2 * eta

@@ -57,6 +57,7 @@ from neurips26.common.validation import (
     check_choice,
     check_float,
     check_probability_vector,
+    check_size,
 )
 
 __all__ = [
@@ -183,6 +184,10 @@ class GridSpec:
         return np.stack([m.ravel() for m in mesh], axis=1)
 
 
+#: Most grid points :func:`grid_cost_matrix` accepts (its dense matrix has N^2 entries).
+MAX_DENSE_POINTS = 20_000
+
+
 def grid_cost_matrix(grid: GridSpec) -> np.ndarray:
     """The dense ``N x N`` ground-cost matrix ``C[x, y] = sum_k phi_k(x_k - y_k)``.
 
@@ -201,7 +206,12 @@ def grid_cost_matrix(grid: GridSpec) -> np.ndarray:
     array([[0., 1., 4.],
            [1., 0., 1.],
            [4., 1., 0.]])
+
+    Refuses a ``grid`` that is not a :class:`GridSpec` (``TypeError``) and grids of more
+    than ``MAX_DENSE_POINTS`` points (the matrix has ``N^2`` entries).
     """
+    grid = _check_grid(grid)
+    check_size(grid.num_points, "grid", limit=MAX_DENSE_POINTS, what="grid points")
     idx = np.unravel_index(np.arange(grid.num_points), grid.shape)
     cost = np.zeros((grid.num_points, grid.num_points))
     for k in range(grid.ndim):
@@ -887,6 +897,9 @@ def geto_distance(
     -------
     TransportResult
 
+    Refuses ``source`` or ``target`` that are ``None``, non-numeric, not of the grid's shape,
+    negative, non-finite or not summing to 1, and a non-``GridSpec`` grid.
+
     Examples
     --------
     >>> g = GridSpec((2, 2))
@@ -896,8 +909,9 @@ def geto_distance(
     """
     grid = _check_grid(grid)
     _check_solver(solver, tol, time_limit)
-    model = build_geto_lp(np.asarray(target, dtype=float)[None], grid,
-                          fixed_barycenter=source)
+    source = check_array(source, "source", ndim=None)  # None would mean "free barycenter"
+    target = check_array(target, "target", ndim=None)
+    model = build_geto_lp(target[None], grid, fixed_barycenter=source)
     res = _solve(model, solver=solver, tol=tol, time_limit=time_limit)
     out = _finish(model, grid, np.ones(1), res, build_seconds=0.0, solve_seconds=0.0,
                   allow_incomplete=False)

@@ -255,6 +255,24 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
     return _components(checked.y, checked.dropped)
 
 
+def _power_of_two_scaled(scores: ArrayLike):
+    """``scores`` times an exact power of two bringing ``max |Y|`` near 1.
+
+    Reliability ratios are scale-invariant, but squares of scores near 1e200 overflow (and
+    near 1e-200 underflow); a power-of-two scaling changes no digit of the result.
+    """
+    try:
+        y = np.asarray(scores, dtype=float)
+    except (TypeError, ValueError):
+        return scores  # _check_scores raises the informative error
+    if y.ndim != 2 or y.size == 0 or not np.all(np.isfinite(y)):
+        return scores
+    top = float(np.max(np.abs(y)))
+    if top == 0.0:
+        return scores
+    return y * 2.0 ** (-np.frexp(top)[1])
+
+
 def g_coefficient(scores: ArrayLike, *, num_items: int | None = None) -> float:
     """Relative G coefficient ``rho_K``: the reliability of the K-item mean score.
 
@@ -282,7 +300,7 @@ def g_coefficient(scores: ArrayLike, *, num_items: int | None = None) -> float:
     >>> 0.9 < g_coefficient(y) < 1.0
     True
     """
-    vc = variance_components(scores)
+    vc = variance_components(_power_of_two_scaled(scores))  # the ratio is scale-free
     k = _check_num_items(num_items, vc.num_items)
     signal, noise = vc.model_var, vc.residual_var / k
     if signal + noise == 0.0:
@@ -313,7 +331,7 @@ def signal_to_noise(scores: ArrayLike, *, num_items: int | None = None) -> float
     >>> bool(abs(rho - snr / (1 + snr)) < 1e-12)
     True
     """
-    vc = variance_components(scores)
+    vc = variance_components(_power_of_two_scaled(scores))  # the ratio is scale-free
     k = _check_num_items(num_items, vc.num_items)
     if vc.residual_var == 0.0:
         return float("inf")
