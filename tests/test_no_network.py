@@ -10,8 +10,9 @@ import pytest
 from conftest import NetworkBlockedError
 
 
-@pytest.mark.parametrize("address", [("93.184.216.34", 80), ("2606:2800:220:1::", 443),
-                                     ("huggingface.co", 443)])
+@pytest.mark.parametrize(
+    "address", [("93.184.216.34", 80), ("2606:2800:220:1::", 443), ("huggingface.co", 443)]
+)
 def test_remote_connections_fail(address):
     family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as s, pytest.raises(NetworkBlockedError):

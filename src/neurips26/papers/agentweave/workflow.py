@@ -30,7 +30,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from neurips26.common.validation import check_int
+from neurips26.common.validation import check_float, check_int, check_size
 
 __all__ = [
     "KINDS",
@@ -490,6 +490,10 @@ TEMPLATES: dict[str, Callable[..., Workflow]] = {
 }
 
 
+#: Most expected arrivals :func:`poisson_arrivals` generates.
+MAX_ARRIVALS = 1_000_000
+
+
 def poisson_arrivals(
     templates: Sequence[Callable[..., Workflow]],
     *,
@@ -508,7 +512,8 @@ def poisson_arrivals(
     rate : float
         Arrival rate ``lambda`` (requests/s), > 0.
     horizon : float
-        Arrivals fall in ``[0, horizon)`` (s), > 0.
+        Arrivals fall in ``[0, horizon)`` (s), > 0. More than ``MAX_ARRIVALS`` expected
+        arrivals (``rate * horizon``) are refused.
     mix : sequence of float or None
         Template probabilities (uniform when None).
     seed : int
@@ -529,10 +534,9 @@ def poisson_arrivals(
     """
     if not templates:
         raise ValueError("templates must be a non-empty sequence")
-    if not math.isfinite(rate) or rate <= 0:
-        raise ValueError(f"arrival rate must be > 0, got {rate}")
-    if not math.isfinite(horizon) or horizon <= 0:
-        raise ValueError(f"horizon must be > 0, got {horizon}")
+    rate = check_float(rate, "rate", min=0, min_inclusive=False)
+    horizon = check_float(horizon, "horizon", min=0, min_inclusive=False)
+    check_size(rate * horizon, "rate * horizon", limit=MAX_ARRIVALS, what="expected arrivals")
     k = len(templates)
     p = np.full(k, 1.0 / k) if mix is None else np.asarray(mix, dtype=float)
     if p.shape != (k,) or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
