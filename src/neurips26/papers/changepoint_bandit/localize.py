@@ -91,6 +91,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from neurips26.common.validation import check_array, check_choice, check_float, check_int
 
@@ -804,7 +805,7 @@ def noisy_binary_search(
     )
 
 
-class ChangePointLocalizer:
+class ChangePointLocalizer(BaseEstimator):
     """Estimator-style wrapper of :func:`localize_change_points`.
 
     Parameters

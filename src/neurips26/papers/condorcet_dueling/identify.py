@@ -53,6 +53,7 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from neurips26.common.validation import check_float, check_int
 
@@ -561,7 +562,7 @@ METHODS = {
 }
 
 
-class CondorcetIdentifier:
+class CondorcetIdentifier(BaseEstimator):
     """Estimator-style wrapper of :func:`identify_condorcet`.
 
     ``__init__`` only stores keyword-only hyperparameters; :meth:`fit` runs the procedure.

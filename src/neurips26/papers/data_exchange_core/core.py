@@ -53,6 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
+from sklearn.base import BaseEstimator
 
 from neurips26.common.validation import check_float, check_int, check_size
 
@@ -1077,7 +1078,7 @@ def find_core_exchange(
 # --- estimator
 
 
-class DataExchangeGame:
+class DataExchangeGame(BaseEstimator):
     """Scikit-learn style front end: set the market's rules, fit sizes and a curve, solve.
 
     Parameters

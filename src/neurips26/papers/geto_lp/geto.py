@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
+from sklearn.base import BaseEstimator
 
 from neurips26.common.validation import (
     check_array,
@@ -919,7 +920,7 @@ def geto_distance(
                            num_variables=model.num_variables)
 
 
-class GETOBarycenter:
+class GETOBarycenter(BaseEstimator):
     """Estimator-style wrapper of :func:`geto_barycenter`.
 
     Parameters

@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import kendalltau, norm, spearmanr
+from sklearn.base import BaseEstimator
 
 from neurips26.common.validation import check_array, check_probability
 
@@ -906,7 +907,7 @@ def correlation_baseline(human_ratings, judge_ratings) -> CorrelationBaseline:
 
 
 # ----------------------------------------------------------------------------- estimator
-class JudgeValidator:
+class JudgeValidator(BaseEstimator):
     """The three-stage validation of LLM judges against a human benchmark.
 
     Parameters
@@ -977,6 +978,18 @@ class JudgeValidator:
         self.drop_misfitting_raters = drop_misfitting_raters
         self.seed = seed
         self.decision = decision
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The keyword parameters and the ``**decision`` thresholds, flat (for ``clone``)."""
+        params = super().get_params(deep=deep)
+        params.update(self.decision)
+        return params
+
+    def set_params(self, **params) -> JudgeValidator:
+        """Set parameters; names that are not ``__init__`` keywords go to ``decision``."""
+        named = set(self._get_param_names())
+        self.decision = {**self.decision, **{k: v for k, v in params.items() if k not in named}}
+        return super().set_params(**{k: v for k, v in params.items() if k in named})
 
     @single_thread
     def fit(self, human, judges: Mapping) -> JudgeValidator:

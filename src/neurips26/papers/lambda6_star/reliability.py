@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
+from sklearn.base import BaseEstimator
 
 from neurips26.common.validation import check_float, check_int
 
@@ -1141,7 +1142,7 @@ def cohort_reliability(
 # --------------------------------------------------------------------------------------
 
 
-class ReliabilityAnalyzer:
+class ReliabilityAnalyzer(BaseEstimator):
     """All reliability diagnostics of one benchmark, scikit-learn style.
 
     Parameters

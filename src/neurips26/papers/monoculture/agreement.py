@@ -42,6 +42,7 @@ import numpy as np
 from scipy import optimize
 from scipy.special import expit
 from scipy.stats import false_discovery_control, norm
+from sklearn.base import BaseEstimator
 
 from neurips26.common.threads import single_threaded
 from neurips26.common.validation import check_array, check_choice, check_int, check_size
@@ -950,7 +951,7 @@ def population_sensitivity(
 # estimator-style wrapper
 
 
-class MonocultureAudit:
+class MonocultureAudit(BaseEstimator):
     """Audit a population of models for monoculture under an explicit null.
 
     Parameters

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator
 
 from neurips26.common.validation import check_choice
 
@@ -349,7 +350,7 @@ def logs_from_table(
     return out
 
 
-class EffectiveTeamSize:
+class EffectiveTeamSize(BaseEstimator):
     """Estimator of the effective-team-size law from answer logs.
 
     Parameters

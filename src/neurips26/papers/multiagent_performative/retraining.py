@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg, stats
+from sklearn.base import BaseEstimator
 
 from neurips26.common.validation import check_choice, check_float, check_int
 
@@ -402,7 +403,7 @@ def stationary_excess(
     return float(np.sum(np.repeat(0.5 * game.gamma, d) * np.diag(C)))
 
 
-class MultiAgentRetraining:
+class MultiAgentRetraining(BaseEstimator):
     """Estimator-style wrapper: fit repeated retraining to a game and keep the trace.
 
     Parameters
