@@ -45,9 +45,6 @@ CALLS = [
 KNOWN_GAPS = frozenset(
     {
         ("confidence_radius", "delta", 1),
-        ("confidence_radius", "n", 0),
-        ("confidence_radius", "n", 3),
-        ("confidence_radius", "n", 4),
         ("confidence_radius", "n", 8),
         ("make_step_function", "jump", 0),
         ("make_step_function", "jump", 1),
@@ -64,6 +61,7 @@ KNOWN_GAPS = frozenset(
         ("min_samples_to_separate", "gap", 0),
         ("min_samples_to_separate", "gap", 1),
         ("min_samples_to_separate", "gap", 10),
+        ("min_samples_to_separate", "sigma", 8),
         ("min_samples_to_separate", "sigma", 9),
         ("offline_change_points", "num_change_points", 0),
         ("offline_change_points", "num_change_points", 1),

@@ -44,24 +44,8 @@ CALLS = [
 # is an xfail(strict) below, so fixing one makes the test say to remove it from this list.
 KNOWN_GAPS = frozenset(
     {
-        ("category_probabilities", "eta", 0),
-        ("category_probabilities", "eta", 1),
-        ("category_probabilities", "eta", 3),
-        ("category_probabilities", "eta", 4),
-        ("category_probabilities", "eta", 6),
         ("category_probabilities", "eta", 8),
-        ("category_probabilities", "tau", 1),
-        ("category_probabilities", "tau", 3),
-        ("category_probabilities", "tau", 6),
-        ("expected_score", "eta", 0),
-        ("expected_score", "eta", 1),
-        ("expected_score", "eta", 3),
-        ("expected_score", "eta", 4),
-        ("expected_score", "eta", 6),
         ("expected_score", "eta", 8),
-        ("expected_score", "tau", 1),
-        ("expected_score", "tau", 3),
-        ("expected_score", "tau", 6),
     }
 )
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from neurips26.common.validation import check_float, check_probability
+from neurips26.common.validation import check_array, check_float, check_probability
 
 __all__ = [
     "UNION_CONSTANT",
@@ -72,7 +72,7 @@ def confidence_radius(n: Any, *, delta: Any, sigma: float = 1.0) -> np.ndarray:
     d = np.asarray(delta, dtype=float)
     if np.any(~(d > 0)) or np.any(d >= 1):
         raise ValueError(f"delta must lie in the open interval (0, 1), got {delta!r}")
-    n = np.asarray(n, dtype=float)
+    n = check_array(n, "n", ndim=None, min_size=0, min=0.0)
     if np.any(n < 0):
         raise ValueError("sample counts n must be >= 0")
     with np.errstate(divide="ignore", invalid="ignore"):

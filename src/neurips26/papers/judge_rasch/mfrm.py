@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from neurips26.common.threads import single_threaded
+from neurips26.common.validation import check_array
 
 __all__ = [
     "MFRMFit",
@@ -74,8 +75,8 @@ def category_probabilities(eta, tau) -> np.ndarray:
     >>> category_probabilities([0.0], [-1.0, 1.0]).round(3)
     array([[0.212, 0.576, 0.212]])
     """
-    eta = np.asarray(eta, dtype=float)
-    tau = np.asarray(tau, dtype=float)
+    eta = check_array(eta, "eta", ndim=None, min_size=0)
+    tau = check_array(tau, "tau", ndim=None, min_size=0)
     if tau.ndim == 0 or tau.shape[-1] < 1:
         raise ValueError("tau must hold K-1 >= 1 thresholds in its last axis")
     logp = _log_probs(eta, tau)
