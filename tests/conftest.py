@@ -1,11 +1,14 @@
-"""Shared fixtures: a temporary store and a toy paper for machinery tests."""
+"""Shared fixtures: a temporary store, a toy paper, no network, a fixed hypothesis profile."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 import tempfile
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from neurips26.records import RunRecord
 from neurips26.registry import Claim, Paper, evaluate_claim
@@ -51,3 +54,65 @@ def make_record(metrics: dict, *, tier: str = "small", status: str = "ok", **kw)
 @pytest.fixture
 def store(tmp_path) -> Store:
     return Store(tmp_path / "runs" / "test.sqlite")
+
+
+# ---------------------------------------------------------------------- hypothesis profile
+# CI runs every property test on a fixed sequence of examples (derandomize), so a test passes
+# or fails the same way on every machine; nothing is written to .hypothesis/. Set
+# HYPOTHESIS_PROFILE=dev to explore with random examples.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    max_examples=30,
+    deadline=None,  # hangs are caught by tests/_fuzz.py's per-call alarm, not by timing
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.register_profile("dev", max_examples=200, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# ------------------------------------------------------------------------------ no network
+class NetworkBlockedError(OSError):
+    """A test tried to open a connection to a host other than this machine."""
+
+
+def _is_local(address) -> bool:
+    if not isinstance(address, tuple) or not address:
+        return True  # AF_UNIX paths and the like
+    host = address[0]
+    if isinstance(host, bytes):
+        host = host.decode()
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False  # a host name other than localhost
+
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _guarded_connect(self, address):
+    if not _is_local(address):
+        raise NetworkBlockedError(f"tests may not reach the network (connect to {address!r})")
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self, address):
+    if not _is_local(address):
+        raise NetworkBlockedError(f"tests may not reach the network (connect to {address!r})")
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_network():
+    """Make every socket connection to anything but localhost fail, for the whole suite."""
+    mp = pytest.MonkeyPatch()
+    mp.setattr(socket.socket, "connect", _guarded_connect)
+    mp.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    yield
+    mp.undo()

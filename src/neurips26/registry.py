@@ -31,6 +31,7 @@ SLUGS: tuple[str, ...] = (
     "sparse_halfspace",
     "sparse_scaling",
     "agentweave",
+    "adis_law",
     "geto_lp",
     # seed 004_839af22534344a66.txt
     "monoculture",

@@ -173,6 +173,7 @@ def run_paper(
     """
     from neurips26.common.experiment import config_to_dict
     from neurips26.common.seeding import seed_everything
+    from neurips26.common.threads import limit_threads
 
     paper = get_paper(slug)
     experiment, config = resolve_config(slug, tier, seed, overrides)
@@ -181,7 +182,10 @@ def run_paper(
     seed_everything(seed)
     t0, c0 = time.perf_counter(), time.process_time()
     try:
-        result = experiment.run(config)
+        # One thread limit for every paper, in `run` and `reproduce` alike: BLAS and torch
+        # use the cores the paper declares (its resources), never the whole machine's pool.
+        with limit_threads(paper.resources.cpus):
+            result = experiment.run(config)
         status, error = OK, None
     except Exception:
         result, status, error = None, FAILED, traceback.format_exc()

@@ -111,7 +111,7 @@ def test_bad_scheduler_and_run_arguments():
         AgentWeaveScheduler(num_workers=1, policy="sometimes")
     with pytest.raises(ValueError, match="kappa must be > 0"):
         FlowAdaptivePolicy(kappa=0)
-    with pytest.raises(ValueError, match="arrival rate must be > 0"):
+    with pytest.raises(ValueError, match="rate must be > 0"):
         poisson_arrivals([TEMPLATES["rag"]], rate=0.0, horizon=10, seed=0)
     with pytest.raises(ValueError, match="warmup < horizon"):
         simulate(AgentWeaveScheduler(num_workers=1), [], horizon=10.0, warmup=10.0)

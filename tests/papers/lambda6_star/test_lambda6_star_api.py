@@ -149,7 +149,7 @@ def test_non_numeric_dataframe_column():
 
 
 def test_bad_hyperparameters(binary):
-    with pytest.raises(ValueError, match=r"shrinkage must lie in \[0.0, 1.0\]"):
+    with pytest.raises(ValueError, match=r"shrinkage must lie in \[0, 1\]"):
         L.lambda6_star(binary, shrinkage=1.5)
     with pytest.raises(ValueError, match="shrinkage must lie"):
         L.lambda6_star(binary, shrinkage=-0.1)

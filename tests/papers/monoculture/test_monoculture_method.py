@@ -272,7 +272,7 @@ def test_non_convergence_is_reported():
         (np.array([[np.nan, np.nan], [0, 1], [1, 0]]), {}, "no observed items"),
         (np.array([[1, 0, 1], [0, 0, 1], [1, 0, 0]]), {"ridge": 0.0}, "all-correct or all-wrong"),
         (np.array([[1, 1, 1], [0, 0, 1], [1, 0, 0]]), {}, "infinite"),
-        (np.array([[1, 0], [0, 1]]), {"kind": "3pl"}, "unknown null kind"),
+        (np.array([[1, 0], [0, 1]]), {"kind": "3pl"}, "unknown kind"),
         (np.array([[1, 0], [0, 1]]), {"ridge": -1.0}, "ridge"),
     ],
 )

@@ -184,11 +184,11 @@ def test_bad_retraining_inputs():
     game = make_game(graph="ring", num_agents=3, target_rho=0.5)
     with pytest.raises(ValueError, match="unknown learner"):
         repeated_retraining(game, learner="adam")
-    with pytest.raises(ValueError, match="lr must be a positive"):
+    with pytest.raises(ValueError, match="lr must be > 0"):
         repeated_retraining(game, learner="gd", lr=0.0)
-    with pytest.raises(ValueError, match="lr must be a positive"):
+    with pytest.raises(ValueError, match="lr must be a finite number"):
         repeated_retraining(game, learner="gd", lr=float("nan"))
-    with pytest.raises(ValueError, match="0 < lr <= 1"):
+    with pytest.raises(ValueError, match=r"lr must lie in \(0, 1\]"):
         repeated_retraining(game, learner="damped", lr=1.5)
     with pytest.raises(ValueError, match="max_iter"):
         repeated_retraining(game, max_iter=0)

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neurips26.common.validation import check_int
+
 from .workflow import LatencyModel, Request, _check_granularity
 
 __all__ = [
@@ -195,11 +197,7 @@ def make_policy(policy) -> FlowAdaptivePolicy | StaticPolicy:
 
 
 def _check_workers(num_workers) -> int:
-    if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)):
-        raise TypeError(f"num_workers must be an int, got {num_workers!r}")
-    if num_workers < 1:
-        raise ValueError(f"num_workers must be >= 1, got {num_workers}")
-    return int(num_workers)
+    return check_int(num_workers, "num_workers", min=1)
 
 
 class _Req:

@@ -30,6 +30,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from neurips26.common.validation import check_float, check_int, check_size
+
 __all__ = [
     "KINDS",
     "TEMPLATES",
@@ -306,15 +308,15 @@ def flow_decompose(workflow: Workflow, *, granularity: int | float | None) -> tu
 
 
 def _check_granularity(granularity) -> int | None:
-    if granularity is None or (isinstance(granularity, float) and math.isinf(granularity)):
-        if granularity is not None and granularity < 0:
+    if granularity is None:
+        return None
+    if isinstance(granularity, float) and math.isinf(granularity):
+        if granularity < 0:
             raise ValueError(f"granularity must be >= 1 or inf, got {granularity}")
         return None
-    if isinstance(granularity, bool) or not isinstance(granularity, (int, np.integer)):
+    if isinstance(granularity, float):
         raise TypeError(f"granularity must be an int >= 1, inf or None, got {granularity!r}")
-    if granularity < 1:
-        raise ValueError(f"granularity must be >= 1 (1 = finest units), got {granularity}")
-    return int(granularity)
+    return check_int(granularity, "granularity", min=1)
 
 
 @dataclass(frozen=True)
@@ -488,6 +490,10 @@ TEMPLATES: dict[str, Callable[..., Workflow]] = {
 }
 
 
+#: Most expected arrivals :func:`poisson_arrivals` generates.
+MAX_ARRIVALS = 1_000_000
+
+
 def poisson_arrivals(
     templates: Sequence[Callable[..., Workflow]],
     *,
@@ -506,7 +512,8 @@ def poisson_arrivals(
     rate : float
         Arrival rate ``lambda`` (requests/s), > 0.
     horizon : float
-        Arrivals fall in ``[0, horizon)`` (s), > 0.
+        Arrivals fall in ``[0, horizon)`` (s), > 0. More than ``MAX_ARRIVALS`` expected
+        arrivals (``rate * horizon``) are refused.
     mix : sequence of float or None
         Template probabilities (uniform when None).
     seed : int
@@ -527,10 +534,9 @@ def poisson_arrivals(
     """
     if not templates:
         raise ValueError("templates must be a non-empty sequence")
-    if not math.isfinite(rate) or rate <= 0:
-        raise ValueError(f"arrival rate must be > 0, got {rate}")
-    if not math.isfinite(horizon) or horizon <= 0:
-        raise ValueError(f"horizon must be > 0, got {horizon}")
+    rate = check_float(rate, "rate", min=0, min_inclusive=False)
+    horizon = check_float(horizon, "horizon", min=0, min_inclusive=False)
+    check_size(rate * horizon, "rate * horizon", limit=MAX_ARRIVALS, what="expected arrivals")
     k = len(templates)
     p = np.full(k, 1.0 / k) if mix is None else np.asarray(mix, dtype=float)
     if p.shape != (k,) or np.any(p < 0) or not np.isclose(p.sum(), 1.0):

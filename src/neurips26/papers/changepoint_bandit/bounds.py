@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from neurips26.common.validation import check_array, check_float, check_probability
+
 __all__ = [
     "UNION_CONSTANT",
     "ConfidenceBounds",
@@ -37,19 +39,11 @@ UNION_CONSTANT = math.pi**2 / 6
 
 
 def _check_delta(delta: Any, name: str = "delta") -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a number in (0, 1), got {delta!r}")
-    if not (0.0 < float(delta) < 1.0):
-        raise ValueError(f"{name} must lie in the open interval (0, 1), got {delta!r}")
-    return float(delta)
+    return check_probability(delta, name, open=True)
 
 
 def _check_sigma(sigma: Any) -> float:
-    if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.floating, np.integer)):
-        raise TypeError(f"sigma must be a positive number, got {sigma!r}")
-    if not (math.isfinite(float(sigma)) and float(sigma) > 0):
-        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
-    return float(sigma)
+    return check_float(sigma, "sigma", min=0, min_inclusive=False)
 
 
 def confidence_radius(n: Any, *, delta: Any, sigma: float = 1.0) -> np.ndarray:
@@ -78,7 +72,7 @@ def confidence_radius(n: Any, *, delta: Any, sigma: float = 1.0) -> np.ndarray:
     d = np.asarray(delta, dtype=float)
     if np.any(~(d > 0)) or np.any(d >= 1):
         raise ValueError(f"delta must lie in the open interval (0, 1), got {delta!r}")
-    n = np.asarray(n, dtype=float)
+    n = check_array(n, "n", ndim=None, min_size=0, min=0.0)
     if np.any(n < 0):
         raise ValueError("sample counts n must be >= 0")
     with np.errstate(divide="ignore", invalid="ignore"):

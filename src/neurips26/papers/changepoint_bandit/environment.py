@@ -22,6 +22,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from neurips26.common.validation import check_array, check_int
+
 __all__ = [
     "LAYOUTS",
     "BudgetExhaustedError",
@@ -53,27 +55,11 @@ class BudgetExhaustedError(RuntimeError):
 
 
 def _check_budget(max_queries: Any) -> int | None:
-    if max_queries is None:
-        return None
-    if isinstance(max_queries, bool) or not isinstance(max_queries, (int, np.integer)):
-        raise TypeError(f"max_queries must be an integer or None, got {max_queries!r}")
-    if max_queries < 1:
-        raise ValueError(f"max_queries must be >= 1, got {max_queries}")
-    return int(max_queries)
+    return None if max_queries is None else check_int(max_queries, "max_queries", min=1)
 
 
 def _check_locations(x: Any) -> np.ndarray:
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"query locations must be numbers in [0, 1], got {x!r}") from err
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("query locations must be finite numbers in [0, 1], got NaN or inf")
-    if arr.size and (arr.min() < 0.0 or arr.max() > 1.0):
-        raise ValueError(
-            f"query locations must lie in [0, 1], got range [{arr.min():g}, {arr.max():g}]"
-        )
-    return arr
+    return check_array(x, "x (query locations)", min_size=0, min=0.0, max=1.0)
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator
+
+from neurips26.common.validation import check_array, check_choice, check_float, check_int
 
 from .bounds import (
     _check_delta,
@@ -250,30 +253,19 @@ def _grow(n: np.ndarray, growth: float) -> np.ndarray:
 
 
 def _check_common(num_change_points, eta, delta, sigma, delta_search, growth, max_queries):
-    if isinstance(num_change_points, bool) or not isinstance(num_change_points, (int, np.integer)):
-        raise TypeError(f"num_change_points must be an integer, got {num_change_points!r}")
-    if num_change_points < 1:
-        raise ValueError(f"num_change_points must be >= 1, got {num_change_points}")
+    num_change_points = check_int(num_change_points, "num_change_points", min=1)
     eta = _check_eta(eta)
     delta = _check_delta(delta)
     sigma = _check_sigma(sigma)
     delta_search = _check_delta(delta_search, "delta_search")
-    if not (isinstance(growth, (int, float)) and 1.0 < growth <= 4.0):
-        raise ValueError(f"growth must be a number in (1, 4], got {growth!r}")
+    growth = check_float(growth, "growth", min=1, max=4, min_inclusive=False)
     if max_queries is not None:
-        if isinstance(max_queries, bool) or not isinstance(max_queries, (int, np.integer)):
-            raise TypeError(f"max_queries must be an integer or None, got {max_queries!r}")
-        if max_queries < 1:
-            raise ValueError(f"max_queries must be >= 1, got {max_queries}")
-    return int(num_change_points), eta, delta, sigma, delta_search, float(growth)
+        check_int(max_queries, "max_queries", min=1)
+    return num_change_points, eta, delta, sigma, delta_search, growth
 
 
 def _check_eta(eta: Any) -> float:
-    if isinstance(eta, bool) or not isinstance(eta, (int, float, np.floating, np.integer)):
-        raise TypeError(f"eta must be a number in (0, 0.5), got {eta!r}")
-    if not (0.0 < float(eta) < 0.5):
-        raise ValueError(f"eta must lie in the open interval (0, 0.5), got {eta!r}")
-    return float(eta)
+    return check_float(eta, "eta", min=0, max=0.5, min_inclusive=False, max_inclusive=False)
 
 
 def num_halvings(width: Any, eta: float) -> np.ndarray:
@@ -286,8 +278,12 @@ def num_halvings(width: Any, eta: float) -> np.ndarray:
     --------
     >>> num_halvings([0.5, 0.001], 1e-3).tolist()
     [8, 0]
+
+    Refuses widths that are negative, NaN or infinite (an infinite width never narrows)
+    and ``eta`` that is not a finite number ``> 0`` (``eta <= 0`` never stops).
     """
-    w = np.array(width, dtype=float, copy=True).reshape(-1)
+    eta = check_float(eta, "eta", min=0, min_inclusive=False)
+    w = check_array(width, "width", ndim=None, min_size=0, min=0.0, copy=True).reshape(-1)
     out = np.zeros(w.shape, dtype=np.int64)
     while np.any(w > 2 * eta):
         big = w > 2 * eta
@@ -525,8 +521,7 @@ def _out_of_budget(result: LocalizationResult, max_queries, on_budget: str):
 
 
 def _check_on_budget(on_budget):
-    if on_budget not in ("raise", "warn"):
-        raise ValueError(f"on_budget must be 'raise' or 'warn', got {on_budget!r}")
+    return check_choice(on_budget, "on_budget", ("raise", "warn"))
 
 
 def localize_change_points(
@@ -811,7 +806,7 @@ def noisy_binary_search(
     )
 
 
-class ChangePointLocalizer:
+class ChangePointLocalizer(BaseEstimator):
     """Estimator-style wrapper of :func:`localize_change_points`.
 
     Parameters

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neurips26.common.validation import check_array, check_choice, check_int, check_probability
+
 __all__ = [
     "BOUNDS",
     "ConfidenceBounds",
@@ -39,25 +41,15 @@ UNION_CONSTANT = 4.0  # c in beta(n) = log(c K^2 n^2 / delta)
 
 
 def _check_delta(delta: float) -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating)):
-        raise TypeError(f"delta must be a number in (0, 1), got {delta!r}")
-    if not (0.0 < float(delta) < 1.0):
-        raise ValueError(f"delta must lie in the open interval (0, 1), got {delta!r}")
-    return float(delta)
+    return check_probability(delta, "delta", open=True)
 
 
 def _check_bound(bound: str) -> str:
-    if bound not in BOUNDS:
-        raise ValueError(f"unknown bound {bound!r}; valid bounds: {', '.join(BOUNDS)}")
-    return bound
+    return check_choice(bound, "bound", BOUNDS)
 
 
 def _check_num_arms(num_arms: int) -> int:
-    if isinstance(num_arms, bool) or not isinstance(num_arms, (int, np.integer)):
-        raise TypeError(f"num_arms must be an integer, got {num_arms!r}")
-    if num_arms < 2:
-        raise ValueError(f"num_arms must be >= 2, got {num_arms}")
-    return int(num_arms)
+    return check_int(num_arms, "num_arms", min=2)
 
 
 def threshold(n, *, delta: float, num_arms: int):
@@ -96,9 +88,13 @@ def bernoulli_kl(p, q):
     -------
     ndarray
         The divergence, >= 0.
+
+    Refuses ``p`` or ``q`` outside ``[0, 1]`` or NaN (``ValueError``); ``q`` is clipped to
+    ``[1e-15, 1 - 1e-15]`` so the divergence stays finite.
     """
-    p = np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
-    q = np.clip(np.asarray(q, dtype=float), 1e-15, 1 - 1e-15)
+    p = check_array(p, "p", min_size=0, min=0.0, max=1.0)
+    q = check_array(q, "q", min_size=0, min=0.0, max=1.0)
+    q = np.clip(q, 1e-15, 1 - 1e-15)
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0) / q), 0.0)
         b = np.where(p < 1, (1 - p) * np.log(np.where(p < 1, 1 - p, 1.0) / (1 - q)), 0.0)
@@ -210,6 +206,8 @@ def certifies(wins, n, *, delta: float, num_arms: int, bound: str = "hoeffding")
     -------
     bool or ndarray of bool, shape (...)
 
+    Refuses negative, fractional or non-finite counts and ``wins > n``.
+
     Examples
     --------
     >>> bool(certifies(90, 100, delta=0.05, num_arms=10))
@@ -221,8 +219,14 @@ def certifies(wins, n, *, delta: float, num_arms: int, bound: str = "hoeffding")
     K = _check_num_arms(num_arms)
     _check_bound(bound)
     log_ck2 = math.log(UNION_CONSTANT * K * K / delta)
-    w = np.asarray(wins)
-    m = np.asarray(n)
+    w = check_array(wins, "wins", dtype=None, min_size=0, min=0)
+    m = check_array(n, "n", dtype=None, min_size=0, min=0)
+    if w.dtype.kind == "f" and np.any(w != np.round(w)):
+        raise ValueError("wins must hold whole numbers of duels")
+    if m.dtype.kind == "f" and np.any(m != np.round(m)):
+        raise ValueError("n must hold whole numbers of duels")
+    if np.any(np.broadcast_to(w, np.broadcast_shapes(w.shape, m.shape)) > m):
+        raise ValueError("wins must be <= n (wins out of n duels)")
 
     def rule(a, b):
         return _certifies_scalar(int(a), int(b), log_ck2, bound)

@@ -19,6 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from neurips26.common.validation import check_array, check_int
+
 __all__ = [
     "INSTANCE_KINDS",
     "BudgetExhaustedError",
@@ -57,21 +59,11 @@ class DuelingEnvironment(Protocol):
 
 
 def _check_arm(name: str, value: Any, num_arms: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer arm index, got {value!r}")
-    if not 0 <= int(value) < num_arms:
-        raise ValueError(f"{name}={value} is out of range for {num_arms} arms (0..{num_arms - 1})")
-    return int(value)
+    return check_int(value, name, min=0, max=num_arms - 1)
 
 
 def _check_budget(max_duels: Any) -> int | None:
-    if max_duels is None:
-        return None
-    if isinstance(max_duels, bool) or not isinstance(max_duels, (int, np.integer)):
-        raise TypeError(f"max_duels must be an integer or None, got {max_duels!r}")
-    if max_duels < 1:
-        raise ValueError(f"max_duels must be >= 1, got {max_duels}")
-    return int(max_duels)
+    return None if max_duels is None else check_int(max_duels, "max_duels", min=1)
 
 
 def check_preference_matrix(Q: Any, *, require_winner: bool = False) -> np.ndarray:
@@ -98,7 +90,7 @@ def check_preference_matrix(Q: Any, *, require_winner: bool = False) -> np.ndarr
         (with ``require_winner``) has no Condorcet winner; the last message names, for each
         arm, an arm that beats it.
     """
-    Q = np.array(Q, dtype=float, copy=True)
+    Q = check_array(Q, "Q", finite=False, copy=True)
     if Q.ndim != 2 or Q.shape[0] != Q.shape[1]:
         raise ValueError(f"Q must be a square (K, K) matrix, got shape {Q.shape}")
     K = Q.shape[0]
@@ -148,8 +140,12 @@ def condorcet_winner(Q: Any) -> int | None:
     0
     >>> condorcet_winner([[.5, .9, .1], [.1, .5, .9], [.9, .1, .5]]) is None
     True
+
+    ``Q`` is checked as by :func:`check_preference_matrix` (square, ``K >= 2``, finite,
+    in ``[0, 1]``, ``Q + Q^T = 1``); ``None`` or a ragged list raises ``TypeError`` or
+    ``ValueError``.
     """
-    Q = np.asarray(Q, dtype=float)
+    Q = check_preference_matrix(Q)
     K = Q.shape[0]
     off = ~np.eye(K, dtype=bool)
     weak = np.all((Q >= 0.5) | ~off, axis=1)  # (K,) beats-or-ties everyone

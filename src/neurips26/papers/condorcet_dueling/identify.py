@@ -53,6 +53,9 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator
+
+from neurips26.common.validation import check_float, check_int
 
 from .bounds import (
     UNION_CONSTANT,
@@ -137,14 +140,10 @@ class _OutOfBudget(Exception):
 
 
 def _check_common(max_duels: Any, batch_growth: Any) -> tuple[int, float]:
-    if isinstance(max_duels, bool) or not isinstance(max_duels, (int, np.integer)):
-        raise TypeError(f"max_duels must be an integer, got {max_duels!r}")
-    if max_duels < 1:
-        raise ValueError(f"max_duels must be >= 1, got {max_duels}")
-    g = float(batch_growth)
-    if not (math.isfinite(g) and g >= 1.0):
-        raise ValueError(f"batch_growth must be a finite number >= 1, got {batch_growth!r}")
-    return int(max_duels), g
+    return (
+        check_int(max_duels, "max_duels", min=1),
+        check_float(batch_growth, "batch_growth", min=1),
+    )
 
 
 class _Duels:
@@ -222,6 +221,10 @@ class _Duels:
         cands = np.flatnonzero(self.alive)
         winner = int(cands[np.argmax(self.borda()[cands])])
         cert = self.done if certified is None else certified
+        # The certificate assumes a Condorcet winner exists; an environment that knows it has
+        # none (DuelEnvironment(Q, require_winner=False) on a cyclic Q) cannot be certified.
+        if getattr(self.env, "winner", 0) is None:
+            cert = False
         N = self.N.copy()
         N.setflags(write=False)
         return IdentificationResult(
@@ -559,7 +562,7 @@ METHODS = {
 }
 
 
-class CondorcetIdentifier:
+class CondorcetIdentifier(BaseEstimator):
     """Estimator-style wrapper of :func:`identify_condorcet`.
 
     ``__init__`` only stores keyword-only hyperparameters; :meth:`fit` runs the procedure.

@@ -48,10 +48,14 @@ Deviations from the paper
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
+from sklearn.base import BaseEstimator
+
+from neurips26.common.validation import check_float, check_int, check_size
 
 from .market import (
     MAX_FIRMS,
@@ -92,6 +96,13 @@ METHODS = ("search", "dynamic", "constructive")
 # --- helpers
 
 
+#: Most partitions :func:`set_partitions` lists (B_10 = 115975, B_11 = 678570).
+MAX_PARTITIONS = 200_000
+
+#: Most candidate points one coalition's deviation search evaluates.
+MAX_GRID_POINTS = 2_000_000
+
+
 def _check_market(market) -> Market:
     if not isinstance(market, Market):
         raise TypeError(f"market must be a Market, got {type(market).__name__}")
@@ -104,10 +115,7 @@ def _check_market(market) -> Market:
 
 
 def _check_step(step: float, name: str = "grid_step") -> float:
-    step = float(step)
-    if not np.isfinite(step) or not 0 < step <= 1:
-        raise ValueError(f"{name} must lie in (0, 1], got {step}")
-    return step
+    return check_float(step, name, min=0, max=1, min_inclusive=False)
 
 
 def _resolve_partition(market: Market, alpha: np.ndarray, partition):
@@ -224,7 +232,7 @@ def best_deviation(
         Current revenue-sharing blocks (revenue-sharing markets only; default: the sharing
         graph's components).
     grid_step : float
-        Grid spacing in ``(0, 1]``.
+        Grid spacing in ``(0, 1]``; a grid of more than ``MAX_GRID_POINTS`` points is refused.
     num_restarts : int
         Local refinements (logit only).
     num_random : int
@@ -254,8 +262,11 @@ def best_deviation(
     c = np.asarray(c_t)
     k = len(c_t)
     step = _check_step(grid_step)
-    if int(num_restarts) < 0 or int(num_random) < 0:
-        raise ValueError("num_restarts and num_random must be >= 0")
+    num_restarts = check_int(num_restarts, "num_restarts", min=0)
+    num_random = check_int(num_random, "num_random", min=0)
+    check_size(num_random, "num_random", limit=MAX_GRID_POINTS, what="random points")
+    check_size((math.floor(1.0 / step) + 1) ** k, "grid_step", limit=MAX_GRID_POINTS,
+               what=f"grid points for a {k}-firm coalition")
     blocks = _resolve_partition(market, a, partition)
     base = utilities(market, a, partition=blocks)[c]  # (k,)
 
@@ -733,7 +744,8 @@ def set_partitions(items) -> list[tuple[tuple[int, ...], ...]]:
     ----------
     items : iterable of int
         The elements to partition (e.g. ``range(n)`` firm ids). The count grows as the
-        Bell number ``B_n`` (``B_6 = 203``), so keep ``n`` small.
+        Bell number ``B_n`` (``B_6 = 203``); more than ``MAX_PARTITIONS`` partitions
+        (``n >= 11``) are refused.
 
     Returns
     -------
@@ -746,11 +758,26 @@ def set_partitions(items) -> list[tuple[tuple[int, ...], ...]]:
     [((0,), (1,), (2,)), ((0, 1), (2,)), ((0, 2), (1,)), ((0,), (1, 2)), ((0, 1, 2),)]
     """
     items = list(items)
+    check_size(_bell(len(items)), "items", limit=MAX_PARTITIONS, what="partitions")
+    return _set_partitions(items)
+
+
+def _bell(n: int) -> int:
+    row = [1]  # Bell triangle
+    for _ in range(n):
+        nxt = [row[-1]]
+        for v in row:
+            nxt.append(nxt[-1] + v)
+        row = nxt
+    return row[0]
+
+
+def _set_partitions(items: list) -> list[tuple[tuple[int, ...], ...]]:
     if not items:
         return [()]
     first, rest = items[0], items[1:]
     out = []
-    for p in set_partitions(rest):
+    for p in _set_partitions(rest):
         out.append(((first,), *p))
         for i in range(len(p)):
             out.append((*p[:i], (first, *p[i]), *p[i + 1 :]))
@@ -1051,7 +1078,7 @@ def find_core_exchange(
 # --- estimator
 
 
-class DataExchangeGame:
+class DataExchangeGame(BaseEstimator):
     """Scikit-learn style front end: set the market's rules, fit sizes and a curve, solve.
 
     Parameters

@@ -21,7 +21,9 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import curve_fit
+
+from neurips26.common.stats import fit_power_law as common_fit_power_law
+from neurips26.common.threads import limit_threads
 
 __all__ = ["DATASETS", "PowerLawCurve", "dataset_curve", "fit_learning_curve", "fit_power_law"]
 
@@ -65,10 +67,6 @@ class PowerLawCurve:
         return self.a_inf - self.c * d ** (-self.gamma)  # f(d) = a_inf - c d^-gamma
 
 
-def _power_law(d, a_inf, c, gamma):
-    return a_inf - c * d ** (-gamma)
-
-
 def fit_power_law(train_sizes, scores) -> PowerLawCurve:
     """Least-squares fit of ``f(d) = a_inf - c d^(-gamma)`` with ``c, gamma > 0``.
 
@@ -102,30 +100,12 @@ def fit_power_law(train_sizes, scores) -> PowerLawCurve:
         raise ValueError(f"train sizes must be positive, got {d}")
     if np.unique(d).size < 3:
         raise ValueError("need at least 3 distinct training sizes to fit 3 parameters")
-    # Start from a log-log regression of the gap to a slightly-above-max asymptote.
-    a0 = float(y.max() + 0.01)
-    slope, icept = np.polyfit(np.log(d), np.log(np.maximum(a0 - y, 1e-6)), 1)
-    p0 = (a0, float(np.exp(icept)), float(max(-slope, 1e-2)))
-    popt, _ = curve_fit(
-        _power_law,
-        d,
-        y,
-        p0=p0,
-        bounds=([-np.inf, 1e-12, 1e-6], [np.inf, np.inf, 10.0]),
-        method="trf",
-        xtol=1e-15,
-        ftol=1e-15,
-        gtol=1e-15,
-        max_nfev=20_000,
-    )
-    resid = y - _power_law(d, *popt)
-    tss = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - float((resid**2).sum()) / tss if tss > 0 else 1.0
+    fit = common_fit_power_law(d, y, asymptote=True)  # bounded least squares, c, gamma > 0
     return PowerLawCurve(
-        a_inf=float(popt[0]),
-        c=float(popt[1]),
-        gamma=float(popt[2]),
-        r2=r2,
+        a_inf=fit.asymptote,
+        c=fit.scale,
+        gamma=fit.exponent,
+        r2=fit.r2,
         num_points=int(d.size),
         min_size=float(d.min()),
         max_size=float(d.max()),
@@ -175,7 +155,6 @@ def fit_learning_curve(
     from sklearn.model_selection import StratifiedShuffleSplit, learning_curve
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
-    from threadpoolctl import threadpool_limits
 
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
@@ -190,7 +169,7 @@ def fit_learning_curve(
         estimator = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
     cv = StratifiedShuffleSplit(n_splits=int(num_splits), test_size=0.2, random_state=seed)
     # One BLAS thread: multi-threaded BLAS on tiny problems costs 100x the CPU time.
-    with threadpool_limits(limits=1), warnings.catch_warnings():
+    with limit_threads(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a tiny subset may hold one class: NaN, dropped
         sizes, _, test = learning_curve(
             estimator,

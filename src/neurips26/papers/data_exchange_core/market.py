@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neurips26.common.validation import check_array
+
 __all__ = [
     "DEMANDS",
     "MAX_FIRMS",
@@ -55,13 +57,14 @@ MAX_FIRMS = 6
 
 
 def _check_sizes(sizes) -> np.ndarray:
-    m = np.asarray(sizes, dtype=float)
-    if m.ndim != 1:
-        raise ValueError(f"sizes must be a 1-D array (n,), got shape {m.shape}")
+    m = check_array(sizes, "sizes", ndim=1, min_size=0)
     if m.shape[0] < 2:
-        raise ValueError(f"a market needs at least 2 firms, got n = {m.shape[0]}")
-    if not np.all(np.isfinite(m)):
-        raise ValueError(f"sizes must be finite, got {m}")
+        raise ValueError(f"sizes: a market needs at least 2 firms, got n = {m.shape[0]}")
+    if m.shape[0] > MAX_FIRMS:
+        raise ValueError(
+            f"sizes: n = {m.shape[0]} firms, more than the limit of MAX_FIRMS = {MAX_FIRMS} "
+            "(the coalition and grid searches cost 2^n grids)"
+        )
     if np.any(m <= 0):
         raise ValueError(f"sizes must be positive data counts, got {m}")
     return m
@@ -74,11 +77,11 @@ class Market:
     Parameters
     ----------
     sizes : array_like, shape (n,)
-        Data held by each firm, ``m_j > 0``; ``2 <= n``.
+        Data held by each firm, ``m_j > 0``; ``2 <= n <= MAX_FIRMS`` (more is refused).
     accuracy : callable
         The learning curve ``f``: maps an array of data counts (any shape) to accuracies
-        of the same shape; must be finite and non-decreasing on ``[min m, sum m]``
-        (checked on a 257-point grid).
+        of the same shape; must be finite, at most 1 and non-decreasing on
+        ``[min m, sum m]`` (checked on a 257-point grid).
     demand : {"wta", "logit"}
         Winner-takes-all (fully rational) or logit (partially rational) demand.
     rationality : float
@@ -124,6 +127,11 @@ class Market:
             )
         if not np.all(np.isfinite(a)):
             raise ValueError("accuracy returned non-finite values on [min(sizes), sum(sizes)]")
+        if a.max() > 1:
+            raise ValueError(
+                f"accuracy must return accuracies <= 1, got a maximum of {a.max():g} on "
+                "[min(sizes), sum(sizes)]"
+            )
         if np.any(np.diff(a) < -1e-12):
             k = int(np.argmin(np.diff(a)))
             raise ValueError(

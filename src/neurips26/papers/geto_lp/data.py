@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from neurips26.common.validation import check_array, check_float, check_int, check_rng, check_size
+
 __all__ = ["organ_densities", "rgb_histogram", "synthetic_densities"]
 
 _SHAPES = ("gaussians", "disc", "ring", "cross")
@@ -42,6 +44,18 @@ def _shape(kind: str, xx: np.ndarray, yy: np.ndarray, rng: np.random.Generator) 
     return (horiz | vert).astype(float)
 
 
+#: Most grid points (``M n^2`` for the generators, ``bins^3`` for colours) a helper builds.
+MAX_GRID_POINTS = 50_000_000
+
+
+def _check_generator(n, count, count_name: str, rng, floor) -> None:
+    n = check_int(n, "n", min=2)
+    count = check_int(count, count_name, min=1)
+    check_size(count * n * n, f"n and {count_name}", limit=MAX_GRID_POINTS, what="grid points")
+    check_rng(rng)
+    check_float(floor, "floor", min=0, max=1, max_inclusive=False)
+
+
 def synthetic_densities(
     n: int, num_inputs: int, *, rng: np.random.Generator, floor: float = 1e-5,
 ) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -58,6 +72,8 @@ def synthetic_densities(
     floor : float
         Masses below ``floor * max`` are set to 0.
 
+    More than ``MAX_GRID_POINTS`` points in all (``M n^2``) are refused.
+
     Returns
     -------
     histograms : ndarray, shape (M, n, n)
@@ -65,6 +81,7 @@ def synthetic_densities(
     kinds : tuple of str
         The shape of each histogram.
     """
+    _check_generator(n, num_inputs, "num_inputs", rng, floor)
     t = np.linspace(0.0, 1.0, n)
     xx, yy = np.meshgrid(t, t, indexing="ij")
     order = rng.permutation(len(_SHAPES))
@@ -82,11 +99,14 @@ def organ_densities(
     centre, semi-axes, rotation and a smooth radial deformation of the outer contour, and
     an inner ellipse (twice the density) at a random offset.
 
+    More than ``MAX_GRID_POINTS`` points in all (``num_subjects n^2``) are refused.
+
     Returns
     -------
     ndarray, shape (num_subjects, n, n)
         Each sums to 1.
     """
+    _check_generator(n, num_subjects, "num_subjects", rng, floor)
     t = np.linspace(0.0, 1.0, n)
     xx, yy = np.meshgrid(t, t, indexing="ij")
     out = []
@@ -106,12 +126,13 @@ def organ_densities(
 
 
 def rgb_histogram(image: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
-    """The normalised 3-D colour histogram of an RGB ``uint8`` image.
+    """The normalised 3-D colour histogram of an RGB image.
 
     Parameters
     ----------
-    image : ndarray, shape (H, W, 3), uint8
-        An RGB image.
+    image : ndarray, shape (H, W, 3)
+        An RGB image: integers in ``[0, 255]`` (``uint8``), or floats in ``[0, 1]``
+        (scikit-image's convention). Other ranges, NaN and empty images are refused.
     bins : int
         Bins per channel (``bins^3`` grid points).
 
@@ -122,10 +143,23 @@ def rgb_histogram(image: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]
     pixel_bins : ndarray, shape (H * W,)
         The flat (C-order) bin index of every pixel.
     """
-    img = np.asarray(image)
-    if img.ndim != 3 or img.shape[2] != 3:
-        raise ValueError(f"image must have shape (H, W, 3), got {img.shape}")
-    q = (img.reshape(-1, 3).astype(np.int64) * bins) // 256  # (P, 3) per-channel bin
+    img = check_array(image, "image", shape=(None, None, 3), dtype=None)
+    bins = check_int(bins, "bins", min=1, max=256)
+    check_size(bins**3, "bins", limit=MAX_GRID_POINTS, what="colour bins")
+    if img.dtype.kind == "f":
+        if img.min() < 0 or img.max() > 1:
+            raise ValueError(
+                f"image: a float image must lie in [0, 1], got values in [{img.min():g}, "
+                f"{img.max():g}] (pass uint8 for 0..255)"
+            )
+        q = np.minimum((img.reshape(-1, 3) * bins).astype(np.int64), bins - 1)  # (P, 3)
+    else:
+        if img.min() < 0 or img.max() > 255:
+            raise ValueError(
+                f"image: an integer image must lie in [0, 255], got values in "
+                f"[{img.min()}, {img.max()}]"
+            )
+        q = (img.reshape(-1, 3).astype(np.int64) * bins) // 256  # (P, 3) per-channel bin
     flat = np.ravel_multi_index((q[:, 0], q[:, 1], q[:, 2]), (bins,) * 3)  # (P,)
     hist = np.bincount(flat, minlength=bins**3).astype(float) / flat.size
     return hist.reshape((bins,) * 3), flat

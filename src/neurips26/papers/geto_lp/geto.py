@@ -51,6 +51,15 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
+from sklearn.base import BaseEstimator
+
+from neurips26.common.validation import (
+    check_array,
+    check_choice,
+    check_float,
+    check_probability_vector,
+    check_size,
+)
 
 __all__ = [
     "BarycenterResult",
@@ -176,6 +185,10 @@ class GridSpec:
         return np.stack([m.ravel() for m in mesh], axis=1)
 
 
+#: Most grid points :func:`grid_cost_matrix` accepts (its dense matrix has N^2 entries).
+MAX_DENSE_POINTS = 20_000
+
+
 def grid_cost_matrix(grid: GridSpec) -> np.ndarray:
     """The dense ``N x N`` ground-cost matrix ``C[x, y] = sum_k phi_k(x_k - y_k)``.
 
@@ -194,7 +207,12 @@ def grid_cost_matrix(grid: GridSpec) -> np.ndarray:
     array([[0., 1., 4.],
            [1., 0., 1.],
            [4., 1., 0.]])
+
+    Refuses a ``grid`` that is not a :class:`GridSpec` (``TypeError``) and grids of more
+    than ``MAX_DENSE_POINTS`` points (the matrix has ``N^2`` entries).
     """
+    grid = _check_grid(grid)
+    check_size(grid.num_points, "grid", limit=MAX_DENSE_POINTS, what="grid points")
     idx = np.unravel_index(np.arange(grid.num_points), grid.shape)
     cost = np.zeros((grid.num_points, grid.num_points))
     for k in range(grid.ndim):
@@ -272,23 +290,17 @@ def _check_histograms(histograms: Any, grid: GridSpec, *, normalize: bool) -> np
 def _check_weights(weights: Any, num_inputs: int) -> np.ndarray:
     if weights is None:
         return np.full(num_inputs, 1.0 / num_inputs)
-    w = np.asarray(weights, dtype=float)
+    w = check_array(weights, "weights", ndim=None)
     if w.shape != (num_inputs,):
         raise ValueError(f"weights must have shape (M,) = ({num_inputs},), got {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError(f"weights must be finite and nonnegative, got {w}")
-    if abs(w.sum() - 1.0) > _SUM_TOL:
-        raise ValueError(f"weights must sum to 1 within {_SUM_TOL:g}, got sum {w.sum()!r}")
-    return w
+    return check_probability_vector(w, "weights", atol=_SUM_TOL)
 
 
 def _check_solver(solver: str, tol: float, time_limit: float | None) -> None:
-    if solver not in _SOLVERS:
-        raise ValueError(f"solver must be one of {_SOLVERS}, got {solver!r}")
-    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and 0 < tol < 1):
-        raise ValueError(f"tol must be in (0, 1), got {tol!r}")
-    if time_limit is not None and not (time_limit > 0):
-        raise ValueError(f"time_limit must be > 0 seconds or None, got {time_limit!r}")
+    check_choice(solver, "solver", _SOLVERS)
+    check_float(tol, "tol", min=0, max=1, min_inclusive=False, max_inclusive=False)
+    if time_limit is not None:
+        check_float(time_limit, "time_limit", min=0, min_inclusive=False, allow_inf=True)
 
 
 # --------------------------------------------------------------------------- models
@@ -886,6 +898,9 @@ def geto_distance(
     -------
     TransportResult
 
+    Refuses ``source`` or ``target`` that are ``None``, non-numeric, not of the grid's shape,
+    negative, non-finite or not summing to 1, and a non-``GridSpec`` grid.
+
     Examples
     --------
     >>> g = GridSpec((2, 2))
@@ -895,8 +910,9 @@ def geto_distance(
     """
     grid = _check_grid(grid)
     _check_solver(solver, tol, time_limit)
-    model = build_geto_lp(np.asarray(target, dtype=float)[None], grid,
-                          fixed_barycenter=source)
+    source = check_array(source, "source", ndim=None)  # None would mean "free barycenter"
+    target = check_array(target, "target", ndim=None)
+    model = build_geto_lp(target[None], grid, fixed_barycenter=source)
     res = _solve(model, solver=solver, tol=tol, time_limit=time_limit)
     out = _finish(model, grid, np.ones(1), res, build_seconds=0.0, solve_seconds=0.0,
                   allow_incomplete=False)
@@ -904,7 +920,7 @@ def geto_distance(
                            num_variables=model.num_variables)
 
 
-class GETOBarycenter:
+class GETOBarycenter(BaseEstimator):
     """Estimator-style wrapper of :func:`geto_barycenter`.
 
     Parameters

@@ -27,7 +27,6 @@ Deviations from the paper
 
 from __future__ import annotations
 
-import functools
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,7 +36,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
+
+from neurips26.common.threads import single_threaded
+from neurips26.common.validation import check_array
 
 __all__ = [
     "MFRMFit",
@@ -74,8 +75,8 @@ def category_probabilities(eta, tau) -> np.ndarray:
     >>> category_probabilities([0.0], [-1.0, 1.0]).round(3)
     array([[0.212, 0.576, 0.212]])
     """
-    eta = np.asarray(eta, dtype=float)
-    tau = np.asarray(tau, dtype=float)
+    eta = check_array(eta, "eta", ndim=None, min_size=0)
+    tau = check_array(tau, "tau", ndim=None, min_size=0)
     if tau.ndim == 0 or tau.shape[-1] < 1:
         raise ValueError("tau must hold K-1 >= 1 thresholds in its last axis")
     logp = _log_probs(eta, tau)
@@ -93,15 +94,8 @@ def _log_probs(eta: np.ndarray, tau: np.ndarray) -> np.ndarray:
     return psi - np.log(np.exp(psi).sum(axis=-1, keepdims=True))
 
 
-def single_thread(func):
-    """Run ``func`` with one BLAS thread: these problems are small, and threads fight."""
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with threadpool_limits(limits=1, user_api="blas"):
-            return func(*args, **kwargs)
-
-    return wrapper
+#: Run a function with one BLAS thread: these problems are small, and threads fight.
+single_thread = single_threaded
 
 
 def expected_score(eta, tau) -> np.ndarray:

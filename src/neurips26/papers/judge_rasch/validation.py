@@ -47,6 +47,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import kendalltau, norm, spearmanr
+from sklearn.base import BaseEstimator
+
+from neurips26.common.validation import check_array, check_probability
 
 from .mfrm import (
     MFRMFit,
@@ -98,8 +101,12 @@ def holm_reject(pvalues, alpha: float = 0.05) -> np.ndarray:
     Returns
     -------
     ndarray of bool, shape (M,)
+
+    Refuses p-values that are NaN or outside ``[0, 1]`` and ``alpha`` outside ``(0, 1)``;
+    an empty family rejects nothing.
     """
-    p = np.asarray(pvalues, float)
+    p = check_array(pvalues, "pvalues", ndim=1, min_size=0, min=0.0, max=1.0)
+    alpha = _check_alpha(alpha)
     m = p.size
     order = np.argsort(p, kind="stable")
     # reject p_(i) while p_(j) <= alpha / (m - j) for every j <= i
@@ -126,12 +133,22 @@ def resolvable_pairs(theta, cov, *, alpha: float = 0.05) -> np.ndarray:
     -------
     ndarray of int, shape (S, S)
         ``sign(theta_s - theta_s')`` where the pair is resolved, else 0 (antisymmetric).
+
+    Refuses non-finite or mis-shaped ``theta`` and ``cov``, negative standard errors and
+    ``alpha`` outside ``(0, 1)``.
     """
-    theta = np.asarray(theta, float)
-    cov = np.asarray(cov, float)
-    if cov.ndim == 1:
-        cov = np.diag(cov**2)
+    theta = check_array(theta, "theta", ndim=1)
+    cov = check_array(cov, "cov", ndim=(1, 2))
+    alpha = _check_alpha(alpha)
     n = theta.size
+    if cov.ndim == 1:
+        if cov.shape != (n,):
+            raise ValueError(f"cov (standard errors) must have shape ({n},), got {cov.shape}")
+        if np.any(cov < 0):
+            raise ValueError("cov (standard errors) must be nonnegative")
+        cov = np.diag(cov**2)
+    elif cov.shape != (n, n):
+        raise ValueError(f"cov must have shape ({n}, {n}) or ({n},), got {cov.shape}")
     iu, ju = np.triu_indices(n, 1)
     diff = theta[iu] - theta[ju]
     var = cov[iu, iu] + cov[ju, ju] - 2 * cov[iu, ju]  # Var(theta_s - theta_s')
@@ -193,9 +210,18 @@ def emd_categories(p, q) -> np.ndarray:
     ndarray, shape (...)
         ``sum_k |F_p(k) - F_q(k)|`` (unit spacing), equal to
         ``scipy.stats.wasserstein_distance`` on the category indices.
+
+    Refuses ``p`` and ``q`` of different shapes (no broadcasting), fewer than 1 category,
+    negative or non-finite weights and a histogram of zero total weight.
     """
-    p = np.asarray(p, float)
-    q = np.asarray(q, float)
+    p = check_array(p, "p", min=0.0)
+    q = check_array(q, "q", min=0.0)
+    if p.shape != q.shape:
+        raise ValueError(f"p and q must have the same shape, got {p.shape} and {q.shape}")
+    if p.ndim == 0:
+        raise ValueError("p must have a category axis (shape (..., K)), got a scalar")
+    if np.any(p.sum(axis=-1) <= 0) or np.any(q.sum(axis=-1) <= 0):
+        raise ValueError("p and q need positive total weight in every histogram")
     p = p / p.sum(axis=-1, keepdims=True)
     q = q / q.sum(axis=-1, keepdims=True)
     return np.abs(np.cumsum(p - q, axis=-1))[..., :-1].sum(axis=-1)
@@ -881,7 +907,7 @@ def correlation_baseline(human_ratings, judge_ratings) -> CorrelationBaseline:
 
 
 # ----------------------------------------------------------------------------- estimator
-class JudgeValidator:
+class JudgeValidator(BaseEstimator):
     """The three-stage validation of LLM judges against a human benchmark.
 
     Parameters
@@ -952,6 +978,18 @@ class JudgeValidator:
         self.drop_misfitting_raters = drop_misfitting_raters
         self.seed = seed
         self.decision = decision
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The keyword parameters and the ``**decision`` thresholds, flat (for ``clone``)."""
+        params = super().get_params(deep=deep)
+        params.update(self.decision)
+        return params
+
+    def set_params(self, **params) -> JudgeValidator:
+        """Set parameters; names that are not ``__init__`` keywords go to ``decision``."""
+        named = set(self._get_param_names())
+        self.decision = {**self.decision, **{k: v for k, v in params.items() if k not in named}}
+        return super().set_params(**{k: v for k, v in params.items() if k in named})
 
     @single_thread
     def fit(self, human, judges: Mapping) -> JudgeValidator:
@@ -1089,9 +1127,8 @@ _DECISION_KEYS = (
 
 
 # ----------------------------------------------------------------------------- checks
-def _check_alpha(alpha: float) -> None:
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+def _check_alpha(alpha: float) -> float:
+    return check_probability(alpha, "alpha", open=True)
 
 
 def _check_range(fit_range) -> tuple[float, float]:

@@ -57,6 +57,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
+from sklearn.base import BaseEstimator
+
+from neurips26.common.validation import check_float, check_int
 
 __all__ = [
     "CohortResult",
@@ -158,12 +161,7 @@ def _check_scores(
 
 
 def _check_unit(value: float, name: str, *, low: float = 0.0, high: float = 1.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    value = float(value)
-    if not (low <= value <= high):
-        raise ValueError(f"{name} must lie in [{low}, {high}], got {value}")
-    return value
+    return check_float(value, name, min=low, max=high)
 
 
 # --------------------------------------------------------------------------------------
@@ -258,6 +256,24 @@ def variance_components(scores: ArrayLike) -> VarianceComponents:
     return _components(checked.y, checked.dropped)
 
 
+def _power_of_two_scaled(scores: ArrayLike):
+    """``scores`` times an exact power of two bringing ``max |Y|`` near 1.
+
+    Reliability ratios are scale-invariant, but squares of scores near 1e200 overflow (and
+    near 1e-200 underflow); a power-of-two scaling changes no digit of the result.
+    """
+    try:
+        y = np.asarray(scores, dtype=float)
+    except (TypeError, ValueError):
+        return scores  # _check_scores raises the informative error
+    if y.ndim != 2 or y.size == 0 or not np.all(np.isfinite(y)):
+        return scores
+    top = float(np.max(np.abs(y)))
+    if top == 0.0:
+        return scores
+    return y * 2.0 ** (-np.frexp(top)[1])
+
+
 def g_coefficient(scores: ArrayLike, *, num_items: int | None = None) -> float:
     """Relative G coefficient ``rho_K``: the reliability of the K-item mean score.
 
@@ -285,7 +301,7 @@ def g_coefficient(scores: ArrayLike, *, num_items: int | None = None) -> float:
     >>> 0.9 < g_coefficient(y) < 1.0
     True
     """
-    vc = variance_components(scores)
+    vc = variance_components(_power_of_two_scaled(scores))  # the ratio is scale-free
     k = _check_num_items(num_items, vc.num_items)
     signal, noise = vc.model_var, vc.residual_var / k
     if signal + noise == 0.0:
@@ -316,7 +332,7 @@ def signal_to_noise(scores: ArrayLike, *, num_items: int | None = None) -> float
     >>> bool(abs(rho - snr / (1 + snr)) < 1e-12)
     True
     """
-    vc = variance_components(scores)
+    vc = variance_components(_power_of_two_scaled(scores))  # the ratio is scale-free
     k = _check_num_items(num_items, vc.num_items)
     if vc.residual_var == 0.0:
         return float("inf")
@@ -324,13 +340,7 @@ def signal_to_noise(scores: ArrayLike, *, num_items: int | None = None) -> float
 
 
 def _check_num_items(num_items: int | None, default: int) -> int:
-    if num_items is None:
-        return default
-    if isinstance(num_items, bool) or not isinstance(num_items, (int, np.integer)):
-        raise TypeError(f"num_items must be a positive int or None, got {num_items!r}")
-    if num_items < 1:
-        raise ValueError(f"num_items must be >= 1, got {num_items}")
-    return int(num_items)
+    return default if num_items is None else check_int(num_items, "num_items", min=1)
 
 
 def spearman_brown(rho: float, factor: float) -> float:
@@ -1132,7 +1142,7 @@ def cohort_reliability(
 # --------------------------------------------------------------------------------------
 
 
-class ReliabilityAnalyzer:
+class ReliabilityAnalyzer(BaseEstimator):
     """All reliability diagnostics of one benchmark, scikit-learn style.
 
     Parameters

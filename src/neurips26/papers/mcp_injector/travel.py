@@ -220,6 +220,10 @@ def _resolve(step: Step, outputs: list) -> dict:
     return args
 
 
+#: Most tasks :func:`make_tasks` builds.
+MAX_TASKS = 100_000
+
+
 def make_tasks(num_tasks: int = 25, *, seed: int = 0) -> list[Task]:
     """``num_tasks`` travel tasks with chains of 3 to 7 calls (lengths cycle 3..7).
 
@@ -228,6 +232,8 @@ def make_tasks(num_tasks: int = 25, *, seed: int = 0) -> list[Task]:
     """
     if isinstance(num_tasks, bool) or not isinstance(num_tasks, int) or num_tasks < 1:
         raise ValueError(f"num_tasks must be a positive int, got {num_tasks!r}")
+    if num_tasks > MAX_TASKS:
+        raise ValueError(f"num_tasks = {num_tasks} is more than the limit of {MAX_TASKS}")
     rng = np.random.default_rng([seed, 7])
     cities = list(_CITIES)
     tasks = []

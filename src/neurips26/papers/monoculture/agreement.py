@@ -35,7 +35,6 @@ Deviations from the paper
 
 from __future__ import annotations
 
-import functools
 import warnings
 from dataclasses import dataclass
 
@@ -43,7 +42,10 @@ import numpy as np
 from scipy import optimize
 from scipy.special import expit
 from scipy.stats import false_discovery_control, norm
-from threadpoolctl import threadpool_limits
+from sklearn.base import BaseEstimator
+
+from neurips26.common.threads import single_threaded
+from neurips26.common.validation import check_array, check_choice, check_int, check_size
 
 from .nulls import (
     KINDS,
@@ -68,20 +70,16 @@ __all__ = [
     "residual_correlation",
 ]
 
+#: Most bootstrap replicates :func:`excess_agreement` runs (each refits the null).
+MAX_BOOTSTRAP = 100_000
+
 #: Agreement statistics.
 STATISTICS = ("co_error", "same_wrong")
 RESAMPLE = ("items", "models", "none")
 
 
-def _single_thread(func):
-    """Run ``func`` with one BLAS thread: its matrices are small, and threads oversubscribe."""
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with threadpool_limits(limits=1, user_api="blas"):
-            return func(*args, **kwargs)
-
-    return wrapper
+# One BLAS thread: its matrices are small, and threads oversubscribe.
+_single_thread = single_threaded
 
 
 # --------------------------------------------------------------------------------------
@@ -107,8 +105,19 @@ def observed_agreement(Y, *, statistic="co_error", predictions=None, labels=None
     -------
     ndarray, shape (M, M)
         Symmetric; the diagonal is NaN.
+
+    Refuses a ``Y`` that is not 2-D, holds inf or values outside ``[0, 1]`` (NaN marks a
+    missing cell), and an unknown ``statistic``.
     """
-    Y = np.asarray(Y, dtype=float)
+    Y = check_array(Y, "Y", ndim=2, finite=False)
+    if np.any(np.isinf(Y)):
+        raise ValueError("Y must hold correctness in [0, 1] or NaN (missing), got inf")
+    if np.any((Y < 0) | (Y > 1)):
+        raise ValueError(
+            f"Y must hold correctness in [0, 1] or NaN (missing), got values in "
+            f"[{np.nanmin(Y):g}, {np.nanmax(Y):g}]"
+        )
+    check_choice(statistic, "statistic", STATISTICS)
     obs = (~np.isnan(Y)).astype(float)  # (M, I)
     n_pair = obs @ obs.T  # (M, M)  items observed for both
     if statistic == "co_error":
@@ -428,6 +437,7 @@ def excess_agreement(
         Binomial trials per cell when ``Y`` holds aggregate proportions. Then ``O`` assumes
         independence within a cell (only between-item agreement is identified).
     num_bootstrap : int, >= 2
+        (At most ``MAX_BOOTSTRAP``; larger counts are refused.)
         Replicates of each bootstrap (parametric null draws, and the resampling bootstrap).
     resample : {"items", "models", "none"}
         The resampling bootstrap behind ``mean_excess_ci`` and ``excess_se``: items with
@@ -483,8 +493,8 @@ def excess_agreement(
         kind, point = null, None
         if kind not in KINDS:
             raise ValueError(f"unknown null {kind!r}; valid: {KINDS} or a NullFit")
-    if int(num_bootstrap) != num_bootstrap or num_bootstrap < 2:
-        raise ValueError(f"num_bootstrap must be an integer >= 2, got {num_bootstrap}")
+    num_bootstrap = check_int(num_bootstrap, "num_bootstrap", min=2)
+    check_size(num_bootstrap, "num_bootstrap", limit=MAX_BOOTSTRAP, what="bootstrap refits")
     if resample not in RESAMPLE:
         raise ValueError(f"unknown resample {resample!r}; valid: {RESAMPLE}")
     if int(calibration_draws) != calibration_draws or calibration_draws < 0:
@@ -941,7 +951,7 @@ def population_sensitivity(
 # estimator-style wrapper
 
 
-class MonocultureAudit:
+class MonocultureAudit(BaseEstimator):
     """Audit a population of models for monoculture under an explicit null.
 
     Parameters

@@ -48,7 +48,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
@@ -261,9 +260,9 @@ CAPTIONS: dict[str, str] = {
 
 
 def run(config: Config) -> RunResult:
-    # One thread for BLAS and OpenMP (HistGradientBoosting): on a shared 2-core machine extra
-    # threads only spin.
-    with threadpool_limits(limits=1), warnings.catch_warnings():
+    # The runner limits BLAS and OpenMP (HistGradientBoosting) to one thread
+    # (neurips26.common.threads.limit_threads).
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=RuntimeWarning)
         warnings.filterwarnings("ignore", message=".*(converge|Variables are collinear).*")
         return _run(config)

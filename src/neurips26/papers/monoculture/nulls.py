@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, log_ndtr
 
+from neurips26.common.validation import check_choice
+
 __all__ = [
     "KINDS",
     "NullFit",
@@ -186,9 +188,8 @@ def as_correctness_matrix(
     return arr, model_labels, item_labels
 
 
-def _check_kind(kind: str) -> None:
-    if kind not in KINDS:
-        raise ValueError(f"unknown null kind {kind!r}; valid kinds: {KINDS}")
+def _check_kind(kind: str) -> str:
+    return check_choice(kind, "kind", KINDS)
 
 
 def _bernoulli_loglik(Y, prob, weight) -> float:

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import least_squares
 
+from neurips26.common.validation import check_array, check_int, check_size
+
 __all__ = [
     "REGIMES",
     "NeffFit",
@@ -54,11 +56,7 @@ class NeffFitWarning(RuntimeWarning):
 
 
 def _check_team_sizes(N, name: str = "N") -> np.ndarray:
-    arr = np.asarray(N, dtype=float)
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty; give at least one team size")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+    arr = check_array(N, name, ndim=None)
     if np.any(arr < 1):
         raise ValueError(f"{name} must hold team sizes >= 1, got min {arr.min():g}")
     return arr
@@ -283,6 +281,10 @@ def _check_curve(N, ratio, name: str = "ratio") -> tuple[np.ndarray, np.ndarray]
     return n, r
 
 
+#: Most bootstrap refits :func:`fit_neff_law` runs.
+MAX_BOOTSTRAP = 100_000
+
+
 def fit_neff_law(
     N,
     ratio,
@@ -350,8 +352,8 @@ def fit_neff_law(
         sw = np.sqrt(w)
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
-    if num_bootstrap < 0:
-        raise ValueError(f"num_bootstrap must be >= 0, got {num_bootstrap}")
+    num_bootstrap = check_int(num_bootstrap, "num_bootstrap", min=0)
+    check_size(num_bootstrap, "num_bootstrap", limit=MAX_BOOTSTRAP, what="bootstrap refits")
     if max_iter < 1 or tol <= 0:
         raise ValueError(f"max_iter must be >= 1 and tol > 0, got {max_iter}, {tol}")
 

@@ -25,6 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator
+
+from neurips26.common.validation import check_choice
 
 from .estimators import _as_logs, correctness_neff, hill_numbers
 from .estimators import mean_pairwise_correlation as _mpc
@@ -73,9 +76,8 @@ class ScalingCurve:
     level: str
 
 
-def _check_level(level: str) -> None:
-    if level not in LEVELS:
-        raise ValueError(f"unknown level {level!r}; valid: {', '.join(LEVELS)}")
+def _check_level(level: str) -> str:
+    return check_choice(level, "level", LEVELS)
 
 
 def neff_curve(
@@ -348,7 +350,7 @@ def logs_from_table(
     return out
 
 
-class EffectiveTeamSize:
+class EffectiveTeamSize(BaseEstimator):
     """Estimator of the effective-team-size law from answer logs.
 
     Parameters

@@ -103,6 +103,14 @@ def reflexivity_matrix(eps, beta, gamma) -> np.ndarray:
     return E * (b / g)[:, None]  # Γ_ij = ε_ij β_i / γ_i, (n, n)
 
 
+def _positive(u: np.ndarray) -> np.ndarray:
+    """``|u|`` scaled to max 1, zeros lifted to ``1e-12`` (a positive test vector)."""
+    v = np.abs(u)
+    if not np.all(v > 0):  # reducible with δ = 0 asked for: fall back to a positive v
+        v = np.maximum(v, 1e-12 * v.max())
+    return v / v.max()
+
+
 def spectral_radius(A) -> float:
     """``ρ(A) = max |eigvals(A)|`` of a square matrix.
 
@@ -253,10 +261,17 @@ def spectral_threshold(Gamma, *, regularization: float | None = None) -> Thresho
     else:
         w, V = np.linalg.eig(Gd)
         k = int(np.argmax(w.real))  # the Perron root is real and has the largest real part
-        v = np.abs(V[:, k].real)
-        if not np.all(v > 0):  # reducible with δ = 0 asked for: fall back to a positive v
-            v = np.maximum(v, 1e-12 * v.max())
-        v = v / v.max()
+        v = _positive(V[:, k].real)
+        c_eig = float(np.max(Gd @ v / v))
+        rho_d = float(w[k].real)
+        if c_eig > rho_d * (1 + 1e-9) + 1e-12:
+            # eig balances the matrix first, and entries many orders of magnitude apart (a
+            # 1e-94 link) can then give a wrong eigenvector; the null vector of Γ_δ - ρ I
+            # from the SVD (backward stable, no balancing) is the Perron vector again.
+            _, _, Vt = np.linalg.svd(Gd - rho_d * np.eye(n))
+            v_svd = _positive(Vt[-1])
+            if float(np.max(Gd @ v_svd / v_svd)) < c_eig:
+                v = v_svd
     contraction = float(np.max(Gd @ v / v))  # Collatz-Wielandt: Γ_δ v <= c v
     return Threshold(
         rho=float(rho),

@@ -27,6 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg, stats
+from sklearn.base import BaseEstimator
+
+from neurips26.common.validation import check_choice, check_float, check_int
 
 from .game import QuadraticPerformativeGame, project_to_ball
 from .reflexivity import spectral_radius, spectral_threshold
@@ -188,19 +191,17 @@ def _step_sizes(game: QuadraticPerformativeGame, learner: str, lr: float) -> np.
 
 
 def _check_learner(learner: str, lr: float) -> None:
-    if learner not in LEARNERS:
-        raise ValueError(f"unknown learner {learner!r}; use one of {LEARNERS}")
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not np.isfinite(lr) or lr <= 0:
-        raise ValueError(f"lr must be a positive number, got {lr!r}")
-    if learner == "damped" and lr > 1:
-        raise ValueError(f"damped retraining needs 0 < lr <= 1 (a convex combination), got {lr}")
+    check_choice(learner, "learner", LEARNERS)
+    if learner == "damped":  # a convex combination
+        check_float(lr, "lr", min=0, max=1, min_inclusive=False)
+    else:
+        check_float(lr, "lr", min=0, min_inclusive=False)
 
 
-def _check_positive_int(value, name: str, *, allow_none: bool = False) -> None:
+def _check_positive_int(value, name: str, *, allow_none: bool = False) -> int | None:
     if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        return None
+    return check_int(value, name, min=1)
 
 
 def perron_start(game: QuadraticPerformativeGame, *, offset: float = 0.5) -> np.ndarray:
@@ -402,7 +403,7 @@ def stationary_excess(
     return float(np.sum(np.repeat(0.5 * game.gamma, d) * np.diag(C)))
 
 
-class MultiAgentRetraining:
+class MultiAgentRetraining(BaseEstimator):
     """Estimator-style wrapper: fit repeated retraining to a game and keep the trace.
 
     Parameters

@@ -208,12 +208,7 @@ def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; see the module docstring."""
     if len(config.qnn_qubits) != len(config.qnn_layers) or not config.qnn_qubits:
         raise ValueError("qnn_qubits and qnn_layers must be non-empty and of equal length")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return _run(config)
-    finally:
-        torch.set_num_threads(threads)
+    return _run(config)
 
 
 def _run(config: Config) -> RunResult:

@@ -14,18 +14,25 @@ import time
 
 import numpy as np
 
+from neurips26.common.validation import check_array, check_float, check_int
+
+from .models import PolyMap, PolySDE
 from .skf import FilterResult, _check_obs
 
 __all__ = ["ekf", "enkf", "kalman_filter", "particle_filter", "ukf"]
 
 
 def _prep(ys, init_mean, init_cov, H, R):
-    mu = np.asarray(init_mean, dtype=float).ravel()
-    P = np.atleast_2d(np.asarray(init_cov, dtype=float))
+    mu = check_array(init_mean, "init_mean", ndim=(0, 1, 2)).ravel()
+    P = np.atleast_2d(check_array(init_cov, "init_cov", ndim=(0, 1, 2)))
     n = mu.size
     if P.shape != (n, n):
         raise ValueError(f"init_cov has shape {P.shape}, expected {(n, n)}")
-    ys = np.asarray(ys, dtype=float)
+    if not np.allclose(P, P.T) or np.linalg.eigvalsh(0.5 * (P + P.T)).min() < -1e-12 * max(
+        1.0, float(np.abs(P).max())
+    ):
+        raise ValueError("init_cov must be symmetric positive semi-definite")
+    ys = check_array(ys, "ys", ndim=None, min_size=0, finite=False)
     _, H, R = _check_obs(None, H, R, n)
     if ys.ndim != 2 or ys.shape[1] != H.shape[0]:
         raise ValueError(f"ys has shape {ys.shape}, expected (T, {H.shape[0]})")
@@ -34,6 +41,20 @@ def _prep(ys, init_mean, init_cov, H, R):
     if not np.all(np.isfinite(ys)):
         raise ValueError("ys must be finite")
     return ys, mu, P, H, R
+
+
+def _check_square(A, name: str, n: int) -> np.ndarray:
+    A = np.atleast_2d(check_array(A, name, ndim=(0, 1, 2)))
+    if A.shape != (n, n):
+        raise ValueError(f"{name} has shape {A.shape}, expected {(n, n)}")
+    return A
+
+
+def _check_dynamics(model, dt, num_substeps) -> tuple[float, int]:
+    if not isinstance(model, (PolySDE, PolyMap)):
+        raise TypeError(f"model must be a PolySDE or a PolyMap, got {type(model).__name__}")
+    dt = check_float(dt, "dt", min=0, min_inclusive=False)
+    return dt, check_int(num_substeps, "num_substeps", min=1)
 
 
 def _result(means, covs, times) -> FilterResult:
@@ -84,8 +105,8 @@ def kalman_filter(ys, init_mean, init_cov, *, F, Q, H, R) -> FilterResult:
     (1.0, 0.5)
     """
     ys, mu, P, H, R = _prep(ys, init_mean, init_cov, H, R)
-    F = np.atleast_2d(np.asarray(F, dtype=float))
-    Q = np.atleast_2d(np.asarray(Q, dtype=float))
+    F = _check_square(F, "F", mu.size)
+    Q = _check_square(Q, "Q", mu.size)
     Ri = np.linalg.inv(R)
     means, covs, times = [], [], []
     for y in ys:
@@ -124,6 +145,7 @@ def ekf(ys, init_mean, init_cov, *, model, H, R, dt, num_substeps=10) -> FilterR
     FilterResult
     """
     ys, mu, P, H, R = _prep(ys, init_mean, init_cov, H, R)
+    dt, num_substeps = _check_dynamics(model, dt, num_substeps)
     Q = model.transition_noise_cov(dt)
     means, covs, times = [], [], []
     for y in ys:
@@ -168,6 +190,10 @@ def ukf(
     FilterResult
     """
     ys, mu, P, H, R = _prep(ys, init_mean, init_cov, H, R)
+    dt, num_substeps = _check_dynamics(model, dt, num_substeps)
+    alpha = check_float(alpha, "alpha", min=0, min_inclusive=False)
+    beta = check_float(beta, "beta")
+    kappa = check_float(kappa, "kappa")
     n = mu.size
     lam, wm, wc = _merwe_weights(n, alpha, beta, kappa)
     if n + lam <= 0:
@@ -232,8 +258,8 @@ def enkf(
     FilterResult
     """
     ys, mu, P, H, R = _prep(ys, init_mean, init_cov, H, R)
-    if num_members < 2:
-        raise ValueError(f"num_members must be >= 2, got {num_members}")
+    dt, num_substeps = _check_dynamics(model, dt, num_substeps)
+    num_members = check_int(num_members, "num_members", min=2)
     rng = np.random.default_rng(seed)
     X = _initial_ensemble(mu, P, num_members, rng, init_samples)  # (N, n)
     LR = np.linalg.cholesky(R)
@@ -287,8 +313,8 @@ def particle_filter(
     FilterResult
     """
     ys, mu, P, H, R = _prep(ys, init_mean, init_cov, H, R)
-    if num_particles < 1:
-        raise ValueError(f"num_particles must be >= 1, got {num_particles}")
+    dt, num_substeps = _check_dynamics(model, dt, num_substeps)
+    num_particles = check_int(num_particles, "num_particles", min=1)
     rng = np.random.default_rng(seed)
     X = _initial_ensemble(mu, P, num_particles, rng, init_samples)
     Ri = np.linalg.inv(R)

@@ -9,10 +9,13 @@ exponent tuple ``alpha`` (the constant ``(0, ..., 0)`` maps to 1).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from neurips26.common.validation import check_array, check_int, check_size
 
 __all__ = [
     "Exponent",
@@ -29,11 +32,28 @@ Exponent = tuple[int, ...]
 Moments = dict[Exponent, float]
 
 
+#: Largest number of exponents :func:`monomials_up_to` lists.
+MAX_MONOMIALS = 10**7
+
+
 def monomials_up_to(dim: int, degree: int, *, min_degree: int = 0) -> list[Exponent]:
     """All exponent tuples of ``dim`` variables with ``min_degree <= |alpha| <= degree``.
 
     Sorted by degree, then lexicographically (largest first).
+
+    Refuses (``ValueError``) bases of more than ``MAX_MONOMIALS`` exponents: the count is
+    ``C(dim + degree, degree)``, which grows too fast to list past that.
+
+    Examples
+    --------
+    >>> monomials_up_to(2, 2, min_degree=1)
+    [(1, 0), (0, 1), (2, 0), (1, 1), (0, 2)]
     """
+    dim = check_int(dim, "dim", min=1)
+    degree = check_int(degree, "degree", min=0)
+    min_degree = check_int(min_degree, "min_degree", min=0)
+    check_size(math.comb(dim + degree, degree), "degree", limit=MAX_MONOMIALS,
+               what=f"monomials in {dim} variables")
     out: list[Exponent] = []
     for d in range(min_degree, degree + 1):
         combos = itertools.combinations_with_replacement(range(dim), d)
@@ -194,12 +214,24 @@ def gaussian_moments(
     --------
     >>> gaussian_moments([1.0], [[2.0]], [(2,)])[(2,)]
     3.0
+
+    Refuses non-finite ``mean`` or ``cov``, a ``cov`` that is not symmetric positive
+    semi-definite (a negative variance), and exponents that are not tuples of ``n``
+    integers ``>= 0``.
     """
-    mu = np.asarray(mean, dtype=float).ravel()
-    sig = np.atleast_2d(np.asarray(cov, dtype=float))
+    mu = check_array(mean, "mean", ndim=(0, 1, 2)).ravel()
+    sig = np.atleast_2d(check_array(cov, "cov", ndim=(0, 1, 2)))
     n = mu.size
     if sig.shape != (n, n):
         raise ValueError(f"cov has shape {sig.shape}, expected {(n, n)}")
+    scale = max(1.0, float(np.abs(sig).max()))
+    if not np.allclose(sig, sig.T, atol=1e-12 * scale):
+        raise ValueError("cov must be symmetric")
+    if np.linalg.eigvalsh(sig).min() < -1e-12 * scale:
+        raise ValueError(
+            f"cov must be positive semi-definite, got an eigenvalue of "
+            f"{float(np.linalg.eigvalsh(sig).min()):g} (a negative variance)"
+        )
     cache: dict[Exponent, float] = {(0,) * n: 1.0}
 
     def mom(a: Exponent) -> float:
@@ -220,10 +252,19 @@ def gaussian_moments(
 
     out = {}
     for a in exponents:
-        a = tuple(int(v) for v in a)
-        if len(a) != n:
-            raise ValueError(f"exponent {a} has length {len(a)}, expected {n}")
+        a = _as_exponent(a, n, "exponents")
         out[a] = mom(a)
+    return out
+
+
+def _as_exponent(a, n: int, name: str) -> Exponent:
+    try:
+        vals = tuple(a)
+    except TypeError:
+        raise TypeError(f"{name} must hold tuples of {n} integers, got {a!r}") from None
+    out = tuple(check_int(v, f"{name} entry {vals}", min=0) for v in vals)
+    if len(out) != n:
+        raise ValueError(f"{name}: exponent {out} has length {len(out)}, expected {n}")
     return out
 
 

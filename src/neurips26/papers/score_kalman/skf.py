@@ -96,7 +96,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+
+from neurips26.common.threads import limit_threads
+from neurips26.common.validation import check_float, check_int
 
 from .basis import Exponent, Moments, MonomialBasis, _check_moments
 from .models import PolyMap, PolySDE
@@ -1240,7 +1242,7 @@ def update(
     mvec = _check_moments(moments, score.S, "update")
     theta_prior, _, _ = _Fitter(basis, score).prior_theta(mvec)
     tl = _likelihood_theta(basis, y, H, R)
-    with threadpool_limits(limits=1, user_api="blas"):  # small dense solves
+    with limit_threads(1):  # small dense solves
         out, gap = plan.run(mvec, theta_prior, tl, truncation)
     if not np.all(np.isfinite(out)):
         raise NonIntegrableBeliefError("posterior moments are not finite")
@@ -1339,12 +1341,11 @@ class ScoreKalmanFilter:
     ) -> None:
         if not isinstance(basis, MonomialBasis):
             raise TypeError(f"basis must be a MonomialBasis, got {type(basis).__name__}")
-        if dt <= 0:
-            raise ValueError(f"dt must be > 0, got {dt}")
-        if num_substeps < 1:
-            raise ValueError(f"num_substeps must be >= 1, got {num_substeps}")
-        if truncation < 8:
-            raise ValueError(f"truncation must be >= 8, got {truncation}")
+        if not isinstance(model, (PolySDE, PolyMap)):
+            raise TypeError(f"model must be a PolySDE or a PolyMap, got {type(model).__name__}")
+        dt = check_float(dt, "dt", min=0, min_inclusive=False)
+        num_substeps = check_int(num_substeps, "num_substeps", min=1)
+        truncation = check_int(truncation, "truncation", min=8)
         basis.check_normalisable()
         _, self.H, self.R = _check_obs(None, H, R, basis.dim)
         self.basis = basis
@@ -1390,7 +1391,7 @@ class ScoreKalmanFilter:
                 raise ValueError("give init_moments or both init_mean and init_cov")
             init_moments = gaussian_moments(init_mean, init_cov, self.score_.S)
         m = _check_moments(init_moments, self.score_.S, "the filter's initial belief")
-        with threadpool_limits(limits=1, user_api="blas"):  # small dense solves
+        with limit_threads(1):  # small dense solves
             return self._filter(ys, m)
 
     def _filter(self, ys: np.ndarray, m: np.ndarray) -> FilterResult:

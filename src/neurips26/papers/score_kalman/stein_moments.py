@@ -80,7 +80,8 @@ def stein_moments(
     scores : sequence of dict, length d
         ``s_i(z) = d_i log p(z)`` as ``{exponent: coefficient}`` (exponents of length
         ``d``); the density must be integrable (leading form negative definite) and is
-        best given in standardised coordinates (``E[z] ~ 0``, ``E[z^2] ~ 1``).
+        best given in standardised coordinates (``E[z] ~ 0``, ``E[z^2] ~ 1``). A field
+        along which the density does not decay is refused (``ValueError``).
     degree : int
         Return all moments of degree ``<= degree``.
     truncation : int
@@ -108,6 +109,7 @@ def stein_moments(
                 raise ValueError(f"scores[{k}] has exponent {a}; expected length {d}")
             if not np.isfinite(c):
                 raise ValueError(f"scores[{k}] has a non-finite coefficient")
+    _check_integrable(scores, d)
     r = max((sum(a) for sc in scores for a in sc), default=0)
     full = tuple(sorted(monomials_up_to(d, r)))  # one cached plan per (d, K, r)
     plan = _plan(d, int(truncation), (full,) * d)
@@ -134,6 +136,38 @@ def stein_moments(
     sol *= plan["colscale"]
     sol /= sol[0]
     return {a: float(sol[j]) for j, a in enumerate(plan["exps"]) if sum(a) <= degree}
+
+
+def _check_integrable(scores: Sequence[Mapping], d: int) -> None:
+    """Refuse a score field whose density cannot be normalised (a necessary check).
+
+    Along a direction ``u``, ``d/dt log p(t u) = u . s(t u)``; its leading term in ``t`` must
+    be negative for ``p`` to decay. We check the ``2 d`` coordinate directions and 64 fixed
+    random ones, so ``exp(+z^2 / 2)`` (score ``+z``) or a constant score is refused.
+    """
+    dirs = np.vstack([np.eye(d), -np.eye(d), np.random.default_rng(0).standard_normal((64, d))])
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    by_degree: dict[int, np.ndarray] = {}
+    for i, sc in enumerate(scores):
+        for a, c in sc.items():
+            k = sum(a)
+            term = c * np.prod(dirs ** np.asarray(a)[None, :], axis=1) * dirs[:, i]
+            by_degree[k] = by_degree.get(k, 0.0) + term
+    lead = np.zeros(len(dirs))
+    done = np.zeros(len(dirs), dtype=bool)
+    scale = max((abs(c) for sc in scores for c in sc.values()), default=1.0)
+    for k in sorted(by_degree, reverse=True):
+        v = by_degree[k]
+        new = ~done & (np.abs(v) > 1e-12 * scale)
+        lead[new] = v[new]
+        done |= new
+    if not np.all(done & (lead < 0)):
+        j = int(np.argmax(~(done & (lead < 0))))
+        raise ValueError(
+            "scores: the density exp(int s) is not normalisable (it does not decay along "
+            f"direction {np.round(dirs[j], 3).tolist()}); the leading term of u . s(t u) must "
+            "be negative in every direction"
+        )
 
 
 @functools.lru_cache(maxsize=64)

@@ -117,6 +117,21 @@ TIERS = {
     "paper": Config(num_planted=200),
 }
 
+#: Every metric run() returns; ``*`` stands for one per converter (``ours`` and each
+#: baseline, dashes as underscores).
+METRICS = (
+    "teds_*", "cell_f1_*", "table_numeric_recall_*", "fact_recall_*", "fact_text_recall_*",
+    "duplication_*", "tokens_*", "token_ratio_html_*", "token_ratio_vs_*", "seconds_*",
+    "speedup_vs_*",
+    "cell_f1_margin_generic", "cell_f1_margin_all", "teds_margin_all", "teds_ours",
+    "fact_recall_ours", "fact_recall_margin_all", "token_ratio_html_ours",
+    "token_ratio_vs_baselines_max", "duplication_ours", "tokens_ours", "tokens_raw_html",
+    "num_gold_tables", "num_ixbrl_facts", "num_tables", "golden_exact", "mmd_roundtrip",
+    "html_roundtrip", "deterministic", "hidden_leak", "markdown_it_agree", "mb_per_s_ours",
+    "dedup_num_docs", "dedup_num_true_pairs", "dedup_precision", "dedup_recall",
+    "planted_jaccard_min",
+)  # fmt: skip
+
 
 def data_dir() -> Path:
     """The folder of the shipped filings (and ``golden/``)."""
@@ -341,7 +356,13 @@ def run(cfg: Config) -> RunResult:
         html_to_mmd(html[f]).markdown == ours[f].markdown for f in cfg.files[:4]))
     metrics["hidden_leak"] = float(_hidden_leak(html, ours))
     node = node_oracle_available()
-    if node is not None:
+    metrics["markdown_it_agree"] = float("nan")
+    reasons = {}
+    if node is None:
+        reasons["markdown_it_agree"] = (
+            "node or the npm markdown-it oracle is not installed (make node-oracle)"
+        )
+    else:
         agree = []
         for f in cfg.files:
             if not ours[f].tables:
@@ -382,7 +403,7 @@ def run(cfg: Config) -> RunResult:
         notes.append("baselines skipped or failing: " + json.dumps(skipped))
     if node is None:
         notes.append("markdown-it oracle not run: node or .cache/node missing (make node-oracle)")
-    return RunResult(metrics=metrics, volatile=volatile,
+    return RunResult(metrics=metrics, volatile=volatile, reasons=reasons,
                      tables={"converters": table, "files": per_file}, notes=tuple(notes))
 
 

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
+from neurips26.common.validation import check_array
+
 from .library import ChainSet, QuerySet, SkillLibrary
 from .routers import Router
 
@@ -78,12 +80,7 @@ def _check_sizes(sizes: Sequence[int], num_skills: int) -> np.ndarray:
 
 
 def _check_scores(scores: np.ndarray, num_queries: int) -> np.ndarray:
-    s = np.asarray(scores, dtype=np.float64)
-    if s.ndim != 2 or s.shape[0] != num_queries:
-        raise ValueError(f"scores must have shape ({num_queries}, N), got {s.shape}")
-    if not np.all(np.isfinite(s)):
-        raise ValueError("scores contain NaN or infinite values")
-    return s
+    return check_array(scores, "scores", shape=(num_queries, None), min_size=0)
 
 
 def nested_candidates(

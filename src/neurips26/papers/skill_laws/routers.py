@@ -28,6 +28,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 from scipy import sparse
+from sklearn.base import BaseEstimator
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from .library import SkillLibrary, _check_texts, tokenize
@@ -64,7 +65,7 @@ def _check_library(library: object) -> SkillLibrary:
     return library
 
 
-class _Fitted:
+class _Fitted(BaseEstimator):
     def _require_fit(self) -> None:
         if not hasattr(self, "num_skills_"):
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(library) first")

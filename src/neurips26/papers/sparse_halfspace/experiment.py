@@ -21,7 +21,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
@@ -282,8 +281,7 @@ CAPTIONS: dict[str, str] = {
 
 def run(config: Config) -> RunResult:
     """Run the reproduction at ``config`` and return metrics, tables and figures."""
-    with threadpool_limits(limits=1):
-        return _run(config)
+    return _run(config)
 
 
 def _run(cfg: Config) -> RunResult:

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import _check_int
+from neurips26.common.stats import fit_power_law as common_fit_power_law
+from neurips26.common.validation import check_int
+
 from .simulate import ScalingGrid
 
 
@@ -38,15 +40,6 @@ class ExponentFit:
     def half_width(self) -> float:
         """Half the width of ``ci95``."""
         return 0.5 * (self.ci95[1] - self.ci95[0])
-
-
-def _ols(lx: np.ndarray, ly: np.ndarray) -> tuple[float, float, float]:
-    slope, intercept = np.polyfit(lx, ly, 1)
-    pred = slope * lx + intercept
-    ss_res = float(np.sum((ly - pred) ** 2))
-    ss_tot = float(np.sum((ly - ly.mean()) ** 2))
-    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
-    return float(slope), float(intercept), r2
 
 
 def fit_power_law(x, y, *, x_range=None, num_bootstrap: int = 1000, seed: int = 0) -> ExponentFit:
@@ -92,7 +85,7 @@ def fit_power_law(x, y, *, x_range=None, num_bootstrap: int = 1000, seed: int = 
         raise ValueError(f"y must have shape (n,) or (S, n) with n = {xa.size}, got {ya.shape}")
     if not (np.all(np.isfinite(xa)) and np.all(np.isfinite(ya))):
         raise ValueError("x and y must be finite (no NaN or inf)")
-    num_bootstrap = _check_int("num_bootstrap", num_bootstrap, minimum=0)
+    num_bootstrap = check_int(num_bootstrap, "num_bootstrap", min=0)
     keep = np.ones(xa.size, dtype=bool)
     if x_range is not None:
         lo, hi = x_range
@@ -105,7 +98,7 @@ def fit_power_law(x, y, *, x_range=None, num_bootstrap: int = 1000, seed: int = 
         raise ValueError("a power-law fit needs positive x and y (log-log), got a value <= 0")
     lx = np.log(xa[keep])
     ys = ya[:, keep]  # (S, n)
-    slope, intercept, r2 = _ols(lx, np.log(ys.mean(axis=0)))
+    point = common_fit_power_law(xa[keep], ys.mean(axis=0))  # log-log OLS
     ci = (float("nan"), float("nan"))
     if ys.shape[0] >= 2 and num_bootstrap > 0:
         rng = np.random.default_rng(seed)
@@ -116,7 +109,11 @@ def fit_power_law(x, y, *, x_range=None, num_bootstrap: int = 1000, seed: int = 
         lo, hi = np.percentile(-slopes, [2.5, 97.5])
         ci = (float(lo), float(hi))
     return ExponentFit(
-        exponent=-slope, intercept=intercept, r2=r2, ci95=ci, num_points=int(keep.sum())
+        exponent=point.exponent,
+        intercept=point.intercept,
+        r2=point.r2,
+        ci95=ci,
+        num_points=int(keep.sum()),
     )
 
 
@@ -165,7 +162,7 @@ def interpolation_peak(grid: ScalingGrid, *, sample_index: int) -> PeakResult:
     """
     if not isinstance(grid, ScalingGrid):
         raise TypeError(f"grid must be a ScalingGrid, got {type(grid).__name__}")
-    j = _check_int("sample_index", sample_index, minimum=0)
+    j = check_int(sample_index, "sample_index", min=0)
     if j >= grid.num_samples.size:
         raise ValueError(f"sample_index {j} out of range for {grid.num_samples.size} T values")
     mean = grid.mean_loss[:, j]  # (nP,)
@@ -244,7 +241,7 @@ def compute_optimal_frontier(grid: ScalingGrid, *, num_levels: int = 16) -> Fron
     """
     if not isinstance(grid, ScalingGrid):
         raise TypeError(f"grid must be a ScalingGrid, got {type(grid).__name__}")
-    num_levels = _check_int("num_levels", num_levels, minimum=3)
+    num_levels = check_int(num_levels, "num_levels", min=3)
     p, t = grid.num_params, grid.num_samples
     cost_cells = np.multiply.outer(p, t).astype(float)  # (nP, nT)
     mean = grid.mean_loss  # (nP, nT)

@@ -53,7 +53,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
@@ -260,11 +259,10 @@ CAPTIONS: dict[str, str] = {
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; returns metrics, tables, figures and notes.
 
-    BLAS runs on one thread: the solves are many and mid-sized, and on a shared machine a
-    second OpenBLAS thread mostly spins (it tripled the CPU time of the small tier).
+    The runner runs it with one BLAS thread (``neurips26.common.threads.limit_threads``): the
+    solves are many and mid-sized, and a second OpenBLAS thread mostly spins.
     """
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _run(config)
+    return _run(config)
 
 
 def _run(config: Config) -> RunResult:

@@ -14,49 +14,30 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neurips26.common.validation import check_array, check_choice, check_float, check_int, check_rng
+
 ACTIVATIONS = ("linear", "relu")
 
 
 # ---------------------------------------------------------------- validation helpers
 def _check_int(name: str, value, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
+    return check_int(value, name, min=minimum)
 
 
 def _check_positive(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value}")
-    return float(value)
+    return check_float(value, name, min=0, min_inclusive=False)
 
 
 def _check_rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
-        )
-    return rng
+    return check_rng(rng)
 
 
 def _check_activation(activation: str) -> str:
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
-    return activation
+    return check_choice(activation, "activation", ACTIVATIONS)
 
 
 def _check_array(name: str, value, *, ndim: int) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must be a {ndim}-d array, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or inf")
-    return arr
+    return check_array(value, name, ndim=ndim)
 
 
 # ---------------------------------------------------------------------------- model

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
+from neurips26.common.validation import check_float
+
 from .model import (
     SparseFeatureModel,
     _check_activation,
@@ -44,10 +46,7 @@ def _check_grid(name: str, grid) -> np.ndarray:
 
 
 def _check_ridge(ridge) -> float:
-    ridge = float(ridge)
-    if not np.isfinite(ridge) or ridge < 0:
-        raise ValueError(f"ridge must be a finite number >= 0, got {ridge}")
-    return ridge
+    return check_float(ridge, "ridge", min=0)
 
 
 def _lstsq(a: np.ndarray, y: np.ndarray, ridge: float) -> tuple[np.ndarray, int]:

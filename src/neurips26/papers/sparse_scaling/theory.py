@@ -26,6 +26,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import gamma
 
+from neurips26.common.validation import check_array
+
 from .model import _check_array, _check_positive
 
 
@@ -49,10 +51,7 @@ def _weights_sq(probs: np.ndarray, weights) -> np.ndarray:
 
 
 def _check_probs(probs) -> np.ndarray:
-    p = _check_array("probs", probs, ndim=1)
-    if np.any(p < 0) or np.any(p > 1):
-        raise ValueError("probs must lie in [0, 1]")
-    return p
+    return check_array(probs, "probs", ndim=1, min=0.0, max=1.0)
 
 
 def expected_unseen_mass(probs, weights, num_samples):

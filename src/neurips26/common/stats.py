@@ -1,0 +1,331 @@
+"""Statistics shared by the papers: power-law fits, confidence intervals, paired tests.
+
+* :func:`fit_power_law` fits ``y = C x^(-a)`` by least squares in log-log (the scaling-law
+  reading), or with ``asymptote=True`` the saturating learning curve
+  ``y = y_inf - C x^(-a)`` by bounded non-linear least squares.
+* :func:`seed_ci` is the half-width a claim's ``uncertainty`` uses for a metric measured on a
+  few seeds: mean +- ``t_{(1+level)/2, n-1} s / sqrt(n)`` (infinite with one seed, so a
+  verdict on one seed reads inconclusive rather than certain).
+* :func:`bootstrap_ci` is the percentile bootstrap of any statistic.
+* :func:`paired_test` compares two methods measured on the same instances (paired t test or
+  the Wilcoxon signed-rank test, both from scipy).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, stats
+
+from .validation import check_array, check_choice, check_float, check_int, check_seed, check_size
+
+__all__ = [
+    "ConfidenceInterval",
+    "PairedTest",
+    "PowerLawFit",
+    "bootstrap_ci",
+    "fit_power_law",
+    "paired_test",
+    "seed_ci",
+]
+
+MAX_BOOTSTRAP = 10**6
+
+
+@dataclass(frozen=True)
+class PowerLawFit:
+    """A fitted power law ``y = asymptote - sign * scale * x^(-exponent)``.
+
+    Attributes
+    ----------
+    exponent : float
+        ``a`` (positive for a decaying loss or a saturating accuracy).
+    scale : float
+        ``C``.
+    asymptote : float
+        ``y_inf`` of the saturating form; 0 for the pure power law.
+    r2 : float
+        Coefficient of determination (in log-log for the pure law, in ``y`` otherwise).
+    num_points : int
+    saturating : bool
+        Which form was fitted.
+    intercept : float
+        ``log C`` (the log-log intercept of the pure law, as fitted).
+    """
+
+    exponent: float
+    scale: float
+    asymptote: float
+    r2: float
+    num_points: int
+    saturating: bool
+    intercept: float
+
+    def __call__(self, x) -> np.ndarray:
+        """The fitted curve at ``x`` (any shape, ``x > 0``)."""
+        x = np.asarray(x, dtype=float)
+        if self.saturating:
+            return self.asymptote - self.scale * x ** (-self.exponent)
+        return self.scale * x ** (-self.exponent)
+
+
+def _r2(y: np.ndarray, pred: np.ndarray) -> float:
+    ss_res = float(np.sum((y - pred) ** 2))
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    return 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
+
+
+def _saturating(d, a_inf, c, gamma):
+    return a_inf - c * d ** (-gamma)
+
+
+def fit_power_law(x, y, *, asymptote: bool = False) -> PowerLawFit:
+    """Fit ``y = C x^(-a)`` (log-log OLS) or ``y = y_inf - C x^(-a)`` (``asymptote=True``).
+
+    Parameters
+    ----------
+    x : array_like, shape (n,)
+        Positive abscissae (sizes, budgets, compute).
+    y : array_like, shape (n,)
+        Values; positive for the pure law.
+    asymptote : bool
+        Fit the saturating form with ``C > 0`` and ``0 < a <= 10`` (bounded trust-region
+        least squares started from a log-log fit of the gap to ``max(y) + 0.01``); needs at
+        least 3 distinct ``x``.
+
+    Returns
+    -------
+    PowerLawFit
+
+    Raises
+    ------
+    ValueError
+        Shapes that disagree, NaN or inf, ``x <= 0``, ``y <= 0`` for the pure law, fewer
+        than 2 points (3 distinct for the saturating form).
+
+    Examples
+    --------
+    >>> x = np.array([1.0, 2.0, 4.0, 8.0])
+    >>> round(fit_power_law(x, 3 * x**-0.5).exponent, 6)
+    0.5
+    >>> d = np.array([10.0, 20, 50, 100, 200, 500])
+    >>> fit = fit_power_law(d, 0.9 - 0.5 * d**-0.7, asymptote=True)
+    >>> round(fit.exponent, 6), round(fit.asymptote, 6)
+    (0.7, 0.9)
+    """
+    xa = check_array(x, "x", ndim=1)
+    ya = check_array(y, "y", ndim=1)
+    if xa.shape != ya.shape:
+        raise ValueError(f"x and y must have the same length, got {xa.size} and {ya.size}")
+    if np.any(xa <= 0):
+        raise ValueError(f"x must be positive for a power law, got a minimum of {xa.min()!r}")
+    if not asymptote:
+        if xa.size < 2:
+            raise ValueError(f"x needs at least 2 points for a power-law fit, got {xa.size}")
+        if np.any(ya <= 0):
+            raise ValueError(f"y must be positive for a log-log fit, got a minimum of {ya.min()!r}")
+        lx, ly = np.log(xa), np.log(ya)
+        slope, icept = np.polyfit(lx, ly, 1)
+        r2 = _r2(ly, slope * lx + icept)
+        return PowerLawFit(
+            exponent=-float(slope),
+            scale=float(np.exp(icept)),
+            asymptote=0.0,
+            r2=r2,
+            num_points=int(xa.size),
+            saturating=False,
+            intercept=float(icept),
+        )
+    if np.unique(xa).size < 3:
+        raise ValueError("x needs at least 3 distinct values to fit the saturating power law")
+    # Start from a log-log regression of the gap to a slightly-above-max asymptote.
+    a0 = float(ya.max() + 0.01)
+    slope, icept = np.polyfit(np.log(xa), np.log(np.maximum(a0 - ya, 1e-6)), 1)
+    p0 = (a0, float(np.exp(icept)), float(max(-slope, 1e-2)))
+    popt, _ = optimize.curve_fit(
+        _saturating,
+        xa,
+        ya,
+        p0=p0,
+        bounds=([-np.inf, 1e-12, 1e-6], [np.inf, np.inf, 10.0]),
+        method="trf",
+        xtol=1e-15,
+        ftol=1e-15,
+        gtol=1e-15,
+        max_nfev=20_000,
+    )
+    return PowerLawFit(
+        exponent=float(popt[2]),
+        scale=float(popt[1]),
+        asymptote=float(popt[0]),
+        r2=_r2(ya, _saturating(xa, *popt)),
+        num_points=int(xa.size),
+        saturating=True,
+        intercept=math.log(float(popt[1])),
+    )
+
+
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    """A point estimate with a two-sided interval ``[low, high]`` at ``level``."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+
+    @property
+    def half_width(self) -> float:
+        """Half the width of the interval (what a claim's ``uncertainty`` metric holds)."""
+        return 0.5 * (self.high - self.low)
+
+
+def seed_ci(values, *, level: float = 0.95) -> ConfidenceInterval:
+    """Mean over seeds +- the Student-t half-width ``t_{(1+level)/2, n-1} s / sqrt(n)``.
+
+    Parameters
+    ----------
+    values : array_like, shape (n,)
+        One measurement per seed (finite).
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    ConfidenceInterval
+        With one seed the half-width is infinite (no spread is known).
+
+    Examples
+    --------
+    >>> ci = seed_ci([1.0, 2.0, 3.0])
+    >>> round(ci.estimate, 6), round(ci.half_width, 4)
+    (2.0, 2.4841)
+    >>> seed_ci([5.0]).half_width
+    inf
+    """
+    v = check_array(values, "values", ndim=1)
+    level = check_float(level, "level", min=0, max=1, min_inclusive=False, max_inclusive=False)
+    mean = float(v.mean())
+    if v.size < 2:
+        return ConfidenceInterval(mean, -math.inf, math.inf, level)
+    sem = float(v.std(ddof=1)) / math.sqrt(v.size)
+    h = float(stats.t.ppf(0.5 + level / 2, df=v.size - 1)) * sem
+    return ConfidenceInterval(mean, mean - h, mean + h, level)
+
+
+def bootstrap_ci(
+    data,
+    statistic: Callable[[np.ndarray], float] = np.mean,
+    *,
+    num_bootstrap: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> ConfidenceInterval:
+    """Percentile bootstrap interval of ``statistic`` over the rows of ``data``.
+
+    Parameters
+    ----------
+    data : array_like, shape (n,) or (n, ...)
+        Independent units along axis 0 (seeds, questions, instances), resampled with
+        replacement.
+    statistic : callable
+        Maps an array shaped like ``data`` to a float (default: the mean).
+    num_bootstrap : int
+        Replicates, in ``[1, 10^6]``.
+    level : float
+        Confidence level in (0, 1).
+    seed : int
+        Seed of the resampling.
+
+    Returns
+    -------
+    ConfidenceInterval
+        ``estimate`` is ``statistic(data)``; replicates with a non-finite statistic are
+        dropped (an interval with none left is infinite).
+
+    Examples
+    --------
+    >>> ci = bootstrap_ci(np.arange(10.0), num_bootstrap=200, seed=0)
+    >>> ci.low < 4.5 < ci.high
+    True
+    """
+    arr = check_array(data, "data", ndim=(1, 2, 3))
+    num_bootstrap = check_int(num_bootstrap, "num_bootstrap", min=1)
+    check_size(num_bootstrap, "num_bootstrap", limit=MAX_BOOTSTRAP, what="resamples")
+    level = check_float(level, "level", min=0, max=1, min_inclusive=False, max_inclusive=False)
+    rng = np.random.default_rng(check_seed(seed))
+    est = float(statistic(arr))
+    n = arr.shape[0]
+    reps = np.array(
+        [float(statistic(arr[rng.integers(0, n, size=n)])) for _ in range(num_bootstrap)]
+    )
+    reps = reps[np.isfinite(reps)]
+    if reps.size == 0:
+        return ConfidenceInterval(est, -math.inf, math.inf, level)
+    lo, hi = np.percentile(reps, [50 * (1 - level), 50 * (1 + level)])
+    return ConfidenceInterval(est, float(lo), float(hi), level)
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """A paired comparison of ``a`` and ``b`` measured on the same ``n`` units.
+
+    Attributes
+    ----------
+    method : str
+        ``"t"`` (paired t test) or ``"wilcoxon"`` (signed-rank test).
+    statistic : float
+    pvalue : float
+        Two-sided.
+    mean_difference : float
+        ``mean(a - b)``.
+    n : int
+    """
+
+    method: str
+    statistic: float
+    pvalue: float
+    mean_difference: float
+    n: int
+
+
+def paired_test(a, b, *, method: str = "t") -> PairedTest:
+    """Two-sided paired test of ``a`` against ``b`` (``scipy.stats.ttest_rel`` / ``wilcoxon``).
+
+    Parameters
+    ----------
+    a, b : array_like, shape (n,)
+        Paired measurements (``n >= 2``), finite.
+    method : {"t", "wilcoxon"}
+
+    Returns
+    -------
+    PairedTest
+        All differences zero gives ``statistic = 0`` and ``pvalue = 1``.
+
+    Examples
+    --------
+    >>> r = paired_test([1.0, 2.0, 3.0, 4.0], [0.5, 1.0, 2.5, 3.0])
+    >>> r.method, round(r.mean_difference, 6)
+    ('t', 0.75)
+    """
+    xa = check_array(a, "a", ndim=1)
+    xb = check_array(b, "b", ndim=1)
+    if xa.shape != xb.shape:
+        raise ValueError(f"a and b must have the same length, got {xa.size} and {xb.size}")
+    if xa.size < 2:
+        raise ValueError(f"a needs at least 2 paired values, got {xa.size}")
+    check_choice(method, "method", ("t", "wilcoxon"))
+    diff = xa - xb
+    if np.all(diff == 0):
+        return PairedTest(method, 0.0, 1.0, 0.0, int(xa.size))
+    if method == "t":
+        res = stats.ttest_rel(xa, xb)
+    else:
+        res = stats.wilcoxon(xa, xb)
+    return PairedTest(
+        method, float(res.statistic), float(res.pvalue), float(diff.mean()), int(xa.size)
+    )

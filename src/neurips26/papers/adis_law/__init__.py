@@ -1,0 +1,53 @@
+"""ADIS-Law: a fitted law for domain injection during learning-rate annealing."""
+
+from .law import (
+    FRAME_COLUMNS,
+    GENERAL_PARAMS,
+    SCALE_PARAMS,
+    TARGET_PARAMS,
+    ADISFit,
+    ADISLaw,
+    ADISParams,
+    LawPrediction,
+    PolicyScore,
+    Trajectory,
+    adis_predict,
+    fit_adis_law,
+    rank_policies,
+    simulate_trajectory,
+    trajectories_from_frame,
+    trajectories_to_frame,
+)
+from .schedule import (
+    InjectionPolicy,
+    Schedule,
+    ScheduleFeatures,
+    min_total_steps,
+    schedule_features,
+    wsd_schedule,
+)
+
+__all__ = [
+    "FRAME_COLUMNS",
+    "GENERAL_PARAMS",
+    "SCALE_PARAMS",
+    "TARGET_PARAMS",
+    "ADISFit",
+    "ADISLaw",
+    "ADISParams",
+    "InjectionPolicy",
+    "LawPrediction",
+    "PolicyScore",
+    "Schedule",
+    "ScheduleFeatures",
+    "Trajectory",
+    "adis_predict",
+    "fit_adis_law",
+    "min_total_steps",
+    "rank_policies",
+    "schedule_features",
+    "simulate_trajectory",
+    "trajectories_from_frame",
+    "trajectories_to_frame",
+    "wsd_schedule",
+]

@@ -1,0 +1,591 @@
+"""Reproduction of ADIS-Law with tiny byte-level GPTs on two real text domains.
+
+General domain: the standard library's Python sources; target domain: the English
+prose of ``pydoc_data.topics`` (both ship with Python). For each model width, one base
+run goes through the stable phase of the longest budget and is checkpointed; every
+injection policy branches from the base run at its injection start
+(:mod:`.training`). The law is fitted jointly to the general and target validation
+losses of the base run and the policy grid at budget ``S`` (for several widths: of all
+widths but the largest), then predicts held-out policies at ``2S`` and ``4S`` (and, for
+several widths, at the largest width), never seen in the fit.
+
+Measured: the Spearman correlation across held-out policies of predicted vs observed
+target loss (averaged over logged steps at which every held-out policy is injecting),
+the within-trajectory Spearman, the tail (final) relative errors, the ranking of the
+held-out policies by the utility of Eq. (4) at the largest budget, three baselines, the
+two qualitative behaviours, a parameter-recovery check on law-generated trajectories
+with the same schedules, and the time of the grid vs the fit plus ranking 1,000
+candidates.
+
+What does not reproduce, and why we think so
+-------------------------------------------
+- The general-domain deviation from the base run does not follow the inferred linear
+  forgetting-recovery term. In our tiny models it jumps within the first ten or twenty
+  steps of injection to a level set mostly by the mixture ratio ``r`` (the model
+  re-balances its small capacity between the two domains) and then stays roughly flat;
+  a term linear in the LR-weighted domain exposure ``E_d`` cannot follow a saturating
+  jump, so the fitted ``F`` is too small, the deviation's R^2 is negative, and the
+  general-loss tail error dominates the tail-error claim. A saturating forgetting term
+  would be our next step; we kept the spec's inferred law.
+- Extrapolating the budget needs the pre-training part of both laws (``A S1^-alpha`` and
+  ``kappa G``), which the fit sees only through the base run's stable phase up to ``S``.
+  Over that short a lever arm the asymptotes ``L0`` and ``E_T`` are not identified (the
+  fit puts them at a bound or at a high floor), and the forecasts at ``2S`` and ``4S``
+  come out too pessimistic, most of the tail error. Starting the base-run fit earlier
+  (``--set fit_from_frac=0.1``) lengthens the lever arm and lowers the target-domain
+  error; the default (0.2) was fixed before we saw the results and is kept.
+- With six held-out policies per budget, one-run-per-policy noise in the observed final
+  losses (the held-out text is 1,024 bytes per domain per evaluation) makes the ranking
+  Spearman's bootstrap interval span most of [-1, 1]: the verdict is inconclusive rather
+  than a measurement of the law.
+
+Deviations from the paper
+-------------------------
+- Tiny GPTs (2 layers, widths 16-96, byte tokens, context 64) on Python's own text stand
+  in for LLM continual pre-training; the domains are code (general) and English prose
+  about Python (target).
+- A held-out policy uses the training grid's values at a new budget (a Latin-square
+  subset): extrapolation in data budget, not interpolation in the policy space.
+- Uncertainty is a bootstrap over the held-out policies (one training seed per run; a
+  seed sweep is ``--seed`` at the command line).
+- Model-scale extrapolation runs only in the paper tier (several widths); the small tier
+  extrapolates in data budget only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from neurips26.common.cache import cache_key, cached_arrays
+from neurips26.common.experiment import RunResult, param
+from neurips26.common.plotting import figure_png, new_figure
+
+from .baselines import AdditiveRegression, DecoupledLaw, NearestConfiguration
+from .law import ADISFit, Trajectory, fit_adis_law, rank_policies, simulate_trajectory
+from .schedule import InjectionPolicy, schedule_features
+from .training import TrainSpec, base_runs, load_corpora, run_injection
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings of the reproduction (see ``neurips26 info adis_law``)."""
+
+    seed: int = 0
+    widths: tuple[int, ...] = param((48,), help="model widths; >1: model-scale extrapolation "
+                                     "to the last", min=8)
+    num_layers: int = param(2, help="transformer layers", min=1)
+    num_heads: int = param(4, help="attention heads (divide every width)", min=1)
+    block_size: int = param(64, help="context length in bytes", min=8)
+    batch_size: int = param(16, help="sequences per step", min=2)
+    peak_lr: float = param(3e-3, help="eta_0, the WSD peak learning rate", min=1e-6, max=1.0)
+    anneal_steps: int = param(100, help="annealing steps at budget S (S = 5 x this)", min=5)
+    budget_multipliers: tuple[int, ...] = param((2, 4), help="held-out budgets in units of S",
+                                                min=2)
+    fractions: tuple[float, ...] = param((0.25, 0.5, 1.0), help="grid of lambda", min=0.01,
+                                         max=1.0)
+    mix_ratios: tuple[float, ...] = param((0.1, 0.3, 0.6), help="grid of r", min=0.01, max=1.0)
+    lr_ratios: tuple[float, ...] = param((0.3, 0.6, 1.0), help="grid of eta / eta_0",
+                                         min=0.01, max=2.0)
+    num_heldout: int = param(6, help="held-out policies per extrapolated budget", min=3)
+    eval_every: int = param(10, help="steps between logged validation losses", min=1)
+    eval_windows: int = param(16, help="held-out windows per domain per evaluation", min=1)
+    general_chars: int = param(1_000_000, help="characters of stdlib source read", min=20_000)
+    fit_from_frac: float = param(0.2, help="base-run logs before this share of S are not "
+                                 "fitted", min=0.0, max=0.8)
+    restarts: int = param(20, help="random restarts of the law fit", min=1)
+    mu: float = param(1.0, help="weight of a general-loss regression in the utility", min=0.0)
+    num_candidates: int = param(1000, help="random candidate policies ranked by the law", min=1)
+    bootstrap: int = param(400, help="bootstrap resamples of held-out policies", min=10)
+    recovery_noise: float = param(0.005, help="relative noise of the recovery check", min=0.0,
+                                  max=0.1)
+    device: str = param("cpu", help="torch device", choices=("cpu", "cuda"))
+
+
+TIERS = {
+    "smoke": Config(widths=(16,), block_size=32, batch_size=8, anneal_steps=20,
+                    budget_multipliers=(2,), fractions=(0.5, 1.0), mix_ratios=(0.2, 0.6),
+                    lr_ratios=(0.5, 1.0), num_heldout=4, eval_every=5, eval_windows=8,
+                    general_chars=200_000, restarts=4, num_candidates=50, bootstrap=50),
+    "small": Config(),
+    "paper": Config(widths=(32, 48, 64, 96), anneal_steps=400, eval_windows=64,
+                    general_chars=4_000_000, bootstrap=1000),
+}
+
+METRICS: tuple[str, ...] = (
+    "num_fit_runs", "num_heldout_runs", "fit_rmse", "fit_converged",
+    "traj_spearman_across", "traj_spearman_across_ci", "traj_spearman_within",
+    "traj_spearman_within_ci", "tail_rel_error", "tail_rel_error_ci", "tail_rel_error_target",
+    "tail_rel_error_general", "rank_spearman", "rank_spearman_ci", "rank_best_in_top2",
+    "rank_regret", "heldout_rmse_target", "rmse_decoupled", "rmse_additive", "rmse_nearest",
+    "rmse_ratio_worst", "rank_spearman_decoupled", "rank_spearman_additive",
+    "rank_spearman_nearest", "rise_fall_fraction", "deviation_r2", "adaptation_loglog_r2",
+    "recovery_max_param_rel_error", "recovery_forecast_rel_error", "recovery_rank_spearman",
+    "train_steps", "grid_seconds",
+    "law_seconds", "law_vs_grid_time_ratio",
+)
+_VOLATILE = ("grid_seconds", "law_seconds", "law_vs_grid_time_ratio")
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def _spec(cfg: Config) -> TrainSpec:
+    return TrainSpec(batch_size=cfg.batch_size, block_size=cfg.block_size, peak_lr=cfg.peak_lr,
+                     eval_every=cfg.eval_every, eval_windows=cfg.eval_windows, seed=cfg.seed,
+                     device=cfg.device)
+
+
+def grid_policies(cfg: Config) -> list[InjectionPolicy]:
+    """The full grid of training policies (``lambda x r x eta``)."""
+    return [InjectionPolicy(f, r, e * cfg.peak_lr) for f in cfg.fractions for r in cfg.mix_ratios
+            for e in cfg.lr_ratios]
+
+
+def heldout_policies(cfg: Config) -> list[InjectionPolicy]:
+    """A Latin-square subset of the grid: cells ``(i, j, (i + j) mod n)``, drawn by seed."""
+    n = min(len(cfg.fractions), len(cfg.mix_ratios), len(cfg.lr_ratios))
+    cells = [(i, j, (i + j) % n) for i in range(n) for j in range(n)]
+    rng = np.random.default_rng(cfg.seed)
+    pick = sorted(rng.permutation(len(cells))[: cfg.num_heldout])
+    return [InjectionPolicy(cfg.fractions[i], cfg.mix_ratios[j], cfg.lr_ratios[k] * cfg.peak_lr)
+            for i, j, k in (cells[p] for p in pick)]
+
+
+@dataclass(frozen=True)
+class Group:
+    """The held-out runs of one (width, budget) and that budget's base run."""
+
+    width: int
+    budget: int
+    base: Trajectory
+    runs: tuple[Trajectory, ...]
+
+
+@dataclass(frozen=True)
+class Study:
+    fit_runs: tuple[Trajectory, ...]
+    groups: tuple[Group, ...]
+    base_fit: Trajectory
+    train_steps: int
+    grid_seconds: float
+
+
+def _train_width(cfg: Config, width: int, corpora, fit_width: bool) -> dict[str, np.ndarray]:
+    from neurips26.common.models import GPTConfig
+
+    spec = _spec(cfg)
+    s = round(cfg.anneal_steps / spec.anneal_frac)
+    budgets = [s] + [m * s for m in cfg.budget_multipliers]
+    model_cfg = GPTConfig(vocab_size=256, block_size=cfg.block_size, num_layers=cfg.num_layers,
+                          num_heads=cfg.num_heads, dim=width)
+    base = base_runs(model_cfg, corpora, spec, budgets=budgets, fractions=cfg.fractions)
+    out: dict[str, np.ndarray] = {"num_params": np.array(base.num_params)}
+
+    def put(key, t):
+        out[f"{key}/steps"], out[f"{key}/lg"], out[f"{key}/lt"] = (
+            t.steps, t.loss_general, t.loss_target)
+
+    # optimiser steps actually run: the shared stable phase, each base anneal, each branch
+    steps = spec.schedule(max(budgets)).anneal_start
+    steps += sum(b - spec.schedule(b).anneal_start for b in budgets)
+    for b in budgets:
+        put(f"base/{b}", base.trajectories[b])
+    tic = time.perf_counter()
+    if fit_width:
+        for k, p in enumerate(grid_policies(cfg)):
+            t = run_injection(model_cfg, corpora, p, total_steps=s, base=base, spec=spec)
+            put(f"grid/{k}", t)
+            steps += s - spec.schedule(s, p).injection_start
+    out["grid_seconds"] = np.array(time.perf_counter() - tic)
+    held_budgets = budgets[1:] if fit_width else [s]
+    for b in held_budgets:
+        for k, p in enumerate(heldout_policies(cfg)):
+            t = run_injection(model_cfg, corpora, p, total_steps=b, base=base, spec=spec)
+            put(f"held/{b}/{k}", t)
+            steps += b - spec.schedule(b, p).injection_start
+    out["train_steps"] = np.array(int(steps))
+    return out
+
+
+def instances(cfg: Config) -> tuple[Study, list[str]]:
+    """Train (or load from the cache) every run of the study."""
+    import torch
+
+    torch.set_num_threads(1)
+    spec = _spec(cfg)
+    s = round(cfg.anneal_steps / spec.anneal_frac)
+    fit_widths = cfg.widths if len(cfg.widths) == 1 else cfg.widths[:-1]
+    corpora = None
+    notes = []
+    fit_runs, groups = [], []
+    grid_seconds, train_steps, base_fit = 0.0, 0, None
+    for w in cfg.widths:
+        fit_width = w in fit_widths
+        key_cfg = {k: v for k, v in dataclasses.asdict(cfg).items()
+                   if k not in ("restarts", "mu", "num_candidates", "bootstrap",
+                                "recovery_noise", "fit_from_frac", "device")}
+        key = cache_key("adis_law-runs", {**key_cfg, "width": w, "fit": fit_width,
+                                          "code": _training_code()}, cfg.seed,
+                        modules=("neurips26.common.train",))
+
+        def compute(w=w, fit_width=fit_width):
+            nonlocal corpora
+            if corpora is None:
+                corpora = load_corpora(general_chars=cfg.general_chars)
+            return _train_width(cfg, w, corpora, fit_width)
+
+        arrays, hit = cached_arrays("adis_law", key, compute)
+        if hit:
+            notes.append(f"width {w}: runs loaded from the cache (grid time is the original)")
+        n_params = float(arrays["num_params"])
+
+        def traj(k, budget, policy, name, arrays=arrays, n_params=n_params):
+            sch = spec.schedule(budget, policy)
+            return Trajectory.from_schedule(sch, arrays[f"{k}/steps"], arrays[f"{k}/lg"],
+                                            arrays[f"{k}/lt"], name=name, num_params=n_params)
+
+        train_steps += int(arrays["train_steps"])
+        if fit_width:
+            grid_seconds += float(arrays["grid_seconds"])
+            base = traj(f"base/{s}", s, None, f"w={w} base S={s}")
+            keep = base.steps >= cfg.fit_from_frac * s
+            base = dataclasses.replace(base, steps=base.steps[keep],
+                                       loss_general=base.loss_general[keep],
+                                       loss_target=base.loss_target[keep])
+            base_fit = base_fit or base
+            fit_runs.append(base)
+            for k, p in enumerate(grid_policies(cfg)):
+                fit_runs.append(traj(f"grid/{k}", s, p, f"w={w} S={s} {_label(p, cfg)}"))
+            held_budgets = [m * s for m in cfg.budget_multipliers]
+        else:
+            held_budgets = [s]
+        for b in held_budgets:
+            runs = tuple(traj(f"held/{b}/{k}", b, p, f"w={w} S={b} {_label(p, cfg)}")
+                         for k, p in enumerate(heldout_policies(cfg)))
+            groups.append(Group(w, b, traj(f"base/{b}", b, None, f"w={w} base S={b}"), runs))
+    if len(cfg.widths) == 1:
+        fit_runs = [dataclasses.replace(t, num_params=None) for t in fit_runs]
+        groups = [Group(g.width, g.budget, dataclasses.replace(g.base, num_params=None),
+                        tuple(dataclasses.replace(t, num_params=None) for t in g.runs))
+                  for g in groups]
+        base_fit = dataclasses.replace(base_fit, num_params=None)
+    return Study(tuple(fit_runs), tuple(groups), base_fit, train_steps, grid_seconds), notes
+
+
+def _training_code() -> str:
+    """Hash of the sources that decide a trained run (not the analysis in this file)."""
+    import hashlib
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    h = hashlib.sha256()
+    for name in ("training.py", "schedule.py"):
+        h.update((here / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _label(p: InjectionPolicy, cfg: Config) -> str:
+    return f"lam={p.fraction:g} r={p.mix_ratio:g} eta={p.peak_lr / cfg.peak_lr:g}eta0"
+
+
+# --------------------------------------------------------------------------- measures
+
+
+def _predict(fit: ADISFit, t: Trajectory):
+    from .law import adis_predict
+
+    f = schedule_features(t.lrs, mix=t.mix, zeta=fit.zeta)
+    p = adis_predict(fit.params, f, num_params=t.num_params)
+    return p.loss_general[t.steps], p.loss_target[t.steps]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One held-out run: observed and predicted logs and final losses."""
+
+    group: int
+    name: str
+    policy: InjectionPolicy
+    steps: np.ndarray
+    obs_t: np.ndarray
+    pred_t: np.ndarray
+    obs_g: np.ndarray
+    pred_g: np.ndarray
+    base_obs_g: float
+    base_pred_g: float
+
+
+def measure(fit: ADISFit, study: Study) -> list[Row]:
+    rows = []
+    for gi, g in enumerate(study.groups):
+        bg, _ = _predict(fit, g.base)
+        for t in g.runs:
+            pg, pt = _predict(fit, t)
+            rows.append(Row(gi, t.name, t.policy, t.steps, t.loss_target, pt, t.loss_general,
+                            pg, float(g.base.loss_general[-1]), float(bg[-1])))
+    return rows
+
+
+def _spearman(a, b) -> float:
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(stats.spearmanr(a, b).statistic)
+
+
+def _across(rows: list[Row]) -> float:
+    """Mean over groups of the mean over shared logged steps of the cross-policy Spearman."""
+    vals = []
+    for gi in sorted({r.group for r in rows}):
+        grp = [r for r in rows if r.group == gi]
+        common = set(grp[0].steps.tolist())
+        for r in grp[1:]:
+            common &= set(r.steps.tolist())
+        per_step = []
+        for s in sorted(common):
+            obs = [r.obs_t[np.searchsorted(r.steps, s)] for r in grp]
+            pred = [r.pred_t[np.searchsorted(r.steps, s)] for r in grp]
+            rho = _spearman(obs, pred)
+            if np.isfinite(rho):
+                per_step.append(rho)
+        if per_step:
+            vals.append(np.mean(per_step))
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def _within(rows: list[Row]) -> float:
+    vals = [_spearman(r.obs_t, r.pred_t) for r in rows if r.steps.size >= 3]
+    vals = [v for v in vals if np.isfinite(v)]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def _tail(rows: list[Row]) -> tuple[float, float, float]:
+    et = np.array([abs(r.pred_t[-1] - r.obs_t[-1]) / r.obs_t[-1] for r in rows])
+    eg = np.array([abs(r.pred_g[-1] - r.obs_g[-1]) / r.obs_g[-1] for r in rows])
+    return float(np.mean(np.r_[et, eg])), float(et.mean()), float(eg.mean())
+
+
+def _utility(lt, lg, lg_base, mu):
+    return lt + mu * np.maximum(0.0, lg - lg_base)
+
+
+def _ranking(rows: list[Row], mu: float) -> tuple[float, bool, float]:
+    """At the last group (largest budget / width): Spearman, best-in-top-2, regret."""
+    last = max(r.group for r in rows)
+    grp = [r for r in rows if r.group == last]
+    u_obs = np.array([_utility(r.obs_t[-1], r.obs_g[-1], r.base_obs_g, mu) for r in grp])
+    u_pred = np.array([_utility(r.pred_t[-1], r.pred_g[-1], r.base_pred_g, mu) for r in grp])
+    best = int(np.argmin(u_pred))
+    top2 = set(np.argsort(u_obs, kind="stable")[:2].tolist())
+    return _spearman(u_obs, u_pred), best in top2, float(u_obs[best] - u_obs.min())
+
+
+def _bootstrap(rows: list[Row], fn, n: int, seed: int) -> float:
+    """Half-width of the 95% percentile interval of ``fn`` over resampled policies."""
+    rng = np.random.default_rng(seed)
+    groups = sorted({r.group for r in rows})
+    vals = []
+    for _ in range(n):
+        sample = []
+        for g in groups:
+            grp = [r for r in rows if r.group == g]
+            sample += [grp[i] for i in rng.integers(0, len(grp), len(grp))]
+        v = fn(sample)
+        if np.isfinite(v):
+            vals.append(v)
+    if len(vals) < 2:
+        return float("nan")
+    lo, hi = np.percentile(vals, [2.5, 97.5])
+    return float((hi - lo) / 2)
+
+
+def _baselines(study: Study, rows: list[Row], cfg: Config, mu: float) -> dict[str, float]:
+    grid = [t for t in study.fit_runs if t.policy is not None]
+    pols = [t.policy for t in grid]
+    finals = np.array([[t.loss_target[-1], t.loss_general[-1]] for t in grid])
+    held = [r.policy for r in rows]
+    obs = np.array([r.obs_t[-1] for r in rows])
+    preds = {}
+    preds["additive"] = AdditiveRegression(lr_ref=cfg.peak_lr).fit(pols, finals).predict(held)
+    preds["nearest"] = NearestConfiguration().fit(pols, finals).predict(held)
+    dec = DecoupledLaw(seed=cfg.seed).fit(list(study.fit_runs))
+    by_name = {t.name: t for g in study.groups for t in g.runs}
+    dec_rows = []
+    for r in rows:
+        p = dec.predict(by_name[r.name])
+        dec_rows.append([p.loss_target[-1], p.loss_general[-1]])
+    preds["decoupled"] = np.array(dec_rows)
+    out = {}
+    adis = float(np.sqrt(np.mean([(r.pred_t[-1] - r.obs_t[-1]) ** 2 for r in rows])))
+    out["heldout_rmse_target"] = adis
+    last = max(r.group for r in rows)
+    idx = [i for i, r in enumerate(rows) if r.group == last]
+    u_obs = np.array([_utility(rows[i].obs_t[-1], rows[i].obs_g[-1], rows[i].base_obs_g, mu)
+                      for i in idx])
+    ratios = []
+    for name, p in preds.items():
+        rmse = float(np.sqrt(np.mean((p[:, 0] - obs) ** 2)))
+        out[f"rmse_{name}"] = rmse
+        ratios.append(adis / rmse if rmse > 0 else float("inf"))
+        # the baselines' general "base" is their own prediction for a no-injection run
+        base_g = np.array([rows[i].base_obs_g for i in idx]) if name != "decoupled" else \
+            p[idx, 1]
+        u_pred = _utility(p[idx, 0], p[idx, 1], base_g, mu)
+        out[f"rank_spearman_{name}"] = _spearman(u_obs, u_pred)
+    out["rmse_ratio_worst"] = float(max(ratios))
+    return out
+
+
+def _behaviours(fit: ADISFit, study: Study) -> dict[str, float]:
+    """Rise-then-fall of the general deviation, its fit, and the log-log adaptation."""
+    base = study.base_fit
+    bpred, _ = _predict(fit, base)
+    base_at = dict(zip(base.steps.tolist(), base.loss_general, strict=True))
+    bpred_at = dict(zip(base.steps.tolist(), bpred, strict=True))
+    rise_fall, dev_obs, dev_pred, r2s = [], [], [], []
+    p = fit.params
+    for t in study.fit_runs:
+        if t.policy is None or t.steps.size < 3:
+            continue
+        keep = np.array([s in base_at for s in t.steps.tolist()])
+        steps = t.steps[keep]
+        d = t.loss_general[keep] - np.array([base_at[s] for s in steps.tolist()])
+        pg, _ = _predict(fit, t)
+        dp = pg[keep] - np.array([bpred_at[s] for s in steps.tolist()])
+        if d.size >= 3:
+            k = int(np.argmax(d))
+            rise_fall.append(0 < k < d.size - 1 and d[-1] < d[k] - 0.1 * np.ptp(d))
+        dev_obs.append(d)
+        dev_pred.append(dp)
+        f = schedule_features(t.lrs, mix=t.mix, zeta=fit.zeta)
+        ref = p.lr_ref
+        u = (f.e_domain + p.target["kappa"] * f.general_exposure)[t.steps] / ref
+        y = t.loss_target + p.target["C_T"] * f.s2[t.steps] / ref - p.target["E_T"]
+        if (y > 0).all():
+            r2s.append(stats.linregress(np.log(u), np.log(y)).rvalue ** 2)
+    do, dp = np.concatenate(dev_obs), np.concatenate(dev_pred)
+    r2 = 1.0 - np.sum((do - dp) ** 2) / np.sum((do - do.mean()) ** 2)
+    return {"rise_fall_fraction": float(np.mean(rise_fall)) if rise_fall else float("nan"),
+            "deviation_r2": float(r2),
+            "adaptation_loglog_r2": float(np.median(r2s)) if r2s else float("nan")}
+
+
+def _recovery(fit: ADISFit, study: Study, cfg: Config) -> dict[str, float]:
+    """Refit the law to law-generated copies of the fit runs (same schedules and steps)."""
+    rng = np.random.default_rng(cfg.seed + 1)
+    synth = []
+    spec = _spec(cfg)
+    for t in study.fit_runs:
+        sch = spec.schedule(t.total_steps, t.policy)
+        synth.append(simulate_trajectory(fit.params, sch, steps=t.steps,
+                                         noise=cfg.recovery_noise, rng=rng, zeta=fit.zeta,
+                                         num_params=t.num_params, name=t.name))
+    refit = fit_adis_law(synth, restarts=cfg.restarts, seed=cfg.seed, zeta=fit.zeta)
+    a, b = fit.params.as_vector(), refit.params.as_vector()
+    errs = []
+    for g in study.groups:  # forecasts of the held-out schedules, generating vs refitted law
+        for t in g.runs:
+            ga, ta = _predict(fit, t)
+            gb, tb = _predict(refit, t)
+            errs += [abs(gb[-1] / ga[-1] - 1), abs(tb[-1] / ta[-1] - 1)]
+    budget = max(g.budget for g in study.groups)
+    grid = grid_policies(cfg)
+    n = study.groups[-1].runs[0].num_params
+
+    def utilities(f):
+        ranked = rank_policies(f, grid, total_steps=budget, peak_lr=cfg.peak_lr, mu=cfg.mu,
+                               num_params=n)
+        return [x.utility for x in sorted(ranked, key=lambda x: x.policy)]
+
+    return {"recovery_max_param_rel_error": float(np.max(np.abs(b / a - 1))),
+            "recovery_forecast_rel_error": float(np.max(errs)),
+            "recovery_rank_spearman": _spearman(utilities(fit), utilities(refit))}
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _figure(rows: list[Row], study: Study) -> bytes:
+    fig, (ax1, ax2) = new_figure(2)
+    last = max(r.group for r in rows)
+    for r in rows:
+        if r.group != last:
+            continue
+        (line,) = ax1.plot(r.steps, r.obs_t, "o", ms=3)
+        ax1.plot(r.steps, r.pred_t, "-", color=line.get_color(), lw=1)
+    ax1.set_xlabel("step")
+    ax1.set_ylabel("target (pydoc) validation loss")
+    ax1.set_title("held-out policies at the largest budget: observed (dots), law (lines)",
+                  fontsize=8)
+    obs = [r.obs_t[-1] for r in rows]
+    pred = [r.pred_t[-1] for r in rows]
+    ax2.plot(obs, pred, "o")
+    lo, hi = min(obs + pred), max(obs + pred)
+    ax2.plot([lo, hi], [lo, hi], "k:", lw=1)
+    ax2.set_xlabel("observed final target loss")
+    ax2.set_ylabel("predicted")
+    return figure_png(fig)
+
+
+# --------------------------------------------------------------------------- run
+
+
+def run(config: Config) -> RunResult:
+    """Run the reproduction; see the module docstring."""
+    cfg = config
+    for w in cfg.widths:
+        if w % cfg.num_heads:
+            raise ValueError(f"widths: {w} is not divisible by num_heads={cfg.num_heads}")
+    study, notes = instances(cfg)
+    tic = time.perf_counter()
+    fit = fit_adis_law(list(study.fit_runs), restarts=cfg.restarts, seed=cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    cands = [InjectionPolicy(float(rng.uniform(0.25, 1.0)), float(rng.uniform(0.05, 0.9)),
+                             float(rng.uniform(0.2, 1.2)) * cfg.peak_lr)
+             for _ in range(cfg.num_candidates)]
+    big = study.groups[-1]
+    ranked = rank_policies(fit, cands, total_steps=big.budget, peak_lr=cfg.peak_lr, mu=cfg.mu,
+                           num_params=big.runs[0].num_params)
+    law_seconds = time.perf_counter() - tic
+    rows = measure(fit, study)
+    m: dict = {"num_fit_runs": len(study.fit_runs), "num_heldout_runs": len(rows),
+               "fit_rmse": fit.rmse, "fit_converged": fit.converged}
+    m["traj_spearman_across"] = _across(rows)
+    m["traj_spearman_across_ci"] = _bootstrap(rows, _across, cfg.bootstrap, cfg.seed)
+    m["traj_spearman_within"] = _within(rows)
+    m["traj_spearman_within_ci"] = _bootstrap(rows, _within, cfg.bootstrap, cfg.seed)
+    m["tail_rel_error"], m["tail_rel_error_target"], m["tail_rel_error_general"] = _tail(rows)
+    m["tail_rel_error_ci"] = _bootstrap(rows, lambda r: _tail(r)[0], cfg.bootstrap, cfg.seed)
+    rho, top2, regret = _ranking(rows, cfg.mu)
+    m["rank_spearman"], m["rank_best_in_top2"], m["rank_regret"] = rho, top2, regret
+    m["rank_spearman_ci"] = _bootstrap(rows, lambda r: _ranking(r, cfg.mu)[0], cfg.bootstrap,
+                                       cfg.seed)
+    m.update(_baselines(study, rows, cfg, cfg.mu))
+    m.update(_behaviours(fit, study))
+    m.update(_recovery(fit, study, cfg))
+    m["train_steps"] = study.train_steps
+    m["grid_seconds"] = study.grid_seconds
+    m["law_seconds"] = law_seconds
+    m["law_vs_grid_time_ratio"] = law_seconds / study.grid_seconds if study.grid_seconds else \
+        float("nan")
+    params = [{"law": "general", "name": k, "value": v} for k, v in fit.params.general.items()]
+    params += [{"law": "target", "name": k, "value": v} for k, v in fit.params.target.items()]
+    params += [{"law": "scale", "name": k, "value": v} for k, v in fit.params.scale.items()]
+    held = [{"run": r.name, "obs_final_target": float(r.obs_t[-1]),
+             "pred_final_target": float(r.pred_t[-1]), "obs_final_general": float(r.obs_g[-1]),
+             "pred_final_general": float(r.pred_g[-1])} for r in rows]
+    top = [{"rank": i + 1, "fraction": s.policy.fraction, "mix_ratio": s.policy.mix_ratio,
+            "peak_lr": s.policy.peak_lr, "utility": s.utility} for i, s in enumerate(ranked[:10])]
+    notes.append(f"Law fitted on {len(study.fit_runs)} runs ({fit.num_points} logged points "
+                 f"per domain); {'converged' if fit.converged else 'NOT converged'}.")
+    return RunResult(metrics={k: m[k] for k in METRICS if k in m}, volatile=_VOLATILE,
+                     tables={"params": params, "heldout": held, "top_candidates": top},
+                     figures={"heldout": _figure(rows, study)},
+                     captions={"heldout": "Observed and law-predicted general and target "
+                               "losses of the held-out injection policies over training: the "
+                               "paper's fit-and-extrapolate figure."},
+                     notes=tuple(notes))

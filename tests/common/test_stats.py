@@ -1,0 +1,99 @@
+"""Tests of the shared statistics against closed forms and scipy/statsmodels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from neurips26.common.stats import bootstrap_ci, fit_power_law, paired_test, seed_ci
+
+
+def test_pure_power_law_recovers_exponent_and_scale():
+    x = np.geomspace(1, 1000, 12)
+    fit = fit_power_law(x, 2.5 * x**-0.8)
+    assert fit.exponent == pytest.approx(0.8, abs=1e-12)
+    assert fit.scale == pytest.approx(2.5, rel=1e-12)
+    assert fit.intercept == pytest.approx(np.log(2.5), abs=1e-12)
+    assert fit.r2 == pytest.approx(1.0)
+    np.testing.assert_allclose(fit(x), 2.5 * x**-0.8, rtol=1e-10)
+
+
+def test_pure_power_law_matches_scipy_linregress():
+    rng = np.random.default_rng(1)
+    x = np.geomspace(1, 100, 10)
+    y = 3 * x**-0.5 * np.exp(rng.normal(0, 0.2, 10))
+    ref = sps.linregress(np.log(x), np.log(y))
+    fit = fit_power_law(x, y)
+    assert fit.exponent == pytest.approx(-ref.slope, rel=1e-10)
+    assert fit.r2 == pytest.approx(ref.rvalue**2, rel=1e-10)
+
+
+def test_saturating_power_law():
+    d = np.array([10.0, 20, 50, 100, 200, 500, 1000])
+    fit = fit_power_law(d, 0.85 - 0.6 * d**-0.4, asymptote=True)
+    assert (fit.asymptote, fit.scale, fit.exponent) == pytest.approx((0.85, 0.6, 0.4), rel=1e-6)
+    np.testing.assert_allclose(fit(d), 0.85 - 0.6 * d**-0.4, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "kw", "text"),
+    [
+        ([1.0, 2.0], [1.0], {}, "x and y must have the same length"),
+        ([1.0, np.nan], [1.0, 2.0], {}, "x must be finite"),
+        ([0.0, 2.0], [1.0, 2.0], {}, "x must be positive"),
+        ([1.0, 2.0], [1.0, -2.0], {}, "y must be positive"),
+        ([1.0], [1.0], {}, "x needs at least 2 points"),
+        ([1.0, 1.0, 2.0], [1.0, 2.0, 3.0], {"asymptote": True}, "x needs at least 3 distinct"),
+    ],
+)
+def test_power_law_refuses(x, y, kw, text):
+    with pytest.raises(ValueError, match=text):
+        fit_power_law(x, y, **kw)
+
+
+def test_seed_ci_is_the_t_interval():
+    v = np.array([0.3, 0.5, 0.4, 0.45, 0.35])
+    ci = seed_ci(v, level=0.9)
+    lo, hi = sps.t.interval(0.9, df=4, loc=v.mean(), scale=sps.sem(v))
+    assert (ci.low, ci.high) == pytest.approx((lo, hi), rel=1e-12)
+    assert ci.half_width == pytest.approx((hi - lo) / 2)
+    assert seed_ci([1.0]).half_width == np.inf
+    with pytest.raises(ValueError, match="values must not be empty"):
+        seed_ci([])
+    with pytest.raises(ValueError, match="level must lie in"):
+        seed_ci([1.0, 2.0], level=1.0)
+
+
+def test_bootstrap_ci_covers_and_is_seeded():
+    rng = np.random.default_rng(0)
+    data = rng.normal(2.0, 1.0, 400)
+    a = bootstrap_ci(data, num_bootstrap=300, seed=3)
+    b = bootstrap_ci(data, num_bootstrap=300, seed=3)
+    assert a == b
+    assert a.low < 2.0 < a.high
+    # The bootstrap half-width of the mean is close to 1.96 s / sqrt(n).
+    assert a.half_width == pytest.approx(1.96 * data.std() / 20, rel=0.2)
+    med = bootstrap_ci(data, np.median, num_bootstrap=100)
+    assert med.estimate == pytest.approx(np.median(data))
+    with pytest.raises(ValueError, match=r"num_bootstrap asks for .* more than the limit"):
+        bootstrap_ci(data, num_bootstrap=10**9)
+    with pytest.raises(TypeError, match="num_bootstrap must be an integer"):
+        bootstrap_ci(data, num_bootstrap=1.5)
+
+
+def test_paired_tests_match_scipy():
+    rng = np.random.default_rng(2)
+    a = rng.normal(0, 1, 20)
+    b = a - 0.3 + rng.normal(0, 0.5, 20)
+    t = paired_test(a, b)
+    assert t.pvalue == pytest.approx(sps.ttest_rel(a, b).pvalue)
+    w = paired_test(a, b, method="wilcoxon")
+    assert w.pvalue == pytest.approx(sps.wilcoxon(a, b).pvalue)
+    assert w.mean_difference == pytest.approx(np.mean(a - b))
+    same = paired_test(a, a)
+    assert (same.statistic, same.pvalue) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="method must be one of"):
+        paired_test(a, b, method="sign")
+    with pytest.raises(ValueError, match="a and b must have the same length"):
+        paired_test(a, b[:3])

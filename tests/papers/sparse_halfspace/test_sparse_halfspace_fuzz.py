@@ -1,0 +1,120 @@
+"""Bad-input property tests for sparse_halfspace (issue 10).
+
+Each public call below gets NaN, inf, empty, wrong-shape, wrong-dtype, negative and huge
+values, one argument at a time; it must refuse them with a ValueError/TypeError naming the
+argument, or return a result without new NaN/inf, and never hang (see tests/_fuzz.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+
+from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, cases, check_bad_argument, gaps, key, strategy
+from neurips26.papers.sparse_halfspace import (
+    filter_threshold,
+    hinge_objective,
+    make_margin_halfspace,
+    project_capped_simplex,
+    project_l1_l2,
+)
+
+A, S = BAD_ARRAYS, BAD_SCALARS
+
+CALLS = [
+    Call(project_capped_simplex, {"v": [0.2, 0.5, 0.3], "cap": 0.5}, {"v": A, "cap": S}),
+    Call(
+        project_l1_l2, {"v": [3.0, 4.0], "radius_l1": 1.0}, {"v": A, "radius_l1": S, "radius_l2": S}
+    ),
+    Call(
+        filter_threshold,
+        {"num_samples": 100, "dim": 10},
+        {"num_samples": S, "dim": S, "filter_const": S},
+    ),
+    Call(
+        hinge_objective,
+        {"w": [1.0, 0.0], "X": [[1.0, 0.0], [0.0, 1.0]], "y": [1.0, -1.0], "margin": 0.1},
+        {"w": A, "X": A, "y": A, "margin": S},
+    ),
+    Call(
+        make_margin_halfspace,
+        {"num_samples": 20, "dim": 5, "sparsity": 2},
+        {"num_samples": S, "dim": S, "sparsity": S, "margin": S, "noise_rate": S},
+    ),
+]
+
+
+# Bad inputs this paper does not yet refuse with a message naming the argument (found by
+# this test when it was written; issue 10). The property runs over every other case; each gap
+# is an xfail(strict) below, so fixing one makes the test say to remove it from this list.
+KNOWN_GAPS = frozenset(
+    {
+        ("filter_threshold", "dim", 0),
+        ("filter_threshold", "dim", 1),
+        ("filter_threshold", "dim", 2),
+        ("filter_threshold", "dim", 3),
+        ("filter_threshold", "dim", 9),
+        ("filter_threshold", "dim", 10),
+        ("filter_threshold", "filter_const", 8),
+        ("filter_threshold", "filter_const", 9),
+        ("filter_threshold", "num_samples", 0),
+        ("filter_threshold", "num_samples", 1),
+        ("filter_threshold", "num_samples", 2),
+        ("filter_threshold", "num_samples", 3),
+        ("filter_threshold", "num_samples", 9),
+        ("filter_threshold", "num_samples", 10),
+        ("hinge_objective", "X", 0),
+        ("hinge_objective", "X", 1),
+        ("hinge_objective", "X", 2),
+        ("hinge_objective", "X", 3),
+        ("hinge_objective", "X", 4),
+        ("hinge_objective", "X", 5),
+        ("hinge_objective", "X", 6),
+        ("hinge_objective", "X", 7),
+        ("hinge_objective", "X", 8),
+        ("hinge_objective", "margin", 0),
+        ("hinge_objective", "margin", 1),
+        ("hinge_objective", "margin", 2),
+        ("hinge_objective", "margin", 7),
+        ("hinge_objective", "w", 6),
+        ("hinge_objective", "y", 2),
+        ("hinge_objective", "y", 3),
+        ("hinge_objective", "y", 4),
+        ("hinge_objective", "y", 5),
+        ("hinge_objective", "y", 7),
+        ("hinge_objective", "y", 8),
+        ("make_margin_halfspace", "margin", 8),
+        ("make_margin_halfspace", "margin", 9),
+        ("make_margin_halfspace", "num_samples", 8),
+        ("project_capped_simplex", "cap", 0),
+        ("project_capped_simplex", "cap", 1),
+        ("project_capped_simplex", "cap", 2),
+        ("project_capped_simplex", "cap", 3),
+        ("project_capped_simplex", "cap", 10),
+        ("project_capped_simplex", "v", 0),
+        ("project_capped_simplex", "v", 2),
+        ("project_capped_simplex", "v", 3),
+        ("project_capped_simplex", "v", 4),
+        ("project_capped_simplex", "v", 5),
+        ("project_capped_simplex", "v", 6),
+        ("project_capped_simplex", "v", 8),
+        ("project_l1_l2", "radius_l1", 8),
+        ("project_l1_l2", "radius_l2", 8),
+        ("project_l1_l2", "v", 0),
+        ("project_l1_l2", "v", 3),
+        ("project_l1_l2", "v", 4),
+        ("project_l1_l2", "v", 6),
+    }
+)
+
+
+@settings(max_examples=len(cases(CALLS, KNOWN_GAPS)))
+@given(strategy(CALLS, KNOWN_GAPS))
+def test_bad_arguments_are_refused(case):
+    check_bad_argument(*case)
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: not yet refused well (issue 10)")
+@pytest.mark.parametrize("case", gaps(CALLS, KNOWN_GAPS), ids=lambda c: "-".join(map(str, key(*c))))
+def test_known_gaps(case):
+    check_bad_argument(*case)
