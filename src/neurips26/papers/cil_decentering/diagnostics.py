@@ -80,7 +80,8 @@ def _block_dispersion(delta: np.ndarray, labels: np.ndarray, tasks: np.ndarray) 
             if i != j:
                 # mean ||D - D_bar||^2 = V_i + V_j ; D_bar_ij = Delta_bar_i - Delta_bar_j
                 denom = np.sum((centres[i] - centres[j]) ** 2)
-                out[i, j] = (var[i] + var[j]) / max(denom, np.finfo(float).tiny)
+                with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+                    out[i, j] = (var[i] + var[j]) / denom if denom > 0 else np.inf
     return out
 
 
