@@ -33,6 +33,7 @@ SLUGS: tuple[str, ...] = (
     "geto_lp",
     # seed 004_839af22534344a66.txt
     "monoculture",
+    "cil_decentering",
     "data_exchange_core",
     "qnn_spectral",
     "score_kalman",

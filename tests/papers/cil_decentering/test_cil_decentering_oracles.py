@@ -246,7 +246,7 @@ def test_estimators_clone_and_refit():
                 FeCAM()):
         c = clone(est)
         assert c.get_params() == est.get_params()
-        for t, (X, y) in enumerate(data):
+        for X, y in data:
             c.partial_fit(X, y)
         assert c.decision_function(data[0][0]).shape == (40 * 3, 9)
         assert c.num_tasks_ == 3

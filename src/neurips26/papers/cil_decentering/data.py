@@ -47,7 +47,7 @@ class GaussianTasks:
 
     @property
     def num_tasks(self) -> int:
-        return int(len(np.unique(self.task_of_class)))
+        return len(np.unique(self.task_of_class))
 
     def stats(self) -> ClassStats:
         """Population statistics (equal priors)."""
