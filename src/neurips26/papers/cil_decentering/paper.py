@@ -170,8 +170,9 @@ PAPER = Paper(
                   "failure construction and 2 bound instances; no torch; seconds"),
         ("small", "population and sampled offset checks, synthetic (5 x 4, d = 32), digits, "
                   "MNIST and Fashion-MNIST (500 images per class, task-1 MLP) and "
-                  "EfficientNet-lite0 photo views at 64 px, 3 seeds each; failure "
-                  "construction and 6 bound instances; about 3 minutes on 2 cores"),
+                  "EfficientNet-lite0 on 48-px photo views and 48-px Fashion-MNIST, 3 "
+                  "seeds each; failure construction and 6 bound instances; about 4 CPU "
+                  "minutes including feature extraction and MLP training (cached after)"),
         ("paper", "5 seeds, full-size MNIST/Fashion-MNIST subsets, 224-px views, 200k-sample "
                   "offset check in d = 32; `--set device=cuda` where available; not run "
                   "here"),
