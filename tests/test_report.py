@@ -1,11 +1,17 @@
+import math
+
 from conftest import TOY, make_record
 from neurips26.report import write_report
+from neurips26.report.pages import fmt
+from neurips26.summary import run_line, shown_run
+
+GOOD = {"mean": 0.1, "n": 50, "n_ci": 1.0, "err": 0.0}
 
 
 def test_report_writes_pages_escapes_text_and_marks_tiers_not_run(store, tmp_path):
     store.save(
         make_record(
-            {"mean": 0.1, "n": 5, "n_ci": 10.0},
+            {"mean": 0.1, "n": 5, "n_ci": 10.0, "err": 0.0},
             figures={"trace": b"png"},
             tables={"rows": [{"x": "<b>bold</b>"}]},
             notes=("a <note>",),
@@ -20,20 +26,112 @@ def test_report_writes_pages_escapes_text_and_marks_tiers_not_run(store, tmp_pat
     assert "&lt;b&gt;bold&lt;/b&gt;" in page and "Traceback &lt;boom&gt;" in page
     assert "No run of this tier is stored" in page  # the paper tier
     assert 'class="v inconclusive"' in page  # n = 5 ± 10 straddles 10
+    assert "meaningful only at paper" in page  # paper_only at the small tier
     assert (tmp_path / "rep" / "figures" / "toy__small__trace.png").read_bytes() == b"png"
     md = (tmp_path / "rep" / "toy.md").read_text()
     assert "None \\| really" in md and "Not run" in md
     assert (tmp_path / "rep" / "figures" / "verdicts.png").stat().st_size > 1000
+    # Sections in the order small, paper, smoke.
+    assert page.index("small tier</h2>") < page.index("paper tier</h2>") < page.index("smoke tier")
+
+
+def test_claim_tables_show_kind_metric_and_both_targets(store, tmp_path):
+    store.save(make_record(GOOD))
+    write_report(store, tmp_path / "rep", papers=[TOY])
+    page = (tmp_path / "rep" / "toy.html").read_text()
+    assert "mean &lt;= 0.5" in page and "err &lt;= 1e-09" in page  # metric and our target
+    assert "<td>exact</td>" in page  # the paper's own figure beside it
+    assert "<td>check</td>" in page and "<td>paper</td>" in page
+    index = (tmp_path / "rep" / "index.md").read_text()
+    assert "2 reproduced, 1 not run" in index and "| 1 reproduced |" in index  # checks apart
 
 
 def test_readme_table_is_rewritten_from_the_store(store, tmp_path):
     from neurips26.report import update_readme
 
-    store.save(make_record({"mean": 0.1, "n": 50}))
+    store.save(make_record(GOOD))
     write_report(store, tmp_path / "rep", papers=[TOY])
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- paper-table:start -->\nold\n<!-- paper-table:end -->\nafter\n")
     update_readme(readme, tmp_path / "rep")
     text = readme.read_text()
     assert "old" not in text and text.startswith("intro\n") and text.endswith("after\n")
-    assert "| `toy` |" in text and "2 reproduced, 1 not run" in text
+    # paper claims 2 reproduced, 1 not run; the check apart
+    assert "| `toy` |" in text and "| small | 2 / 0 / 0 / 1 | 1 / 0 / 0 / 0 |" in text
+
+
+def test_a_later_failed_run_does_not_hide_a_good_one(store, tmp_path):
+    good = store.save(make_record(GOOD))
+    failed = store.save(make_record({}, status="failed", error="boom"))
+    shown = shown_run(store, "toy")
+    assert shown.stored.run_id == good and shown.later_failure.run_id == failed
+    assert "later small-tier run" in shown.note
+    write_report(store, tmp_path / "rep", papers=[TOY])
+    index = (tmp_path / "rep" / "index.md").read_text()
+    assert "2 reproduced, 1 not run" in index and "later small-tier run" in index
+    page = (tmp_path / "rep" / "toy.html").read_text()
+    assert "later failed run" in page and "boom" in page
+    assert "a later run failed" in (tmp_path / "rep" / "papers_table.md").read_text()
+
+
+def test_policy_prefers_small_then_any_successful_tier(store):
+    assert shown_run(store, "toy").stored is None
+    store.save(make_record({}, tier="small", status="failed", error="x"))
+    assert shown_run(store, "toy").stored.record.status == "failed"  # nothing better
+    smoke = store.save(make_record(GOOD, tier="smoke"))
+    assert shown_run(store, "toy").stored.run_id == smoke  # labelled with its tier
+    small = store.save(make_record(GOOD, tier="small"))
+    store.save(make_record(GOOD, tier="smoke"))
+    assert shown_run(store, "toy").stored.run_id == small  # small wins over a later smoke
+
+
+def test_run_line_says_how_many_claims_the_tier_evaluates():
+    from neurips26.registry import Claim, Paper, evaluate_claim
+    from neurips26.runner import RunRecord
+
+    only_small = Paper(
+        slug="toy2",
+        title="t",
+        seed="s",
+        paragraph=1,
+        field="f",
+        grade="A",
+        summary="s",
+        claims=tuple(Claim(f"c{i}", "s", "p", "m", "<=", 1.0, tiers=("small",)) for i in range(8)),
+        deviations=("d",),
+        tiers=(("smoke", "a"), ("small", "b"), ("paper", "c")),
+    )
+    claims = tuple(evaluate_claim(c, {"m": 0.0}, "smoke") for c in only_small.claims)
+    rec = RunRecord("toy2", "smoke", 0, {}, "ok", {"m": 0.0}, (), claims)
+    assert run_line(rec, only_small) == "smoke: 0 of 8 claims evaluated at this tier"
+    rec = make_record(GOOD)
+    assert run_line(rec, TOY) == (
+        "small: 3 of 4 claims evaluated at this tier; paper claims 2 of 2 reproduced; "
+        "checks 1 of 1 reproduced"
+    )
+
+
+def test_numbers_print_as_people_write_them():
+    assert fmt(1e-9) == "1e-09" and fmt(1.5e-9) == "1.5e-09"
+    assert fmt(0.333333) == "0.3333" and fmt(12.0) == "12" and fmt(7) == "7"
+    assert fmt(2.5e7) == "2.5e+07" and fmt(math.inf) == "inf" and fmt(True) == "yes"
+    assert fmt("[555 797  85]") == "555, 797, 85" and fmt([1, 2.5]) == "1, 2.5"
+    assert fmt("[note]") == "[note]" and fmt(math.nan) == "n/a"
+
+
+def test_nan_cells_are_explained_and_figures_captioned(store, tmp_path):
+    store.save(
+        make_record(
+            {"mean": math.nan, "n": 50, "n_ci": 1.0, "err": 0.0},
+            figures={"trace": b"png", "other_plot": b"png"},
+            captions={"trace": "The trace of <x>, as in Fig. 2 of the paper."},
+            tables={"rows": [{"x": math.nan}]},
+        )
+    )
+    write_report(store, tmp_path / "rep", papers=[TOY])
+    page = (tmp_path / "rep" / "toy.html").read_text()
+    assert "<figcaption>The trace of &lt;x&gt;, as in Fig. 2 of the paper.</figcaption>" in page
+    assert "<figcaption>Other plot (small tier, seed 0).</figcaption>" in page
+    assert "not measured" in page and "mean is NaN" in page  # the claim row says why
+    assert "n/a: no value (NaN)" in page  # the table's footnote
+    assert page.count('<div class="scroll"><table>') >= 2  # wide tables scroll

@@ -37,3 +37,33 @@ def test_store_path_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("NEURIPS26_STORE", str(path))
     Store().save(make_record({"mean": 0.0}))
     assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+
+
+def test_a_store_written_before_captions_and_claim_kinds_reads_back(tmp_path):
+    import json
+
+    from test_store_damage import V1_SCHEMA
+
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(V1_SCHEMA)  # schema 1: no captions column, claims without kinds
+    assert "captions" not in {r[1] for r in db.execute("PRAGMA table_info(runs)")}
+    old_claim = {
+        "id": "small_mean", "statement": "s", "paper_value": "0", "metric": "mean",
+        "comparison": "<=", "target": 0.5, "tolerance": 0.0, "measured": 0.1,
+        "uncertainty": None, "verdict": "reproduced",
+    }  # fmt: skip
+    db.execute(
+        "INSERT INTO runs (slug, tier, seed, status, config, metrics, volatile, claims, tables,"
+        " notes, error, wall_seconds, cpu_seconds, peak_memory_mb, package_version, git_commit,"
+        " code_version, environment, created_at) VALUES"
+        " ('toy', 'small', 0, 'ok', '{}', '{\"mean\": 0.1}', '[]', ?, '{}', '[]', NULL, 1, 1, 1,"
+        " '0.1', 'x', 'v', '{}', 'then')",
+        (json.dumps([old_claim]),),
+    )
+    db.commit()
+    db.close()
+    got = Store(path).latest("toy")
+    assert got.record.captions == {}
+    claim = got.record.claims[0]
+    assert (claim.kind, claim.reason, claim.tiers) == ("paper", "", ("smoke", "small", "paper"))

@@ -7,9 +7,15 @@ them, so ``neurips26 list`` stays fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
+import os
+import re
+import signal
 import sys
 import textwrap
+import threading
 from collections.abc import Sequence
 
 from neurips26 import __version__
@@ -20,7 +26,6 @@ from neurips26.registry import (
     all_papers,
     check_slug,
     get_paper,
-    summarize_verdicts,
 )
 
 
@@ -28,26 +33,19 @@ class UsageError(Exception):
     """Bad input at the command line: printed as one line, exit status 2."""
 
 
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value == 0 or 1e-3 <= abs(value) < 1e5:
-        return f"{value:.4g}"
-    return f"{value:.3e}"
-
-
 def claims_table(claims) -> str:
-    """A plain-text table of claim results."""
-    rows = [("claim", "paper", "ours", "test", "verdict")]
+    """A plain-text table of claim results: kind, the paper's figure, the metric and our
+    test of it, our value, the verdict (and why a claim was not run)."""
+    from neurips26.report.pages import claim_cells
+
+    rows = [("claim", "kind", "paper", "metric and test", "ours", "verdict")]
     for c in claims:
-        ours = _fmt(c.measured)
-        if c.uncertainty:
-            ours += f" ± {_fmt(c.uncertainty)}"
-        test = c.comparison + " " + _fmt(c.target)
-        if c.tolerance:
-            test += f" (tol {_fmt(c.tolerance)})"
-        rows.append((c.id, c.paper_value, ours, test, c.verdict))
-    widths = [min(36, max(len(r[i]) for r in rows)) for i in range(5)]
+        cells = claim_cells(c)
+        verdict = c.verdict + (f" ({cells['why']})" if cells["why"] else "")
+        rows.append((c.id, c.kind, c.paper_value, cells["test"], cells["ours"], verdict))
+    limits = (28, 5, 36, 60, 24)
+    widths = [min(lim, max(len(r[i]) for r in rows)) for i, lim in enumerate(limits)] + [0]
+    widths[-1] = max(len(r[-1]) for r in rows)  # the verdict and its reason, never cut
     lines = []
     for n, row in enumerate(rows):
         cells = [
@@ -60,53 +58,173 @@ def claims_table(claims) -> str:
     return "\n".join(lines)
 
 
-def _store(args):
+def _store(args, *, create: bool):
+    """The store of ``--store``; ``create=False`` (list, report) creates nothing."""
     from neurips26.store import Store
 
-    return Store(args.store)
+    return Store(args.store, create=create)
+
+
+def _report_problems(store) -> None:
+    """Say on stderr which stored rows were skipped because they do not decode."""
+    for problem in store.problems:
+        print(f"neurips26: warning: skipped a damaged row of the store: {problem}", file=sys.stderr)
 
 
 def cmd_list(args) -> int:
-    store = _store(args)
+    from neurips26.summary import counts, counts_text, shown_run
+
+    store = _store(args, create=False)
     out = []
     for paper in all_papers():
-        latest = store.latest(paper.slug)
-        verdicts = None
-        if latest is not None:
-            verdicts = {
-                "tier": latest.record.tier,
-                "status": latest.record.status,
-                "claims": {c.id: c.verdict for c in latest.record.claims},
+        shown = shown_run(store, paper.slug)
+        item = None
+        if shown.stored is not None:
+            r = shown.stored.record
+            item = {
+                "run_id": shown.stored.run_id,
+                "tier": r.tier,
+                "status": r.status,
+                "created_at": r.created_at,
+                "counts": counts(r, paper) if r.status == "ok" else None,
+                "claims": {
+                    c.id: {
+                        "verdict": c.verdict,
+                        "kind": paper.kinds.get(c.id, c.kind),
+                        "tiers": list(c.tiers),
+                        "reason": c.reason,
+                    }
+                    for c in r.claims
+                },
+                "note": shown.note,
             }
         out.append(
             {
                 "slug": paper.slug,
                 "title": paper.title,
-                "seed": paper.seed,
+                "source": paper.seed,
                 "paragraph": paper.paragraph,
                 "field": paper.field,
                 "grade": paper.grade,
-                "latest": verdicts,
+                "claims": {
+                    c.id: {"kind": c.kind, "tiers": list(c.tiers), "metric": c.metric}
+                    for c in paper.claims
+                },
+                "shown": item,
             }
         )
+    _report_problems(store)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
+    width = max(len(item["slug"]) for item in out) + 2
+    pad = " " * (width + 3)
     for item in out:
-        latest = item["latest"]
-        if latest is None:
-            summary = "not run"
-        elif latest["status"] != "ok":
-            summary = f"[{latest['tier']}] run failed"
+        shown = item["shown"]
+        print(f"{item['slug']:<{width}} {item['grade']}  {item['title']}")
+        print(f"{pad}{item['source']} ¶{item['paragraph']} · {item['field']}")
+        if shown is None:
+            print(f"{pad}not run")
+        elif shown["status"] != "ok":
+            print(f"{pad}[{shown['tier']}] run failed (no successful run stored)")
         else:
-            summary = f"[{latest['tier']}] " + summarize_verdicts(latest["claims"].values())
-        print(f"{item['slug']:<20} {item['grade']}  {item['title']}")
-        print(f"{'':<20}    {item['seed']} ¶{item['paragraph']} · {item['field']} · {summary}")
+            c = shown["counts"]
+            print(f"{pad}[{shown['tier']}] paper claims: {counts_text(c['paper'])}")
+            if sum(c["check"].values()):
+                print(f"{pad}{' ' * (len(shown['tier']) + 3)}checks: {counts_text(c['check'])}")
+        if shown is not None and shown["note"]:
+            print(f"{pad}note: {shown['note']}")
     return 0
+
+
+def config_fields(slug: str) -> list[dict]:
+    """Every config key of a paper: name, type, default per tier, range and help."""
+    import dataclasses
+    import typing
+
+    from neurips26.common.experiment import config_to_dict
+
+    experiment = get_paper(slug).experiment()
+    tiers = {t: config_to_dict(experiment.TIERS[t]) for t in TIERS}
+    cls = type(experiment.TIERS["small"])
+    hints = typing.get_type_hints(cls)
+    documented = _attribute_docs(cls.__doc__ or "")
+    out = []
+    for f in dataclasses.fields(cls):
+        meta = dict(f.metadata or {})
+        item = {
+            "name": f.name,
+            "type": _type_name(hints.get(f.name, f.type)),
+            "defaults": {t: tiers[t][f.name] for t in TIERS},
+            "help": meta.get("help") or documented.get(f.name, ""),
+        }
+        for key in ("min", "max", "choices"):
+            if meta.get(key) is not None:
+                item[key] = list(meta[key]) if key == "choices" else meta[key]
+        out.append(item)
+    return out
+
+
+def _type_name(hint) -> str:
+    text = getattr(hint, "__name__", None) if not getattr(hint, "__args__", None) else None
+    return text or str(hint).replace("typing.", "")
+
+
+def _attribute_docs(doc: str) -> dict[str, str]:
+    """The numpydoc ``Attributes`` entries of a Config docstring, by field name."""
+    lines = textwrap.dedent("\n".join(doc.splitlines()[1:])).splitlines()
+    out: dict[str, str] = {}
+    names: list[str] = []
+    inside = False
+    for n, line in enumerate(lines):
+        if line.strip() in ("Attributes", "Parameters") and n + 1 < len(lines) and set(
+            lines[n + 1].strip()
+        ) == {"-"}:
+            inside = True
+            continue
+        if not inside or set(line.strip()) == {"-"}:
+            continue
+        if line and not line.startswith(" "):
+            names = [x.strip() for x in line.split(":")[0].split(",")]
+            for name in names:
+                out.setdefault(name, "")
+        elif line.strip() and names:
+            for name in names:
+                out[name] = (out[name] + " " + line.strip()).strip()
+    return out
 
 
 def cmd_info(args) -> int:
     paper = get_paper(check_slug(args.slug))
+    fields = config_fields(paper.slug)
+    if args.json:
+        out = {
+            "slug": paper.slug,
+            "title": paper.title,
+            "source": paper.seed,
+            "paragraph": paper.paragraph,
+            "field": paper.field,
+            "grade": paper.grade,
+            "summary": paper.summary,
+            "claims": [
+                {
+                    "id": c.id,
+                    "kind": c.kind,
+                    "statement": c.statement,
+                    "paper_value": c.paper_value,
+                    "test": c.describe(),
+                    "tiers": list(c.tiers),
+                }
+                for c in paper.claims
+            ],
+            "tiers": dict(paper.tiers),
+            "deviations": list(paper.deviations),
+            "resources": dataclasses.asdict(paper.resources),
+            "paper_hours": paper.paper_hours,
+            "config": fields,
+        }
+        print(json.dumps(out, indent=2, default=str))
+        return 0
     wrap = textwrap.TextWrapper(width=88, initial_indent="  ", subsequent_indent="  ")
     print(f"{paper.slug}: {paper.title}")
     print(f"  seed {paper.seed}, paragraph {paper.paragraph} · {paper.field} · grade {paper.grade}")
@@ -122,20 +240,94 @@ def cmd_info(args) -> int:
     print("\nDeviations from the paper")
     for d in paper.deviations:
         print(wrap.fill(f"- {d}"))
+    print("\nConfig (--set KEY=VALUE; defaults per tier smoke / small / paper)")
+    help_wrap = textwrap.TextWrapper(width=88, initial_indent="      ", subsequent_indent="      ")
+    for item in fields:
+        values = [json.dumps(item["defaults"][t]) for t in TIERS]
+        shown = values[0] if len(set(values)) == 1 else " / ".join(values)
+        bounds = []
+        if "min" in item:
+            bounds.append(f">= {item['min']:g}")
+        if "max" in item:
+            bounds.append(f"<= {item['max']:g}")
+        if "choices" in item:
+            bounds.append("one of " + ", ".join(map(str, item["choices"])))
+        extra = f" ({'; '.join(bounds)})" if bounds else ""
+        print(f"  {item['name']}: {item['type']} = {shown}{extra}")
+        if item["help"]:
+            print(help_wrap.fill(item["help"]))
     return 0
+
+
+def paper_tier_hours(paper) -> float | None:
+    """Expected hours of the paper tier: the declared figure, else read from its tier text.
+
+    A tier text that says "hours" counts as more than one hour; "minutes" as less.
+    ``None`` when nothing says.
+    """
+    if paper.paper_hours is not None:
+        return paper.paper_hours
+    text = dict(paper.tiers)["paper"].lower()
+    if re.search(r"\bhours?\b", text):
+        return 2.0
+    if re.search(r"\b(min|minutes?)\b", text):
+        return 0.5
+    return None
+
+
+def _check_paper_tier(paper, yes: bool) -> None:
+    hours = paper_tier_hours(paper)
+    text = dict(paper.tiers)["paper"]
+    if hours is not None and hours > 1 and not yes:
+        raise UsageError(
+            f"the paper tier of {paper.slug} is expected to take more than an hour ({text}); "
+            "pass --yes to run it"
+        )
+    cost = "unknown" if hours is None else ("over an hour" if hours > 1 else "under an hour")
+    print(f"neurips26: note: paper tier of {paper.slug}, expected cost {cost}: {text}",
+          file=sys.stderr)
+
+
+@contextlib.contextmanager
+def _progress(label: str, enabled: bool):
+    """An elapsed-time indicator on stderr while the block runs (a terminal only)."""
+    if not enabled or not sys.stderr.isatty():
+        yield
+        return
+    from tqdm import tqdm
+
+    bar = tqdm(desc=label, bar_format="{desc}: {elapsed} elapsed", file=sys.stderr, leave=False)
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.wait(1.0):
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        bar.close()
 
 
 def cmd_run(args) -> int:
     from neurips26.common.experiment import ConfigError, parse_set_args
-    from neurips26.runner import run_paper
+    from neurips26.runner import resolve_config, run_paper
 
     slug = check_slug(args.slug)
     try:
         overrides = parse_set_args(args.set)
-        record = run_paper(slug, tier=args.tier, seed=args.seed, overrides=overrides)
+        resolve_config(slug, args.tier, args.seed, overrides)  # refuse bad values first
     except ConfigError as err:
         raise UsageError(str(err)) from err
-    store = _store(args)
+    if args.tier == "paper":
+        _check_paper_tier(get_paper(slug), args.yes)
+    store = _store(args, create=True)  # a store that cannot be written fails before the run
+    with _progress(f"{slug} [{args.tier}]", not args.quiet):
+        record = run_paper(slug, tier=args.tier, seed=args.seed, overrides=overrides)
     run_id = store.save(record)
     if args.json:
         out = record.to_json()
@@ -158,15 +350,35 @@ def cmd_run(args) -> int:
 def cmd_reproduce(args) -> int:
     from tqdm import tqdm
 
+    from neurips26.common.experiment import ConfigError, check_seed
     from neurips26.runner import code_version, run_many
+    from neurips26.store import StoreError
 
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError(f"--timeout must be > 0 seconds, got {args.timeout}")
+    try:
+        check_seed(args.seed)
+    except ConfigError as err:
+        raise UsageError(str(err)) from err
+    if args.backend == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise UsageError("--backend ray needs Ray: pip install 'neurips26[ray]'")
+    elif args.ray_address:
+        raise UsageError("--ray-address needs --backend ray")
     slugs = [check_slug(s) for s in args.only] if args.only else list(SLUGS)
-    store = _store(args)
+    store = _store(args, create=True)
+    versions = {slug: code_version(slug) for slug in slugs}
+
+    def stored(slug: str) -> bool:
+        return not args.force and store.find(slug, args.tier, args.seed, versions[slug]) is not None
+
     todo = []
     for slug in slugs:
-        if not args.force and store.find(slug, args.tier, args.seed, code_version(slug)):
+        if stored(slug):
             print(
                 f"skip {slug}: already stored for tier {args.tier}, seed {args.seed} and this "
                 "code version (--force reruns)",
@@ -175,27 +387,58 @@ def cmd_reproduce(args) -> int:
         else:
             todo.append(slug)
     failed: list[str] = []
+    leased: set[str] = set()
     bar = tqdm(total=len(todo), desc=f"reproduce [{args.tier}]", unit="paper", file=sys.stderr)
 
+    def should_start(slug: str) -> bool:
+        # Checked again right before the start: another reproduce may have stored it or
+        # be running it now (its lease), so two processes on one store share the work.
+        if stored(slug):
+            bar.write(f"skip {slug}: stored by another process meanwhile", file=sys.stderr)
+            bar.update(1)
+            return False
+        holder = store.claim(slug, args.tier, args.seed, versions[slug])
+        if holder is not None and not args.force:
+            bar.write(f"skip {slug}: being run by another reproduce ({holder})", file=sys.stderr)
+            bar.update(1)
+            return False
+        leased.add(slug)
+        return True
+
     def done(record) -> None:
-        store.save(record)
-        verdicts = [c.verdict for c in record.claims]
-        n_ok = verdicts.count("reproduced")
-        state = record.status if record.status != "ok" else f"{n_ok}/{len(verdicts)} reproduced"
-        bar.write(f"{record.slug}: {state} ({record.wall_seconds:.1f} s)", file=sys.stderr)
-        if record.status != "ok":
+        from neurips26.summary import run_line
+
+        try:
+            store.save(record)
+        except StoreError as err:
+            bar.write(f"{record.slug}: not saved: {err}", file=sys.stderr)
             failed.append(record.slug)
+        else:
+            state = run_line(record, get_paper(record.slug))
+            bar.write(f"{record.slug}: {state} ({record.wall_seconds:.1f} s)", file=sys.stderr)
+            if record.status != "ok":
+                failed.append(record.slug)
+        finally:
+            _release(store, record.slug, args, versions, leased)
         bar.update(1)
 
-    run_many(
-        todo,
-        tier=args.tier,
-        seed=args.seed,
-        jobs=args.jobs,
-        on_done=done,
-        on_start=lambda s: bar.set_postfix_str(s),
-    )
-    bar.close()
+    try:
+        run_many(
+            todo,
+            tier=args.tier,
+            seed=args.seed,
+            jobs=args.jobs,
+            on_done=done,
+            on_start=lambda s: bar.set_postfix_str(s),
+            should_start=should_start,
+            timeout=args.timeout,
+            backend=args.backend,
+            ray_address=args.ray_address,
+        )
+    finally:
+        bar.close()
+        for slug in list(leased):
+            _release(store, slug, args, versions, leased)
     if failed:
         print(
             f"{len(failed)} paper(s) failed: {', '.join(failed)} (tracebacks in the store and "
@@ -205,18 +448,40 @@ def cmd_reproduce(args) -> int:
     return 1 if failed else 0
 
 
+def _release(store, slug, args, versions, leased) -> None:
+    if slug in leased:
+        leased.discard(slug)
+        with contextlib.suppress(Exception):  # a lease left behind is taken over later
+            store.release(slug, args.tier, args.seed, versions[slug])
+
+
 def cmd_report(args) -> int:
     from neurips26.report import update_readme, write_report
 
-    index = write_report(_store(args), args.out)
-    print(f"report written to {index}")
-    if args.readme:
-        update_readme(args.readme, args.out)
-        print(f"paper table of {args.readme} updated")
+    store = _store(args, create=False)
+    try:
+        index = write_report(store, args.out)
+        _report_problems(store)
+        print(f"report written to {index}")
+        if args.readme:
+            update_readme(args.readme, args.out)
+            print(f"paper table of {args.readme} updated")
+    except OSError as err:
+        where = err.filename or args.out
+        raise UsageError(
+            f"cannot write the report to {where} ({err.strerror or err}); give another --out"
+        ) from err
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # --store is accepted before and after the subcommand; after wins.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--store",
+        default=argparse.SUPPRESS,
+        help="results database (default: $NEURIPS26_STORE or runs/neurips26.sqlite)",
+    )
     parser = argparse.ArgumentParser(
         prog="neurips26",
         description="NeurIPS 2026 papers as working software: list, run and report reproductions.",
@@ -229,40 +494,77 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("list", help="every registered paper and its latest verdicts")
+    p = sub.add_parser("list", parents=[common], help="every registered paper and its verdicts")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("info", help="what a paper proposes, its claims, tiers and deviations")
+    p = sub.add_parser(
+        "info", parents=[common], help="what a paper proposes, its claims, tiers and config"
+    )
     p.add_argument("slug")
+    p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_info)
 
-    p = sub.add_parser("run", help="run one reproduction and store it")
+    p = sub.add_parser("run", parents=[common], help="run one reproduction and store it")
     p.add_argument("slug")
     p.add_argument("--tier", default="small", help=f"one of {', '.join(TIERS)} (default small)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--seed", type=int, default=None, help="random seed (default: the tier's, 0)"
+    )
     p.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="override a config field (repeatable)"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress indication on stderr")
+    p.add_argument("--yes", action="store_true", help="run a paper tier expected to take hours")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("reproduce", help="run every paper (skipping runs already stored)")
+    p = sub.add_parser(
+        "reproduce", parents=[common], help="run every paper (skipping runs already stored)"
+    )
     p.add_argument("--tier", default="small", help=f"one of {', '.join(TIERS)} (default small)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--only", nargs="+", metavar="SLUG", help="only these papers")
-    p.add_argument("--jobs", type=int, default=1, help="papers run at once (default 1)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="cores used at once (local, default 1) or tasks in flight (ray, default its CPUs)",
+    )
     p.add_argument("--force", action="store_true", help="rerun even if stored")
+    p.add_argument(
+        "--backend", choices=("local", "ray"), default="local",
+        help="local: a process per paper (default); ray: a Ray task per paper",
+    )
+    p.add_argument(
+        "--ray-address", default=None, metavar="ADDRESS",
+        help="Ray cluster to use (default $RAY_ADDRESS, else a local Ray started here)",
+    )
+    p.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS",
+        help="time limit per paper; a run over it is stopped and recorded as failed",
+    )
     p.set_defaults(func=cmd_reproduce)
 
-    p = sub.add_parser("report", help="write the HTML and Markdown report from the store")
+    p = sub.add_parser(
+        "report", parents=[common], help="write the HTML and Markdown report from the store"
+    )
     p.add_argument("--out", default="report", help="output folder (default report/)")
     p.add_argument("--readme", metavar="PATH", help="also rewrite the paper table of this README")
     p.set_defaults(func=cmd_report)
     return parser
 
 
+INTERRUPTED_MESSAGE = (
+    "interrupted; every run that had finished is in the store, run the same command again to "
+    "resume"
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from neurips26.runner import Interrupted
+    from neurips26.store import StoreError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -279,6 +581,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, UnknownPaperError) as err:
         print(f"neurips26: error: {err}", file=sys.stderr)
         return 2
+    except StoreError as err:
+        print(f"neurips26: error: {err}", file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, Interrupted) as err:
+        signum = getattr(err, "signum", signal.SIGINT)
+        print(f"\nneurips26: {INTERRUPTED_MESSAGE}", file=sys.stderr)
+        return 128 + int(signum)
+    except BrokenPipeError:
+        # The reader went away (`neurips26 list | head`): stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,6 +12,7 @@ metrics by :func:`evaluate_claim`; nothing writes a verdict by hand.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 import importlib.util
@@ -34,8 +35,10 @@ SLUGS: tuple[str, ...] = (
     # seed 004_839af22534344a66.txt
     "monoculture",
     "cil_decentering",
+    "state_pred_sep",
     "data_exchange_core",
     "qnn_spectral",
+    "sign_code",
     "score_kalman",
     "mcp_injector",
     "skill_laws",
@@ -44,6 +47,7 @@ SLUGS: tuple[str, ...] = (
     "judge_rasch",
     "multiagent_neff",
     "multiagent_performative",
+    "sfd_edgar",
 )
 
 #: The verdicts a claim can get.
@@ -52,6 +56,13 @@ NOT_REPRODUCED = "not reproduced"
 INCONCLUSIVE = "inconclusive"
 NOT_RUN = "not run"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
+
+#: Why a claim is ``not run`` (:attr:`ClaimResult.reason`); empty for evaluated claims.
+NOT_AT_TIER = "not at this tier"  # the claim is meaningful only at other tiers
+NOT_MEASURED = "not measured"  # the run returned NaN for the metric
+MISSING_METRIC = "missing metric"  # the run did not return the metric at all: a bug
+RUN_FAILED = "run failed"  # the experiment raised or its process died
+NOT_RUN_REASONS = (NOT_AT_TIER, NOT_MEASURED, MISSING_METRIC, RUN_FAILED)
 
 COMPARISONS = ("<=", ">=", "<", ">", "==", "abs<=")
 
@@ -135,7 +146,13 @@ class Claim:
 
 @dataclass(frozen=True)
 class ClaimResult:
-    """A claim's verdict on one run."""
+    """A claim's verdict on one run.
+
+    ``reason`` says why a claim is ``not run`` (one of :data:`NOT_RUN_REASONS`; empty
+    otherwise) and ``detail`` explains it, or an ``inconclusive`` verdict, in words.
+    ``kind`` and ``tiers`` are copied from the :class:`Claim`. Records stored before
+    these fields existed read back with their defaults.
+    """
 
     id: str
     statement: str
@@ -147,19 +164,30 @@ class ClaimResult:
     measured: float | None
     uncertainty: float | None
     verdict: str
+    kind: str = "paper"
+    tiers: tuple[str, ...] = TIERS
+    reason: str = ""
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tiers", tuple(self.tiers))  # JSON gives a list
 
     def to_dict(self) -> dict:
         return {
             "id": self.id,
+            "kind": self.kind,
             "statement": self.statement,
             "paper_value": self.paper_value,
             "metric": self.metric,
             "comparison": self.comparison,
             "target": self.target,
             "tolerance": self.tolerance,
+            "tiers": list(self.tiers),
             "measured": self.measured,
             "uncertainty": self.uncertainty,
             "verdict": self.verdict,
+            "reason": self.reason,
+            "detail": self.detail,
         }
 
 
@@ -185,46 +213,63 @@ def _as_float(value: object) -> float | None:
         return None
 
 
-def _holds(value: float, comparison: str, target: float, tol: float) -> bool:
-    if comparison == "<=":
-        return value <= target + tol
-    if comparison == "<":
-        return value < target + tol
-    if comparison == ">=":
-        return value >= target - tol
-    if comparison == ">":
-        return value > target - tol
-    if comparison == "==":
-        return abs(value - target) <= tol
-    if comparison == "abs<=":
-        return abs(value) <= target + tol
-    raise ValueError(f"unknown comparison {comparison!r}")
+_ULPS = 4
 
 
-def evaluate_claim(claim: Claim, metrics: dict, tier: str) -> ClaimResult:
-    """Compute a claim's verdict from a run's metrics.
+def _interval_verdict(value: float, half: float, comparison: str, target: float, tol: float):
+    """Whether every point of ``[value - half, value + half]`` passes (``True``), every
+    point fails (``False``), or some pass and some fail (``None``).
 
-    The verdict is ``not run`` when the tier is not one of the claim's tiers or the
-    metric is missing or NaN (infinite values are compared as they are);
-    ``inconclusive`` when the metric's confidence interval (``claim.uncertainty``)
-    holds values on both sides of the threshold;
-    else ``reproduced`` or ``not reproduced``.
+    With ``half = 0`` this is the plain comparison of ``value``. Two-sided tests
+    (``==``, ``abs<=``) compare the distance to the band's centre, computed once, with
+    the band's half-width plus a few units in the last place, so both sides of the band
+    give the same verdict whatever the rounding of the subtraction.
     """
-    measured = _as_float(metrics.get(claim.metric))
-    half = _as_float(metrics.get(claim.uncertainty)) if claim.uncertainty else None
-    verdict: str
-    # NaN means "not measured"; an infinite value is a measurement (e.g. the RMSE of a
-    # filter that diverged) and is compared like any other.
-    if tier not in claim.tiers or measured is None or math.isnan(measured):
-        verdict = NOT_RUN
+    if comparison in ("==", "abs<="):
+        dist = abs(value - target) if comparison == "==" else abs(value)
+        width = tol if comparison == "==" else target + tol
+        # A few units in the last place of the numbers involved, so that 0.2 and 0.4 are
+        # both within 0.1 of 0.3 although 0.4 - 0.3 rounds above 0.1 and 0.3 - 0.2 below.
+        scale = max(abs(value), abs(target), abs(width))
+        slack = _ULPS * math.ulp(scale) if math.isfinite(scale) else 0.0
+        if dist + half <= width + slack:
+            return True
+        if dist - half > width + slack:
+            return False
+        return None
+    if comparison == "<=":
+        edge = target + tol
+        inside, outside = value + half <= edge, value - half > edge
+    elif comparison == "<":
+        edge = target + tol
+        inside, outside = value + half < edge, value - half >= edge
+    elif comparison == ">=":
+        edge = target - tol
+        inside, outside = value - half >= edge, value + half < edge
+    elif comparison == ">":
+        edge = target - tol
+        inside, outside = value - half > edge, value + half <= edge
     else:
-        ok = _holds(measured, claim.comparison, claim.target, claim.tolerance)
-        verdict = REPRODUCED if ok else NOT_REPRODUCED
-        if half is not None and math.isfinite(half) and half > 0 and claim.comparison != "==":
-            lo_ok = _holds(measured - half, claim.comparison, claim.target, claim.tolerance)
-            hi_ok = _holds(measured + half, claim.comparison, claim.target, claim.tolerance)
-            if lo_ok != hi_ok:
-                verdict = INCONCLUSIVE
+        raise ValueError(f"unknown comparison {comparison!r}")
+    if inside:
+        return True
+    if outside:
+        return False
+    return None
+
+
+def _holds(value: float, comparison: str, target: float, tol: float) -> bool:
+    return bool(_interval_verdict(value, 0.0, comparison, target, tol))
+
+
+def not_run(claim: Claim, tier: str, reason: str, detail: str = "") -> ClaimResult:
+    """A ``not run`` result of ``claim`` for ``reason`` (one of :data:`NOT_RUN_REASONS`)."""
+    if reason not in NOT_RUN_REASONS:
+        raise ValueError(f"reason {reason!r} is not one of {NOT_RUN_REASONS}")
+    return _result(claim, None, None, NOT_RUN, reason, detail)
+
+
+def _result(claim, measured, half, verdict, reason="", detail="") -> ClaimResult:
     return ClaimResult(
         id=claim.id,
         statement=claim.statement,
@@ -236,7 +281,112 @@ def evaluate_claim(claim: Claim, metrics: dict, tier: str) -> ClaimResult:
         measured=measured,
         uncertainty=half,
         verdict=verdict,
+        kind=claim.kind,
+        tiers=claim.tiers,
+        reason=reason,
+        detail=detail,
     )
+
+
+def evaluate_claim(
+    claim: Claim, metrics: dict, tier: str, reasons: dict[str, str] | None = None
+) -> ClaimResult:
+    """Compute a claim's verdict from a run's metrics.
+
+    ``not run``, with :attr:`ClaimResult.reason`:
+
+    - ``not at this tier``: ``tier`` is not one of the claim's tiers;
+    - ``missing metric``: the metric (or its uncertainty) is absent, or not a number:
+      a bug, which the contract test catches;
+    - ``not measured``: the metric is NaN; ``reasons`` (metric name to text, from the
+      run) says why, when the experiment gave a reason.
+
+    Infinite values are measurements (e.g. the RMSE of a filter that diverged) and are
+    compared like any other. With ``claim.uncertainty``, the confidence interval
+    ``measured ± half`` decides: ``reproduced`` when every value in it passes,
+    ``not reproduced`` when none does, else ``inconclusive`` (also when the half-width
+    is infinite or NaN: nothing is certain then).
+    """
+    reasons = reasons or {}
+    if tier not in claim.tiers:
+        where = ", ".join(claim.tiers) if claim.tiers else "no tier (not checked by experiment)"
+        return not_run(claim, tier, NOT_AT_TIER, f"meaningful only at {where}")
+    raw = metrics.get(claim.metric)
+    measured = _as_float(raw)
+    if claim.metric not in metrics or measured is None:
+        return not_run(claim, tier, MISSING_METRIC, f"the run returned no metric {claim.metric!r}")
+    if math.isnan(measured):
+        why = reasons.get(claim.metric, "")
+        detail = f"{claim.metric} is NaN" + (f": {why}" if why else "")
+        return dataclasses.replace(not_run(claim, tier, NOT_MEASURED, detail), measured=measured)
+    half: float | None = None
+    if claim.uncertainty:
+        half = _as_float(metrics.get(claim.uncertainty))
+        if claim.uncertainty not in metrics or half is None:
+            detail = f"the run returned no uncertainty {claim.uncertainty!r}"
+            return dataclasses.replace(
+                not_run(claim, tier, MISSING_METRIC, detail), measured=measured
+            )
+        half = abs(half)
+        if not math.isfinite(half):
+            return _result(
+                claim, measured, half, INCONCLUSIVE, detail=f"{claim.uncertainty} is {half}"
+            )
+    verdict = _interval_verdict(
+        measured, half or 0.0, claim.comparison, claim.target, claim.tolerance
+    )
+    if verdict is None:
+        return _result(
+            claim, measured, half, INCONCLUSIVE, detail="the interval straddles the threshold"
+        )
+    return _result(claim, measured, half, REPRODUCED if verdict else NOT_REPRODUCED)
+
+
+def claim_counts(results, kinds: dict[str, str] | None = None) -> dict[str, dict[str, int]]:
+    """Verdict counts of paper claims and of checks: ``{"paper": {...}, "check": {...}}``.
+
+    Each inner dict holds every verdict of :data:`VERDICTS` (zeros included).
+    ``kinds`` (claim id to kind, from the registry) overrides the kind stored with a
+    result, so records stored before claims were classified count correctly.
+    """
+    kinds = kinds or {}
+    out = {k: dict.fromkeys(VERDICTS, 0) for k in CLAIM_KINDS}
+    for r in results:
+        out[kinds.get(r.id, r.kind)][r.verdict] += 1
+    return out
+
+
+def format_counts(counts: dict[str, int]) -> str:
+    """``"3 reproduced, 1 not reproduced"``: the non-zero counts, or ``"none"``."""
+    text = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    return text or "none"
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one run of a paper needs; both backends of ``reproduce`` honour it.
+
+    Parameters
+    ----------
+    cpus : int
+        Cores (the local backend's slots and BLAS threads; Ray's ``num_cpus``).
+    memory_gb : float
+        Memory (Ray's ``memory`` resource; the local backend does not enforce it).
+    gpu : float
+        GPUs (Ray's ``num_gpus``; the local backend runs on what the machine has).
+    """
+
+    cpus: int = 1
+    memory_gb: float = 2.0
+    gpu: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.cpus, int) or self.cpus < 1:
+            raise ValueError(f"resources: cpus must be an integer >= 1, got {self.cpus!r}")
+        if not self.memory_gb > 0:
+            raise ValueError(f"resources: memory_gb must be > 0, got {self.memory_gb!r}")
+        if not self.gpu >= 0:
+            raise ValueError(f"resources: gpu must be >= 0, got {self.gpu!r}")
 
 
 @dataclass(frozen=True)
@@ -266,6 +416,12 @@ class Paper:
         What we inferred, scaled down or substituted.
     tiers : dict
         One line per tier saying what it runs.
+    resources : Resources
+        Cores, memory and GPUs one run needs (default 1 core, 2 GB, no GPU).
+    paper_hours : float or None
+        Expected hours of the ``paper`` tier on the machine its tier text names;
+        ``None`` if unknown. ``run --tier paper`` warns of it and asks for ``--yes``
+        above an hour.
     """
 
     slug: str
@@ -278,6 +434,8 @@ class Paper:
     claims: tuple[Claim, ...]
     deviations: tuple[str, ...]
     tiers: tuple[tuple[str, str], ...]
+    resources: Resources = Resources()
+    paper_hours: float | None = None
 
     def __post_init__(self) -> None:
         ids = [c.id for c in self.claims]
@@ -296,9 +454,16 @@ class Paper:
         """Import and return the paper's experiment module (heavy imports happen here)."""
         return importlib.import_module(self.experiment_module)
 
-    def evaluate(self, metrics: dict, tier: str) -> list[ClaimResult]:
-        """Verdicts of every claim on one run's metrics."""
-        return [evaluate_claim(c, metrics, tier) for c in self.claims]
+    def evaluate(
+        self, metrics: dict, tier: str, reasons: dict[str, str] | None = None
+    ) -> list[ClaimResult]:
+        """Verdicts of every claim on one run's metrics (see :func:`evaluate_claim`)."""
+        return [evaluate_claim(c, metrics, tier, reasons) for c in self.claims]
+
+    @property
+    def kinds(self) -> dict[str, str]:
+        """Claim id to kind (``"paper"`` or ``"check"``)."""
+        return {c.id: c.kind for c in self.claims}
 
 
 _CACHE: dict[str, Paper] = {}

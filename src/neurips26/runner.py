@@ -1,85 +1,78 @@
-"""Running one reproduction: config, seed, timing, memory, environment, verdicts.
+"""Running reproductions: config, seed, timing, memory, environment, verdicts.
 
 :func:`run_paper` runs a paper's experiment in this process and returns a
-:class:`RunRecord`; :func:`run_many` runs several, each in a fresh child process (so
-one crash or memory blow-up cannot take the others down, and peak memory is the
-run's own), handing each finished record to a callback as soon as it arrives.
+:class:`~neurips26.records.RunRecord`, timing it (wall and CPU seconds) itself.
+:func:`run_many` runs several on a *backend*:
+
+- ``local`` (the default): each paper in a fresh child process, so one crash or memory
+  blow-up cannot take the others down and peak memory is the run's own;
+- ``ray``: each paper as a Ray task, on a local Ray instance or an existing cluster
+  (``pip install 'neurips26[ray]'``).
+
+Both hand each finished record to a callback as soon as it arrives (the caller stores
+it before anything else happens), honour each paper's declared
+:class:`~neurips26.registry.Resources` and a per-paper time limit, and record a run
+that dies, is killed or times out as failed with its reason. SIGINT and SIGTERM stop
+the running papers and raise :class:`Interrupted`; runs already handed over are kept.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import hashlib
 import multiprocessing
 import os
 import platform
 import resource
+import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
 
 from neurips26 import __version__
-from neurips26.registry import NOT_RUN, TIERS, ClaimResult, evaluate_claim, get_paper
+from neurips26.records import FAILED, OK, RunRecord
+from neurips26.registry import (
+    NOT_AT_TIER,
+    RUN_FAILED,
+    TIERS,
+    ClaimResult,
+    evaluate_claim,
+    get_paper,
+    not_run,
+)
+
+__all__ = [
+    "BACKENDS",
+    "FAILED",
+    "OK",
+    "Interrupted",
+    "RunRecord",
+    "code_version",
+    "failed_record",
+    "resolve_config",
+    "run_many",
+    "run_paper",
+]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
-OK = "ok"
-FAILED = "failed"
+BACKENDS = ("local", "ray")
 
 
-@dataclass(frozen=True)
-class RunRecord:
-    """Everything stored about one run of one paper."""
+class Interrupted(Exception):
+    """``run_many`` was stopped by a signal; the runs handed over before are kept."""
 
-    slug: str
-    tier: str
-    seed: int
-    config: dict[str, Any]
-    status: str
-    metrics: dict[str, Any]
-    volatile: tuple[str, ...]
-    claims: tuple[ClaimResult, ...]
-    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    figures: dict[str, bytes] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-    error: str | None = None
-    wall_seconds: float = 0.0
-    cpu_seconds: float = 0.0
-    peak_memory_mb: float = 0.0
-    package_version: str = __version__
-    git_commit: str = "unknown"
-    code_version: str = ""
-    environment: dict[str, str] = field(default_factory=dict)
-    created_at: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``--json`` view: everything except figure bytes and tables."""
-        return {
-            "slug": self.slug,
-            "tier": self.tier,
-            "seed": self.seed,
-            "status": self.status,
-            "config": self.config,
-            "metrics": self.metrics,
-            "claims": [c.to_dict() for c in self.claims],
-            "notes": list(self.notes),
-            "error": self.error,
-            "wall_seconds": self.wall_seconds,
-            "cpu_seconds": self.cpu_seconds,
-            "peak_memory_mb": self.peak_memory_mb,
-            "package_version": self.package_version,
-            "git_commit": self.git_commit,
-            "code_version": self.code_version,
-            "environment": self.environment,
-            "created_at": self.created_at,
-        }
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
 
 
 def git_commit() -> str:
@@ -140,8 +133,21 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def resolve_config(slug: str, tier: str, seed: int, overrides: dict[str, str] | None = None):
-    """The experiment module and the tier's config with ``seed`` and overrides applied."""
+def resolve_config(
+    slug: str, tier: str, seed: int | None = None, overrides: dict[str, str] | None = None
+):
+    """The experiment module and the tier's config with ``seed`` and overrides applied.
+
+    This is the one place where command-line values become a config: ``seed`` (from
+    ``--seed``; ``None`` keeps the tier's) and ``overrides`` (``--set``, which may also
+    set ``seed``; the two must agree) are type-checked and range-checked against the
+    config's fields before anything runs.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown tier or key, a mistyped value, or one outside its range.
+    """
     from neurips26.common.experiment import ConfigError, apply_overrides
 
     if tier not in TIERS:
@@ -155,21 +161,22 @@ def run_paper(
     slug: str,
     *,
     tier: str = "small",
-    seed: int = 0,
+    seed: int | None = None,
     overrides: dict[str, str] | None = None,
 ) -> RunRecord:
     """Run one paper's reproduction in this process.
 
     Configuration errors (unknown tier, bad override) raise
-    :class:`~neurips26.common.experiment.ConfigError`. An exception inside the
-    experiment does not raise: it gives a record with ``status="failed"`` and the
-    traceback, and every claim ``not run``.
+    :class:`~neurips26.common.experiment.ConfigError` before anything runs. An
+    exception inside the experiment does not raise: it gives a record with
+    ``status="failed"`` and the traceback, and every claim ``not run``.
     """
     from neurips26.common.experiment import config_to_dict
     from neurips26.common.seeding import seed_everything
 
     paper = get_paper(slug)
     experiment, config = resolve_config(slug, tier, seed, overrides)
+    seed = config.seed
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     seed_everything(seed)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -180,8 +187,9 @@ def run_paper(
         result, status, error = None, FAILED, traceback.format_exc()
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     metrics = dict(result.metrics) if result is not None else {}
+    reasons = dict(getattr(result, "reasons", {}) or {})
     claims = tuple(
-        evaluate_claim(c, metrics, tier) if status == OK else _not_run(c, tier)
+        evaluate_claim(c, metrics, tier, reasons) if status == OK else _not_run(c, tier)
         for c in paper.claims
     )
     return RunRecord(
@@ -196,6 +204,7 @@ def run_paper(
         tables=dict(result.tables) if result is not None else {},
         figures=dict(result.figures) if result is not None else {},
         notes=tuple(result.notes) if result is not None else (),
+        captions=dict(getattr(result, "captions", {}) or {}) if result is not None else {},
         error=error,
         wall_seconds=wall,
         cpu_seconds=cpu,
@@ -209,13 +218,21 @@ def run_paper(
 
 def _not_run(claim, tier: str) -> ClaimResult:
     result = evaluate_claim(claim, {}, tier)
-    return dataclasses.replace(result, verdict=NOT_RUN)
+    if result.reason == NOT_AT_TIER:
+        return result
+    return not_run(claim, tier, RUN_FAILED, "the run failed before measuring it")
 
 
 def failed_record(
-    slug: str, tier: str, seed: int, error: str, overrides: dict[str, str] | None = None
+    slug: str,
+    tier: str,
+    seed: int,
+    error: str,
+    overrides: dict[str, str] | None = None,
+    *,
+    wall_seconds: float = 0.0,
 ) -> RunRecord:
-    """A record for a run that died before it could report (crash, kill, OOM)."""
+    """A record for a run that died before it could report (crash, kill, OOM, timeout)."""
     paper = get_paper(slug)
     return RunRecord(
         slug=slug,
@@ -227,6 +244,7 @@ def failed_record(
         volatile=(),
         claims=tuple(_not_run(c, tier) for c in paper.claims),
         error=error,
+        wall_seconds=wall_seconds,
         git_commit=git_commit(),
         code_version=code_version(slug),
         environment=environment(),
@@ -234,22 +252,74 @@ def failed_record(
     )
 
 
+# --------------------------------------------------------------------------- run_many
+
+
+@dataclass(frozen=True)
+class _Job:
+    slug: str
+    tier: str
+    seed: int
+    overrides: dict[str, str] | None
+
+    def failed(self, error: str, wall_seconds: float = 0.0) -> RunRecord:
+        return failed_record(
+            self.slug, self.tier, self.seed, error, self.overrides, wall_seconds=wall_seconds
+        )
+
+
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def _child(
-    conn, slug: str, tier: str, seed: int, overrides: dict[str, str] | None, threads: int
-) -> None:
+def _watch_parent(parent_pid: int) -> None:
+    """Exit this process as soon as its parent has died (no orphans running on)."""
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent_pid:
+            os._exit(3)
+
+
+def _child(conn, job: _Job, threads: int, parent_pid: int) -> None:
+    # The parent stops its children itself on Ctrl-C (SIGTERM); the terminal's SIGINT,
+    # which reaches the whole process group, must not print a traceback here.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
     # Before numpy or torch load: share the cores among the runs instead of letting each
     # BLAS pool claim all of them (oversubscription slows numerical code many times over).
     for name in THREAD_VARIABLES:
         os.environ.setdefault(name, str(threads))
     try:
-        record = run_paper(slug, tier=tier, seed=seed, overrides=overrides)
+        record = run_paper(job.slug, tier=job.tier, seed=job.seed, overrides=job.overrides)
     except Exception:
-        record = failed_record(slug, tier, seed, traceback.format_exc(), overrides)
-    conn.send(record)
-    conn.close()
+        record = job.failed(traceback.format_exc())
+    try:
+        conn.send(record)
+        conn.close()
+    except (BrokenPipeError, OSError):  # the parent is gone; nobody to report to
+        os._exit(3)
+
+
+@contextmanager
+def _signals_to_flag() -> Iterator[dict[str, int | None]]:
+    """While inside, SIGINT and SIGTERM only set ``flag["signum"]`` (polled by the loops)."""
+    flag: dict[str, int | None] = {"signum": None}
+
+    def handler(signum, frame) -> None:
+        flag["signum"] = signum
+
+    if threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield flag
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _timeout_message(timeout: float) -> str:
+    return f"timed out: the run took longer than its limit of {timeout:g} s (--timeout)"
 
 
 def run_many(
@@ -257,46 +327,216 @@ def run_many(
     *,
     tier: str,
     seed: int,
-    jobs: int = 1,
+    jobs: int | None = None,
     overrides: dict[str, str] | None = None,
     on_done: Callable[[RunRecord], None],
     on_start: Callable[[str], None] | None = None,
+    should_start: Callable[[str], bool] | None = None,
+    timeout: float | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> None:
-    """Run several papers, each in its own child process, ``jobs`` at a time.
+    """Run several papers on a backend, handing each record to ``on_done`` as it ends.
 
-    ``on_done`` receives each record as soon as its run ends (failed ones included),
-    so the caller can store it before the next finishes. Each child gets
-    ``cpu_count // jobs`` BLAS/OpenMP threads unless the environment already sets them.
+    Parameters
+    ----------
+    slugs : iterable of str
+        The papers, started in this order.
+    tier, seed, overrides
+        As for :func:`run_paper`.
+    jobs : int, optional
+        Cores to use at once (local; default 1), or tasks in flight at once (ray;
+        default the cluster's CPUs). A paper takes ``min(resources.cpus, jobs)`` cores.
+    on_done : callable
+        Receives every record, failed ones included, as soon as its run ends and
+        before anything else is done with that run (the caller stores it).
+    on_start : callable, optional
+        Called with the slug when a paper starts.
+    should_start : callable, optional
+        Asked right before a paper would start; ``False`` skips it (``reproduce``
+        checks the store again and takes a lease here).
+    timeout : float, optional
+        Seconds a paper may run; a run over it is stopped and recorded as failed.
+    backend : {"local", "ray"}
+        Where the papers run.
+    ray_address : str, optional
+        The Ray cluster to connect to (default ``$RAY_ADDRESS``, else a local Ray
+        instance started and stopped here).
+
+    Raises
+    ------
+    Interrupted
+        On SIGINT or SIGTERM, after the running papers have been stopped.
     """
-    if jobs < 1:
+    if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    pending = [_Job(s, tier, seed, overrides) for s in slugs]
+    ask = should_start or (lambda slug: True)
+    started = on_start or (lambda slug: None)
+    with _signals_to_flag() as flag:
+        if backend == "local":
+            _run_local(pending, jobs or 1, timeout, ask, started, on_done, flag)
+        else:
+            _run_ray(pending, jobs, timeout, ray_address, ask, started, on_done, flag)
+
+
+def _run_local(pending, jobs, timeout, ask, on_start, on_done, flag) -> None:
     ctx = multiprocessing.get_context("spawn")
-    threads = max(1, (os.cpu_count() or 1) // jobs)
-    pending = list(slugs)
-    running: dict[Any, tuple[str, Any]] = {}  # connection -> (slug, process)
-    while pending or running:
-        while pending and len(running) < jobs:
-            slug = pending.pop(0)
-            parent, child = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_child, args=(child, slug, tier, seed, overrides, threads))
-            proc.start()
-            child.close()
-            running[parent] = (slug, proc)
-            if on_start is not None:
-                on_start(slug)
-        for conn in wait(list(running)):
-            slug, proc = running.pop(conn)
-            try:
-                record = conn.recv()
-            except EOFError:
-                proc.join()
-                record = failed_record(
-                    slug,
-                    tier,
-                    seed,
-                    f"the run's process died with exit code {proc.exitcode} before reporting",
-                    overrides,
+    share = max(1, (os.cpu_count() or 1) // jobs)
+    running: dict[Any, tuple[_Job, Any, float, int]] = {}  # conn -> (job, process, t0, cores)
+    try:
+        while pending or running:
+            free = jobs - sum(cores for *_, cores in running.values())
+            while pending and flag["signum"] is None:
+                cores = min(get_paper(pending[0].slug).resources.cpus, jobs)
+                if cores > free:
+                    break
+                job = pending.pop(0)
+                if not ask(job.slug):
+                    continue
+                parent, child = ctx.Pipe(duplex=False)
+                proc = ctx.Process(
+                    target=_child, args=(child, job, max(cores, share), os.getpid())
                 )
-            conn.close()
-            proc.join()
-            on_done(record)
+                # The child starts with SIGINT ignored (dispositions survive exec).
+                old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+                try:
+                    proc.start()
+                finally:
+                    signal.signal(signal.SIGINT, old)
+                child.close()
+                running[parent] = (job, proc, time.monotonic(), cores)
+                free -= cores
+                on_start(job.slug)
+            if flag["signum"] is not None:
+                raise Interrupted(flag["signum"])
+            if not running:
+                continue
+            for conn in wait(list(running), timeout=0.2):
+                job, proc, t0, _ = running.pop(conn)
+                try:
+                    record = conn.recv()
+                except (EOFError, OSError):
+                    proc.join(5)
+                    record = job.failed(
+                        f"the run's process died with exit code {proc.exitcode} before "
+                        "reporting",
+                        time.monotonic() - t0,
+                    )
+                conn.close()
+                on_done(record)  # store first: a signal now must not lose this run
+                proc.join(10)
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join()
+            if timeout is not None:
+                now = time.monotonic()
+                for conn, (job, proc, t0, _) in list(running.items()):
+                    if now - t0 > timeout:
+                        del running[conn]
+                        proc.kill()
+                        proc.join()
+                        conn.close()
+                        on_done(job.failed(_timeout_message(timeout), now - t0))
+    finally:
+        for _, proc, _, _ in running.values():
+            if proc.is_alive():
+                proc.terminate()
+        for _, proc, _, _ in running.values():
+            proc.join(5)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+
+
+def _ray_run_paper(job: _Job) -> RunRecord:
+    """The Ray task: one paper, in a fresh worker process."""
+    try:
+        return run_paper(job.slug, tier=job.tier, seed=job.seed, overrides=job.overrides)
+    except Exception:
+        return job.failed(traceback.format_exc())
+
+
+def _ray_error(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    detail = next((line for line in text if line.strip()), "")
+    return f"the Ray task failed ({type(err).__name__}): {detail}"
+
+
+def _run_ray(pending, jobs, timeout, address, ask, on_start, on_done, flag) -> None:
+    try:
+        import ray
+    except ImportError as err:
+        raise RuntimeError(
+            "the ray backend needs Ray: pip install 'neurips26[ray]'"
+        ) from err
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    owned = False
+    if not ray.is_initialized():
+        kwargs: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}
+        if address:
+            ray.init(address=address, **kwargs)
+        else:
+            ray.init(include_dashboard=False, **kwargs)
+            owned = True
+    try:
+        total = ray.cluster_resources()
+        limit = jobs or max(1, int(total.get("CPU", 1)))
+        # A fresh worker per paper (max_calls=1): its own memory peak, no leftovers.
+        task = ray.remote(max_calls=1)(_ray_run_paper)
+        in_flight: dict[Any, tuple[_Job, float]] = {}
+        while pending or in_flight:
+            while pending and len(in_flight) < limit and flag["signum"] is None:
+                job = pending.pop(0)
+                if not ask(job.slug):
+                    continue
+                res = get_paper(job.slug).resources
+                short = [
+                    f"{need:g} {name} (the cluster has {total.get(key, 0):g})"
+                    for name, key, need in (
+                        ("CPUs", "CPU", res.cpus),
+                        ("GB of memory", "memory", res.memory_gb),
+                        ("GPUs", "GPU", res.gpu),
+                    )
+                    if need > total.get(key, 0) / (2**30 if key == "memory" else 1)
+                ]
+                on_start(job.slug)
+                if short:
+                    on_done(job.failed("not scheduled: the paper needs " + ", ".join(short)))
+                    continue
+                ref = task.options(
+                    name=f"neurips26:{job.slug}",
+                    num_cpus=res.cpus,
+                    num_gpus=res.gpu,
+                    memory=int(res.memory_gb * 2**30),
+                    max_retries=0,  # a killed run is reported, not silently rerun
+                ).remote(job)  # Ray sets OMP_NUM_THREADS to the task's num_cpus
+                in_flight[ref] = (job, time.monotonic())
+            if flag["signum"] is not None:
+                for ref in in_flight:
+                    ray.cancel(ref, force=True)
+                raise Interrupted(flag["signum"])
+            if not in_flight:
+                continue
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.2)
+            for ref in ready:
+                job, t0 = in_flight.pop(ref)
+                try:
+                    record = ray.get(ref)
+                except Exception as err:  # the worker died, was killed or ran out of memory
+                    record = job.failed(_ray_error(err), time.monotonic() - t0)
+                on_done(record)
+            if timeout is not None:
+                now = time.monotonic()
+                for ref, (job, t0) in list(in_flight.items()):
+                    if now - t0 > timeout:
+                        del in_flight[ref]
+                        ray.cancel(ref, force=True)
+                        on_done(job.failed(_timeout_message(timeout), now - t0))
+    finally:
+        if owned:
+            ray.shutdown()

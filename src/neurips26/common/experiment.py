@@ -5,6 +5,9 @@ A paper's ``experiment.py`` defines:
 - ``Config``: a frozen dataclass whose fields are the experiment's settings, with a
   ``seed: int`` field;
 - ``TIERS``: a dict mapping ``"smoke"``, ``"small"`` and ``"paper"`` to a ``Config``;
+- ``METRICS``: a tuple naming every metric ``run()`` can return; a name with ``*``
+  stands for a family (``"rmse_*_n*"``), claims name their metrics exactly
+  (:func:`is_declared`);
 - ``run(config) -> RunResult``: the reproduction, using only the paper's public API.
 
 The runner applies ``--seed`` and ``--set key=value`` overrides with
@@ -14,6 +17,7 @@ The runner applies ``--seed`` and ``--set key=value`` overrides with
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import types
 import typing
@@ -40,6 +44,13 @@ class RunResult:
         Named PNG images (bytes) for the report.
     notes : tuple of str
         Plain-language remarks (did a fit converge, what was skipped and why).
+    captions : dict, optional
+        Figure name to caption: what is plotted and which figure of the paper it
+        reproduces. The report shows it under the figure (a figure without one gets a
+        generic caption); captions of figures the run did not make are dropped.
+    reasons : dict, optional
+        Metric name to why it is NaN (not measured at this size, too few points for a
+        fit); shown in the row of every claim that tests the metric.
     """
 
     metrics: dict[str, Scalar]
@@ -47,6 +58,8 @@ class RunResult:
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     figures: dict[str, bytes] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    captions: dict[str, str] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         metrics = {}
@@ -64,10 +77,31 @@ class RunResult:
         missing = set(self.volatile) - set(self.metrics)
         if missing:
             raise ValueError(f"volatile names metrics that do not exist: {sorted(missing)}")
+        # A caption of a figure this run did not make (one a tier skips) is dropped.
+        captions = {k: str(v) for k, v in self.captions.items() if k in self.figures}
+        object.__setattr__(self, "captions", captions)
+        tables = {
+            name: [{k: _to_python_value(v) for k, v in row.items()} for row in rows]
+            for name, rows in self.tables.items()
+        }
+        object.__setattr__(self, "tables", tables)
 
     def stable_metrics(self) -> dict[str, Scalar]:
         """The metrics that must be identical for the same seed on the same machine."""
         return {k: v for k, v in self.metrics.items() if k not in self.volatile}
+
+
+def is_declared(name: str, declared: tuple[str, ...]) -> bool:
+    """Whether metric ``name`` is in an experiment's ``METRICS`` (exactly or by a pattern).
+
+    >>> is_declared("rmse_skf_n8", ("wall", "rmse_*_n*"))
+    True
+    >>> is_declared("rmse_skf", ("wall", "rmse_*_n*"))
+    False
+    """
+    return name in declared or any(
+        "*" in pattern and fnmatch.fnmatchcase(name, pattern) for pattern in declared
+    )
 
 
 def _to_python_scalar(value: Any) -> Any:
@@ -79,6 +113,17 @@ def _to_python_scalar(value: Any) -> Any:
         out = item()
         if isinstance(out, (bool, int, float)):
             return out
+    return value
+
+
+def _to_python_value(value: Any) -> Any:
+    """A table cell as plain Python: numpy scalars unwrapped, arrays made lists."""
+    value = _to_python_scalar(value)
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and getattr(value, "shape", None) is not None:
+        return tolist()
+    if isinstance(value, tuple):
+        return [_to_python_value(v) for v in value]
     return value
 
 
@@ -147,10 +192,7 @@ def validate_config(config: Any) -> Any:
         value = getattr(config, f.name)
         meta = f.metadata or {}
         if f.name == "seed":
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise ConfigError(f"seed: expected an integer, got {value!r}")
-            if not 0 <= value <= MAX_SEED:
-                raise ConfigError(f"seed: {value} is outside [0, {MAX_SEED}]")
+            check_seed(value)
         values = value if isinstance(value, tuple) else (value,)
         if isinstance(value, tuple) and not value and not meta.get("allow_empty", False):
             raise ConfigError(f"{f.name}: an empty list is not allowed")
@@ -262,7 +304,8 @@ def apply_overrides(config: Any, overrides: dict[str, str] | None = None, **valu
     overrides : dict of str to str
         Raw ``--set`` texts (JSON, or comma-separated for tuples).
     **values
-        Already-typed values (e.g. ``seed=3``).
+        Already-typed values (e.g. ``seed=3`` from ``--seed``); ``None`` leaves the
+        field as it is. A key given both here and in ``overrides`` must agree.
 
     Raises
     ------
@@ -279,10 +322,35 @@ def apply_overrides(config: Any, overrides: dict[str, str] | None = None, **valu
             raise ConfigError(f"unknown config key {key!r}; valid keys: {', '.join(names)}")
         changes[key] = _coerce(_parse_text(text, hints[key]), hints[key], key)
     for key, value in values.items():
+        if value is None:
+            continue
         if key not in names:
             raise ConfigError(f"unknown config key {key!r}; valid keys: {', '.join(names)}")
-        changes[key] = _coerce(value, hints[key], key)
+        typed = _coerce(value, hints[key], key)
+        if key in changes and changes[key] != typed:
+            raise ConfigError(
+                f"{key} given twice with different values ({changes[key]!r} by --set, {typed!r} "
+                f"by --{key}); give it once"
+            )
+        changes[key] = typed
     return validate_config(dataclasses.replace(config, **changes))
+
+
+def check_seed(seed: Any) -> int:
+    """Return ``seed`` if it is an integer in ``[0, MAX_SEED]``; else raise ConfigError.
+
+    >>> check_seed(3)
+    3
+    >>> check_seed(-5)
+    Traceback (most recent call last):
+    ...
+    neurips26.common.experiment.ConfigError: seed: -5 is outside [0, 9223372036854775807]
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ConfigError(f"seed: expected an integer, got {seed!r}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"seed: {seed} is outside [0, {MAX_SEED}]")
+    return seed
 
 
 def parse_set_args(items: list[str] | None) -> dict[str, str]:

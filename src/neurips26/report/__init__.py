@@ -1,8 +1,10 @@
 """The static report: an HTML site and its Markdown twin, written from the store.
 
 ``write_report(store, out)`` writes ``index.html``/``index.md`` (every paper and its
-verdicts) and one page per paper (claims per tier, figures, tables, config, timings,
-environment, notes, errors). Every piece of text from papers or runs is escaped.
+verdicts, paper claims and checks apart, from the run chosen by
+:func:`neurips26.summary.shown_run`) and one page per paper (claims per tier, in the
+order small, paper, smoke; captioned figures, tables, config, timings, environment,
+notes, errors). Every piece of text from papers or runs is escaped.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from neurips26.registry import TIERS, all_papers
 from neurips26.report.pages import PaperView, render_index, render_paper, render_readme_table
 from neurips26.report.plots import verdict_summary_png
+from neurips26.summary import shown_run, shown_tier_run
 
 __all__ = ["update_readme", "write_report"]
 
@@ -34,8 +37,8 @@ def write_report(store, out: str | Path = "report", *, papers=None) -> Path:
     (out / "figures").mkdir(parents=True, exist_ok=True)
     views = []
     for paper in all_papers() if papers is None else papers:
-        runs = {tier: store.latest(paper.slug, tier, with_figures=True) for tier in TIERS}
-        view = PaperView(paper=paper, runs={t: r for t, r in runs.items() if r is not None})
+        tiers = {tier: shown_tier_run(store, paper.slug, tier, with_figures=True) for tier in TIERS}
+        view = PaperView(paper=paper, shown=shown_run(store, paper.slug), tiers=tiers)
         views.append(view)
         for tier, stored in view.runs.items():
             for name, png in stored.record.figures.items():

@@ -7,12 +7,23 @@ import json
 import re
 from dataclasses import dataclass
 
-from neurips26.registry import NOT_RUN, TIERS, Paper, summarize_verdicts, verdict_counts
+from neurips26.registry import INCONCLUSIVE, NOT_RUN, VERDICTS, Paper, format_counts
+from neurips26.summary import (
+    TIER_ORDER,
+    Shown,
+    counts,
+    counts_short,
+    run_line,
+)
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;
 padding:0 1em;color:#222;line-height:1.45}
-table{border-collapse:collapse;margin:1em 0;font-size:.92em}
+table{border-collapse:collapse;margin:0;font-size:.92em}
+.scroll{overflow-x:auto;max-width:100%;margin:1em 0}
+p,li,h1,h2,h3,figcaption{overflow-wrap:anywhere}
+figure{margin:1em 0}figcaption{font-size:.9em;color:#444;max-width:60em}
+.why{font-size:.85em;color:#555}.nowrap{white-space:nowrap}
 th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}
 .v{font-weight:600;padding:.1em .45em;border-radius:.3em;color:#fff;white-space:nowrap}
@@ -37,20 +48,75 @@ def md(text: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
 
 
+_NUMPY_ARRAY = re.compile(r"^\[\s*[-+0-9.eEnaif\s]*\]$")
+
+#: How a NaN cell is printed, and the footnote that explains it.
+NAN_TEXT = "n/a"
+NAN_NOTE = "n/a: no value (NaN): the quantity was not measured in this run."
+
+
 def fmt(value: object) -> str:
+    """A value as people write it: ``1e-09``, ``0.3333``, ``12``, ``555, 797, 85``.
+
+    NaN prints as ``n/a`` (see :data:`NAN_NOTE`); lists print their items; the text of
+    a numpy array (``"[555 797  85]"``, from older stores) is read back as its items.
+    """
     if value is None:
         return "-"
     if isinstance(value, bool):
-        return str(value)
+        return "yes" if value else "no"
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
         if value != value:
-            return "nan"
-        if value == 0 or 1e-3 <= abs(value) < 1e5:
+            return NAN_TEXT
+        if value in (float("inf"), float("-inf")):
+            return "inf" if value > 0 else "-inf"
+        if value == int(value) and abs(value) < 1e6:
+            return str(int(value))
+        if 1e-3 <= abs(value) < 1e6:
             return f"{value:.4g}"
-        return f"{value:.3e}"
-    return str(value)
+        return f"{value:.3g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(fmt(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {fmt(v)}" for k, v in value.items())
+    text = str(value)
+    if _NUMPY_ARRAY.match(text) and text.strip("[] "):
+        items = []
+        for tok in text.strip("[] ").split():
+            try:
+                items.append(fmt(float(tok)))
+            except ValueError:
+                return text
+        return ", ".join(items)
+    return text
+
+
+def claim_cells(c) -> dict[str, str]:
+    """The display texts of one claim result: its test, our value, why it is not run."""
+    tol = f" (tolerance {fmt(c.tolerance)})" if c.tolerance else ""
+    if c.comparison == "abs<=":
+        test = f"|{c.metric}| <= {fmt(c.target)}{tol}"
+    else:
+        test = f"{c.metric} {c.comparison} {fmt(c.target)}{tol}"
+    if c.measured is None:
+        ours = "-"
+    elif c.measured != c.measured:
+        ours = "not measured"
+    else:
+        ours = fmt(c.measured)
+        if c.uncertainty is not None and c.uncertainty:
+            ours += f" ± {fmt(c.uncertainty)}"
+    reason = getattr(c, "reason", "")
+    detail = getattr(c, "detail", "")
+    if c.verdict == NOT_RUN:
+        why = reason + (f": {detail}" if detail and reason else detail)
+    elif c.verdict == INCONCLUSIVE:
+        why = detail
+    else:
+        why = ""
+    return {"test": test, "ours": ours, "why": why}
 
 
 def _slugify(name: str) -> str:
@@ -59,32 +125,40 @@ def _slugify(name: str) -> str:
 
 @dataclass
 class PaperView:
-    """A paper with its latest stored run per tier."""
+    """A paper with the run that represents it and the run shown for each tier.
+
+    ``shown`` follows the one policy of :func:`neurips26.summary.shown_run`; ``tiers``
+    maps each stored tier to the same policy within that tier.
+    """
 
     paper: Paper
-    runs: dict  # tier -> StoredRun
+    shown: Shown
+    tiers: dict  # tier -> Shown
+
+    @property
+    def runs(self) -> dict:
+        """Tier to the stored run shown for it."""
+        return {t: s.stored for t, s in self.tiers.items() if s.stored is not None}
 
     def figure_file(self, tier: str, name: str) -> str:
         return f"{self.paper.slug}__{tier}__{_slugify(name)}.png"
 
     @property
     def shown_tier(self) -> str | None:
-        for tier in ("small", "paper", "smoke"):
-            if tier in self.runs:
-                return tier
-        return None
+        return self.shown.tier
 
-    def claims(self, tier: str | None = None):
-        tier = tier or self.shown_tier
-        if tier is None or tier not in self.runs:
-            return None
-        return self.runs[tier].record.claims
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Verdict counts of paper claims and checks in the shown run."""
+        if not self.shown.ok:
+            zero = {k: dict.fromkeys(VERDICTS, 0) for k in ("paper", "check")}
+            for c in self.paper.claims:
+                zero[c.kind][NOT_RUN] += 1
+            return zero
+        return counts(self.shown.stored.record, self.paper)
 
     def verdict_counts(self) -> dict[str, int]:
-        claims = self.claims()
-        if claims is None:
-            return {NOT_RUN: len(self.paper.claims)}
-        return verdict_counts(c.verdict for c in claims)
+        """Paper-claim verdict counts of the shown run (the headline)."""
+        return self.counts()["paper"]
 
 
 def badge(verdict: str) -> str:
@@ -98,97 +172,168 @@ def _page(title: str, body: str) -> str:
     )
 
 
+CLAIM_HEAD = ("claim", "kind", "statement", "paper", "metric and test", "ours", "verdict")
+
+
 def _claims_rows(claims, paper: Paper) -> list[tuple[str, ...]]:
-    if claims is None:
-        return [
-            (c.id, c.statement, c.paper_value, c.describe(), "-", NOT_RUN) for c in paper.claims
-        ]
-    by_id = {c.id: c for c in paper.claims}
+    """Rows of the claims table; the last two cells are the verdict and why."""
+    kinds = paper.kinds
     rows = []
     for c in claims:
-        ours = fmt(c.measured)
-        if c.uncertainty:
-            ours += f" ± {fmt(c.uncertainty)}"
-        test = by_id[c.id].describe() if c.id in by_id else f"{c.metric} {c.comparison} {c.target}"
-        rows.append((c.id, c.statement, c.paper_value, test, ours, c.verdict))
+        cells = claim_cells(c)
+        rows.append(
+            (
+                c.id,
+                kinds.get(c.id, c.kind),
+                c.statement,
+                c.paper_value,
+                cells["test"],
+                cells["ours"],
+                c.verdict,
+                cells["why"],
+            )
+        )
     return rows
 
 
+def _claims_html(rows) -> str:
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td>{esc(x)}</td>" for x in row[:-3])
+        + f'<td class="nowrap">{esc(row[-3])}</td>'
+        + f"<td>{badge(row[-2])}"
+        + (f'<div class="why">{esc(row[-1])}</div>' if row[-1] else "")
+        + "</td></tr>"
+        for row in rows
+    )
+    head = "".join(f"<th>{esc(h)}</th>" for h in CLAIM_HEAD)
+    return f'<div class="scroll"><table><tr>{head}</tr>{body}</table></div>'
+
+
+def _claims_md(rows) -> str:
+    out = "| " + " | ".join(CLAIM_HEAD) + " |\n|" + "---|" * len(CLAIM_HEAD) + "\n"
+    for row in rows:
+        verdict = row[-2] + (f" ({row[-1]})" if row[-1] else "")
+        out += "| " + " | ".join(md(x) for x in (*row[:-2], verdict)) + " |\n"
+    return out
+
+
+def _counts_html(c: dict[str, int]) -> str:
+    shown = [(k, n) for k, n in c.items() if n]
+    if not shown:
+        return "none"
+    return " ".join(f"{badge(k)}&nbsp;×{n}" for k, n in shown)
+
+
+def _index_order(views: list[PaperView]) -> list[PaperView]:
+    rank = {t: i for i, t in enumerate(TIER_ORDER)}
+    return sorted(views, key=lambda v: rank.get(v.shown_tier, len(rank)))
+
+
 def render_index(views: list[PaperView]) -> tuple[str, str]:
-    """The index page: every paper, its grade and verdicts."""
-    head = ("paper", "title", "grade", "field", "tier", "verdicts", "wall s")
+    """The index page: every paper, its shown run, paper claims and checks apart."""
+    head = ("paper", "title", "grade", "field", "shown run", "paper claims", "checks", "wall s",
+            "note")
     rows_html, rows_md = [], []
-    for v in views:
-        p, tier = v.paper, v.shown_tier
-        counts = v.verdict_counts()
-        if tier and v.runs[tier].record.status != "ok":
-            verdicts_html = badge("not run") + " run failed"
-            verdicts_md = "run failed"
-            wall = fmt(v.runs[tier].record.wall_seconds)
+    for v in _index_order(views):
+        p, shown = v.paper, v.shown
+        c = v.counts()
+        if shown.stored is None:
+            tier_text, paper_html, check_html = "not run", _counts_html(c["paper"]), "-"
+            paper_md, check_md, wall = format_counts(c["paper"]), "-", "-"
+        elif not shown.ok:
+            tier_text = f"{shown.tier} (failed)"
+            paper_html = check_html = badge(NOT_RUN) + " run failed"
+            paper_md = check_md = "run failed"
+            wall = fmt(shown.stored.record.wall_seconds)
         else:
-            verdicts_html = " ".join(f"{badge(k)}&nbsp;×{n}" for k, n in counts.items())
-            verdicts_md = ", ".join(f"{n} {k}" for k, n in counts.items())
-            wall = fmt(v.runs[tier].record.wall_seconds) if tier else "-"
+            tier_text = shown.tier
+            paper_html, check_html = _counts_html(c["paper"]), _counts_html(c["check"])
+            paper_md, check_md = format_counts(c["paper"]), format_counts(c["check"])
+            wall = fmt(shown.stored.record.wall_seconds)
+        if not sum(c["check"].values()):
+            check_html = check_md = "-"
         rows_html.append(
             f'<tr><td><a href="{esc(p.slug)}.html">{esc(p.slug)}</a></td><td>{esc(p.title)}</td>'
-            f"<td>{esc(p.grade)}</td><td>{esc(p.field)}</td><td>{esc(tier or 'not run')}</td>"
-            f"<td>{verdicts_html}</td><td>{esc(wall)}</td></tr>"
+            f"<td>{esc(p.grade)}</td><td>{esc(p.field)}</td><td>{esc(tier_text)}</td>"
+            f"<td>{paper_html}</td><td>{check_html}</td><td>{esc(wall)}</td>"
+            f"<td>{esc(shown.note)}</td></tr>"
         )
         rows_md.append(
             f"| [{md(p.slug)}]({p.slug}.md) | {md(p.title)} | {md(p.grade)} | {md(p.field)} | "
-            f"{md(tier or 'not run')} | {md(verdicts_md)} | {md(wall)} |"
+            f"{md(tier_text)} | {md(paper_md)} | {md(check_md)} | {md(wall)} | "
+            f"{md(shown.note)} |"
         )
     intro = (
-        "Each paper's claims, with verdicts computed from the metrics its reproduction measured. "
-        "The small tier is shown where it was run; a tier never run says so."
+        "Each paper's claims, with verdicts computed from the metrics its reproduction "
+        "measured. Paper claims are statements the paper makes, tested at the paper's "
+        "figure; checks are oracles, sanity checks and properties of our construction, "
+        "counted apart. The run shown is the latest successful small-tier run, else the "
+        "latest successful run of another tier (named in 'shown run'); a later failed run is "
+        "noted. Papers are listed by the tier shown: small, paper, smoke."
     )
     body = (
         "<h1>neurips26 report</h1>"
         f"<p>{esc(intro)}</p>"
-        '<img src="figures/verdicts.png" alt="verdicts per paper">'
-        "<table><tr>"
+        '<figure><img src="figures/verdicts.png" alt="paper-claim verdicts per paper">'
+        "<figcaption>Verdicts of each paper's claims (paper claims only, checks left out) in "
+        "the run shown for it.</figcaption></figure>"
+        '<div class="scroll"><table><tr>'
         + "".join(f"<th>{esc(h)}</th>" for h in head)
         + "</tr>"
         + "".join(rows_html)
-        + "</table>"
+        + "</table></div>"
     )
     md_text = (
-        "# neurips26 report\n\n" + md(intro) + "\n\n![verdicts per paper](figures/verdicts.png)\n\n"
+        "# neurips26 report\n\n" + md(intro) + "\n\n![paper-claim verdicts per paper]"
+        "(figures/verdicts.png)\n\n"
         "| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n" + "\n".join(rows_md) + "\n"
     )
     return _page("neurips26 report", body), md_text
 
 
 def render_readme_table(views: list[PaperView]) -> str:
-    """The README's paper table: slug, paper, grade, small-tier verdicts, how to run."""
+    """The README's paper table: slug, paper, grade, shown run, paper claims, checks."""
     lines = [
-        "| slug | paper | grade | small-tier verdicts | run |",
-        "|---|---|---|---|---|",
+        "| slug | paper | grade | run shown | paper claims (reproduced / not / inconclusive / "
+        "not run) | checks (same) | run |",
+        "|---|---|---|---|---|---|---|",
     ]
     for v in views:
-        p = v.paper
-        stored = v.runs.get("small")
-        if stored is None:
-            verdicts = "not run"
-        elif stored.record.status != "ok":
-            verdicts = "run failed"
+        p, shown = v.paper, v.shown
+        c = v.counts()
+        if shown.stored is None:
+            tier, paper_c, check_c = "not run", counts_short(c["paper"]), "-"
+        elif not shown.ok:
+            tier, paper_c, check_c = f"{shown.tier}: run failed", "-", "-"
         else:
-            verdicts = summarize_verdicts(c.verdict for c in stored.record.claims)
+            tier, paper_c = shown.tier, counts_short(c["paper"])
+            check_c = counts_short(c["check"]) if sum(c["check"].values()) else "-"
+        if shown.note:
+            tier += " (a later run failed)"
         lines.append(
-            f"| `{p.slug}` | {md(p.title)} | {p.grade} | {md(verdicts)} | "
+            f"| `{p.slug}` | {md(p.title)} | {p.grade} | {md(tier)} | {paper_c} | {check_c} | "
             f"`neurips26 run {p.slug}` |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _has_nan(rows: list[dict]) -> bool:
+    return any(fmt(v) == NAN_TEXT for r in rows for v in r.values())
 
 
 def _table_html(rows: list[dict]) -> str:
     if not rows:
         return "<p class=muted>(empty)</p>"
     cols = list(dict.fromkeys(k for r in rows for k in r))
-    out = "<table><tr>" + "".join(f"<th>{esc(c)}</th>" for c in cols) + "</tr>"
+    out = '<div class="scroll"><table><tr>' + "".join(f"<th>{esc(c)}</th>" for c in cols)
+    out += "</tr>"
     for r in rows:
         out += "<tr>" + "".join(f"<td>{esc(fmt(r.get(c)))}</td>" for c in cols) + "</tr>"
-    return out + "</table>"
+    out += "</table></div>"
+    if _has_nan(rows):
+        out += f'<p class="why">{esc(NAN_NOTE)}</p>'
+    return out
 
 
 def _table_md(rows: list[dict]) -> str:
@@ -198,7 +343,17 @@ def _table_md(rows: list[dict]) -> str:
     out = "| " + " | ".join(md(c) for c in cols) + " |\n|" + "---|" * len(cols) + "\n"
     for r in rows:
         out += "| " + " | ".join(md(fmt(r.get(c))) for c in cols) + " |\n"
+    if _has_nan(rows):
+        out += f"\n{md(NAN_NOTE)}\n"
     return out
+
+
+def caption(record, name: str) -> str:
+    """The figure's caption from the run, else a plain one naming the figure."""
+    text = (getattr(record, "captions", None) or {}).get(name)
+    if text:
+        return text
+    return f"{name.replace('_', ' ').capitalize()} ({record.tier} tier, seed {record.seed})."
 
 
 def render_paper(view: PaperView) -> tuple[str, str]:
@@ -217,9 +372,9 @@ def render_paper(view: PaperView) -> tuple[str, str]:
         f"Seed {md(p.seed)}, paragraph {p.paragraph} · {md(p.field)} · grade {md(p.grade)}\n",
         f"## What the paper proposes\n\n{md(p.summary)}\n",
     ]
-    head = ("claim", "statement", "paper", "test", "ours", "verdict")
-    for tier in TIERS:
-        stored = view.runs.get(tier)
+    for tier in TIER_ORDER:
+        shown = view.tiers.get(tier)
+        stored = shown.stored if shown is not None else None
         h.append(f"<h2>Claims at the {esc(tier)} tier</h2>")
         m.append(f"## Claims at the {tier} tier\n")
         if stored is None:
@@ -235,37 +390,41 @@ def render_paper(view: PaperView) -> tuple[str, str]:
         )
         h.append(f"<p class=muted>{esc(meta)}</p>")
         m.append(md(meta) + "\n")
+        if shown.note:
+            h.append(f"<p>Note: {esc(shown.note)}.</p>")
+            m.append(f"Note: {md(shown.note)}.\n")
+        if r.status == "ok":
+            line = run_line(r, p)
+            h.append(f"<p>{esc(line)}.</p>")
+            m.append(md(line) + ".\n")
         rows = _claims_rows(r.claims, p)
-        h.append(
-            "<table><tr>"
-            + "".join(f"<th>{esc(x)}</th>" for x in head)
-            + "</tr>"
-            + "".join(
-                "<tr>"
-                + "".join(f"<td>{esc(c)}</td>" for c in row[:-1])
-                + f"<td>{badge(row[-1])}</td></tr>"
-                for row in rows
-            )
-            + "</table>"
-        )
-        m.append(
-            "| "
-            + " | ".join(head)
-            + " |\n|"
-            + "---|" * len(head)
-            + "\n"
-            + "".join("| " + " | ".join(md(c) for c in row) + " |\n" for row in rows)
-        )
+        h.append(_claims_html(rows))
+        m.append(_claims_md(rows))
         if r.error:
             h.append(f"<h3>Error</h3><pre>{esc(r.error)}</pre>")
             m.append("### Error\n\n```\n" + r.error.replace("```", "'''") + "\n```\n")
+        if shown.later_failure is not None and shown.later_failure.record.error:
+            err = shown.later_failure.record.error
+            h.append(
+                f"<details><summary>Error of the later failed run {shown.later_failure.run_id}"
+                f"</summary><pre>{esc(err)}</pre></details>"
+            )
+            m.append(
+                f"### Error of the later failed run {shown.later_failure.run_id}\n\n```\n"
+                + err.replace("```", "'''")
+                + "\n```\n"
+            )
         for note in r.notes:
             h.append(f"<p>Note: {esc(note)}</p>")
             m.append(f"Note: {md(note)}\n")
         for name in r.figures:
             src = "figures/" + view.figure_file(tier, name)
-            h.append(f'<h3>{esc(name)}</h3><img src="{esc(src)}" alt="{esc(name)}">')
-            m.append(f"### {md(name)}\n\n![{md(name)}]({src})\n")
+            text = caption(r, name)
+            h.append(
+                f'<figure><img src="{esc(src)}" alt="{esc(text)}">'
+                f"<figcaption>{esc(text)}</figcaption></figure>"
+            )
+            m.append(f"![{md(text)}]({src})\n\n*{md(text)}*\n")
         for name, rows_t in r.tables.items():
             h.append(f"<h3>{esc(name)}</h3>" + _table_html(rows_t))
             m.append(f"### {md(name)}\n\n" + _table_md(rows_t))

@@ -13,7 +13,7 @@ COLORS = {
 
 
 def verdict_summary_png(views) -> bytes:
-    """Stacked bars: the verdicts of each paper's shown run."""
+    """Stacked bars: the paper-claim verdicts of each paper's shown run (checks left out)."""
     from neurips26.common.plotting import figure_png, new_figure
 
     fig, (ax,) = new_figure(width=max(6.0, 0.6 * len(views) + 3.5), height=3.6)
@@ -23,8 +23,8 @@ def verdict_summary_png(views) -> bytes:
         counts = [v.verdict_counts().get(verdict, 0) for v in views]
         ax.bar(slugs, counts, bottom=bottom, color=COLORS[verdict], label=verdict)
         bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
-    ax.set_ylabel("claims")
-    ax.set_title("Claim verdicts per paper (small tier where run)")
+    ax.set_ylabel("paper claims")
+    ax.set_title("Paper-claim verdicts per paper (the run shown: small tier where run)")
     ax.tick_params(axis="x", rotation=45)
     for label in ax.get_xticklabels():
         label.set_horizontalalignment("right")

@@ -104,7 +104,7 @@ PAPER = Paper(
             "small",
             "4 templates + uniform mix, D = 4, 3 seeds, 300 simulated s each (60 s "
             "warm-up), claim-4 overhead runs, a 3-point load sweep and a 4-point "
-            "sensitivity sweep on the mix; about 1 CPU minute (60 s measured).",
+            "sensitivity sweep on the mix; about 1 CPU minute.",
         ),
         (
             "paper",

@@ -72,7 +72,7 @@ def confidence_radius(n: Any, *, delta: Any, sigma: float = 1.0) -> np.ndarray:
     Examples
     --------
     >>> float(confidence_radius(100, delta=0.05).round(4))
-    0.4028
+    0.5041
     """
     sigma = _check_sigma(sigma)
     d = np.asarray(delta, dtype=float)
@@ -128,9 +128,9 @@ def confidence_bounds(
 
     Examples
     --------
-    >>> cb = confidence_bounds([50.0, 0.0], [100, 100], delta=0.05)
+    >>> cb = confidence_bounds([60.0, 0.0], [100, 100], delta=0.05)
     >>> cb.lower.round(2).tolist(), cb.upper.round(2).tolist()
-    ([0.1, -0.4], [0.9, 0.4])
+    ([0.1, -0.5], [1.1, 0.5])
     """
     sums = np.asarray(sums, dtype=float)
     counts = np.asarray(counts, dtype=float)
@@ -181,7 +181,7 @@ def min_samples_to_separate(gap: float, *, delta: float, sigma: float = 1.0) -> 
     Examples
     --------
     >>> min_samples_to_separate(1.0, delta=0.05)
-    81
+    102
     """
     delta = _check_delta(delta)
     if not (math.isfinite(gap) and gap > 0):

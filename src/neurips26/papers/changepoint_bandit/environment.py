@@ -270,7 +270,7 @@ class CallableOracle:
     >>> import random
     >>> r = random.Random(0)
     >>> env = CallableOracle(lambda x: float(x > 0.4) + r.gauss(0.0, 0.1), max_queries=10)
-    >>> env.sample([0.2, 0.9], [2, 3]).round(0).tolist(), env.num_queries
+    >>> (env.sample([0.2, 0.9], [2, 3]).round(0) + 0.0).tolist(), env.num_queries
     ([0.0, 3.0], 5)
     """
 

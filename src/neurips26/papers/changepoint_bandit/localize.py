@@ -765,7 +765,8 @@ def noisy_binary_search(
     --------
     >>> from neurips26.papers.changepoint_bandit import QueryOracle, StepFunction
     >>> f = StepFunction([0.3], [0.0, 1.0])
-    >>> r = noisy_binary_search(QueryOracle(f), cells=[[0.0, 1.0]], levels=[[0.0, 1.0]], eta=0.01)
+    >>> env = QueryOracle(f, sigma=0.1)  # the search assumes sigma = 1: a safe margin
+    >>> r = noisy_binary_search(env, cells=[[0.0, 1.0]], levels=[[0.0, 1.0]], eta=0.01)
     >>> int(r.num_halvings[0]), bool(abs(r.estimates[0] - 0.3) <= 0.01)
     (6, True)
     """

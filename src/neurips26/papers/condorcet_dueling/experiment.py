@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 
 from . import METHODS, DuelEnvironment, condorcet_winner, instance_complexity, make_instance
@@ -34,20 +34,34 @@ class Config:
     """
 
     seed: int = 0
-    num_arms: tuple[int, ...] = (10, 20)
-    kinds: tuple[str, ...] = ("small_winner_gap", "bradley_terry", "cyclic_nonwinners")
-    winner_gap: float = 0.01
-    beater_gap: float = 0.3
-    background_gap: float = 0.05
-    delta: float = 0.05
-    winner_gaps: tuple[float, ...] = (0.005, 0.01, 0.05)
-    deltas: tuple[float, ...] = (0.1, 0.01, 0.001)
-    sweep_num_arms: int = 20
-    n_runs_error: int = 100
-    n_runs: int = 30
-    n_runs_rucb: int = 10
-    baselines: tuple[str, ...] = ("winner_gap", "round_robin", "dkwt", "rucb")
-    max_duels: int = 10**7
+    num_arms: tuple[int, ...] = param((10, 20), help="numbers of arms K", min=1)
+    kinds: tuple[str, ...] = param(
+        ("small_winner_gap", "bradley_terry", "cyclic_nonwinners"),
+        help="instance families",
+        choices=("small_winner_gap", "bradley_terry", "cyclic_nonwinners"),
+    )
+    winner_gap: float = param(0.01, help="gap of the Condorcet winner", min=0.0, max=0.5)
+    beater_gap: float = param(
+        0.3, help="gap of each non-winner's certified beater", min=0.0, max=0.5
+    )
+    background_gap: float = param(0.05, help="gap of the other pairs", min=0.0, max=0.5)
+    delta: float = param(0.05, help="confidence parameter delta", min=0.0, max=1.0)
+    winner_gaps: tuple[float, ...] = param(
+        (0.005, 0.01, 0.05), help="winner gaps swept", min=0.0, max=0.5
+    )
+    deltas: tuple[float, ...] = param(
+        (0.1, 0.01, 0.001), help="confidence parameters swept", min=0.0, max=1.0
+    )
+    sweep_num_arms: int = param(20, help="K of the sweeps", min=1)
+    n_runs_error: int = param(100, help="runs for the error rate", min=1)
+    n_runs: int = param(30, help="runs per setting", min=1)
+    n_runs_rucb: int = param(10, help="runs of RUCB", min=1)
+    baselines: tuple[str, ...] = param(
+        ("winner_gap", "round_robin", "dkwt", "rucb"),
+        help="baselines compared",
+        choices=("winner_gap", "round_robin", "dkwt", "rucb"),
+    )
+    max_duels: int = param(10**7, help="duel budget per run", min=1)
 
 
 TIERS = {
@@ -93,6 +107,48 @@ def _runs(method, kind, K, wg, delta, n, seeds, cfg):
             }
         )
     return out
+
+
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "error_rate_excess_max",
+    "log2_ratio_bradley_terry",
+    "num_settings_correlated",
+    "ratio_bradley_terry",
+    "savings_ratio_small_gap",
+    "savings_ratio_trend",
+    "spearman_full",
+    "spearman_full_minus_winner",
+    "spearman_winner",
+    "verification_share_trend",
+    "wall_time_s",
+    "error_rate_*",
+    "median_duels_*_*_K*",
+    "median_duels_full_matrix_*_K*",
+    "ratio_*_*_K*",
+    "savings_ratio_wg*",
+    "verification_share_delta*",
+)
+
+
+#: Figure captions for the report: what is plotted and the claims it illustrates.
+CAPTIONS: dict[str, str] = {
+    "duels_by_method": (
+        "Median duels to identify the Condorcet winner, per instance family and number of "
+        "arms K, for the full-matrix procedure and the baselines."
+    ),
+    "savings_and_complexity": (
+        "Left: winner-gap elimination over ours (median duels) as the winner gap shrinks "
+        "(claims savings_small_winner_gap, savings_grow_as_gap_shrinks). Right: our "
+        "median duels against the complexity proxies H_full and H_w (claims "
+        "complexity_tracks_full_matrix, full_matrix_beats_winner_gap_complexity)."
+    ),
+    "verification_share": (
+        "Median share of duels spent verifying the certifying pairs as delta decreases "
+        "(claim verification_share_grows)."
+    ),
+}
 
 
 def run(config: Config) -> RunResult:
@@ -239,6 +295,7 @@ def run(config: Config) -> RunResult:
         volatile=("wall_time_s",),
         tables={"settings": rows},
         figures=figures,
+        captions=CAPTIONS,
         notes=notes,
     )
 

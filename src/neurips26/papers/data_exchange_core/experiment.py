@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 
 from . import (
@@ -43,21 +43,31 @@ class Config:
     """
 
     seed: int = 0
-    datasets: tuple[str, ...] = ("digits", "breast_cancer", "wine")
-    curve_splits: int = 5
-    wta_firms: tuple[int, ...] = (3, 4)
-    num_wta: int = 30
-    logit_firms: tuple[int, ...] = (3,)
-    num_logit: int = 30
-    rationalities: tuple[float, ...] = (2.0, 5.0, 20.0)
-    num_starts: int = 50
-    outer_step: float = 0.1
-    grid_step: float = 0.25
-    num_restarts: int = 10
-    max_iter: int = 200
-    logit_dynamic_iter: int = 30
-    tol: float = 1e-9
-    eps_empty: float = 1e-3
+    datasets: tuple[str, ...] = param(
+        ("digits", "breast_cancer", "wine"),
+        help="scikit-learn data sets behind the accuracy curves",
+        choices=("wine", "digits", "breast_cancer"),
+    )
+    curve_splits: int = param(5, help="train/test splits per curve point", min=1)
+    wta_firms: tuple[int, ...] = param(
+        (3, 4), help="firm counts of the winner-take-all instances", min=1
+    )
+    num_wta: int = param(30, help="winner-take-all instances per firm count", min=1)
+    logit_firms: tuple[int, ...] = param((3,), help="firm counts of the logit instances", min=1)
+    num_logit: int = param(30, help="logit instances per firm count", min=1)
+    rationalities: tuple[float, ...] = param(
+        (2.0, 5.0, 20.0), help="logit rationality parameters swept", min=0.0
+    )
+    num_starts: int = param(50, help="random starts of the core search", min=1)
+    outer_step: float = param(0.1, help="step of the outer search", min=0.0)
+    grid_step: float = param(0.25, help="step of the deviation grid", min=0.0)
+    num_restarts: int = param(10, help="restarts of the local search", min=1)
+    max_iter: int = param(200, help="iteration cap of the dynamics", min=1)
+    logit_dynamic_iter: int = param(30, help="iterations of the logit dynamic", min=1)
+    tol: float = param(1e-9, help="convergence tolerance", min=0.0)
+    eps_empty: float = param(
+        1e-3, help="slack under which a coalition's gain counts as none", min=0.0
+    )
 
 
 TIERS = {
@@ -98,6 +108,48 @@ def _stable(search, tol: float) -> str:
     """The reference exchanges (theorem, no sharing, full pooling, dynamic) in the core."""
     names = [name for name, v in search.candidates if v <= tol]
     return ", ".join(names) if names else "none"
+
+
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "cpu_seconds",
+    "logit_frac_eps_core_empty",
+    "logit_max_min_violation",
+    "logit_num_eps_core_empty",
+    "logit_search_above_closed_form_frac",
+    "num_logit_instances",
+    "num_wta_instances",
+    "rs_constructive_core_frac",
+    "rs_core_found_frac",
+    "rs_dynamic_core_frac",
+    "theorem_guarantee_holds_frac",
+    "theory_vs_search_max_abs_gap",
+    "wall_seconds",
+    "wta_core_found_frac",
+    "wta_dynamic_converged_frac",
+    "wta_dynamic_core_frac",
+    "wta_dynamic_mean_rounds",
+    "wta_full_pooling_blocked_frac",
+    "curve_r2_*",
+    "logit_frac_empty_lambda_*",
+)
+
+
+#: Figure captions for the report: what is plotted and the claims it illustrates.
+CAPTIONS: dict[str, str] = {
+    "theory_vs_simulation": (
+        "Left: the closed-form core violation (*) against the numerical core search on "
+        "reference exchanges (check closed_form_matches_search). Right: the smallest "
+        "violation over searched exchanges per instance, winner-takes-all, logit and "
+        "revenue sharing (claims wta_core_nonempty, logit_core_can_be_empty, "
+        "revenue_sharing_restores_core)."
+    ),
+    "wta_dynamic": (
+        "Core violation along the exchange dynamic, round by round, on winner-takes-all "
+        "markets (claim dynamic_converges_wta)."
+    ),
+}
 
 
 def run(config: Config) -> RunResult:
@@ -411,5 +463,6 @@ def run(config: Config) -> RunResult:
         volatile=("wall_seconds", "cpu_seconds"),
         tables={"summary": summary, "instances": rows},
         figures=figures,
+        captions=CAPTIONS,
         notes=notes,
     )

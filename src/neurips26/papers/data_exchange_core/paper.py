@@ -71,6 +71,7 @@ PAPER = Paper(
         ),
         Claim(
             id="closed_form_matches_search",
+            kind="check",
             statement=(
                 "Ours (theory made runnable): where the theorem's argument is exact "
                 "(winner-takes-all, revenue sharing) the closed-form violation "

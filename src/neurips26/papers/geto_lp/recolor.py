@@ -37,7 +37,7 @@ def quota_recolor(
 
     Examples
     --------
-    >>> plan = sp.csr_matrix(np.array([[0.5, 0.0], [0.0, 0.0], [0.0, 0.5]]))
+    >>> plan = sp.csr_matrix(np.array([[0.5, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.5, 0.0]]))
     >>> quota_recolor(np.array([0, 0, 1, 1]), plan, rng=np.random.default_rng(0)).tolist()
     [0, 0, 2, 2]
     """

@@ -90,6 +90,7 @@ PAPER = Paper(
         ),
         Claim(
             id="ruler_recovers_theta",
+            kind="check",
             statement="The Stage 1 ruler recovers the true system measures (sanity check).",
             paper_value="ours (spec: correlation >= 0.95)",
             metric="ruler_theta_corr",
@@ -99,6 +100,7 @@ PAPER = Paper(
         ),
         Claim(
             id="ruler_ci_coverage",
+            kind="check",
             statement="95% intervals of the system measures cover the truth at close to the "
             "nominal rate.",
             paper_value="ours (spec: coverage in [0.90, 0.98])",

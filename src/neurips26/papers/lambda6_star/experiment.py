@@ -20,29 +20,26 @@ Claims at the small tier are computed over the three multi-run benchmarks (``irt
 (mnist1d is not installed; the issue asks for a benchbench table instead). A budget larger
 than a benchmark's number of non-constant items on run A is skipped for that benchmark.
 
-Results at the small tier (seed 0, about 80 s on 2 shared cores)
-----------------------------------------------------------------
-- Variance-to-stability mapping: reproduced. The arcsine prediction from ``rho_{K/2}`` is
-  within 0.031 of the observed split-half tau on all four benchmarks (largest gap on the
-  0/1 IRT data, where the normal-theory mapping is only approximate).
-- λ6 ill-posed for K >= N: reproduced on irt, imagenet and digits (λ6 = 1, also as the
-  computed delta -> 0 limit; λ6★ between 0.9969 and 0.9998). On MMLU (K = 57 < N = 98)
-  classical λ6 is well-posed (0.998) and λ6★ gives 0.991.
-- Selection beats random: NOT reproduced as stated ("on each benchmark"). On imagenet the
-  λ6★ subsets win at 5/5 budgets (mean tau gain 0.076) and on irt at 4/5 (gain 0.048), but
-  on the digits zoo they win at only 2/5 budgets with a mean gain of 0.0002. There, the
-  run-to-run noise is an independent perturbation of every test image, so which models get
-  a given image right on run A carries little over to runs B and C; λ6★'s greedy rule
-  (which rewards items that covary strongly with the chosen set on run A, e.g. items that
-  only the near-chance models fail) then buys no stability that random items lack.
-  The item-rest top-k baseline is close to or above λ6★ on every benchmark. The outcome
-  on irt and digits depends on the seed: with ``--seed 1`` digits wins 5/5 (gain 0.048)
-  while irt wins 1/5 (gain -0.076); only imagenet is robust (5/5, gain 0.072). A single
-  tau between two runs is a noisy statistic at N = 55-60 models.
-- Smaller subsets match a random 200-item subset: NOT reproduced (1 of 3; imagenet needs
-  100 λ6★ items, irt 200, digits never reaches it within the budgets).
-- Population dependence: reproduced on 3 of 3 benchmarks (rho_K of the higher cohort
-  below the lower cohort; the between-model variance shrinks 3-10x in the higher cohort).
+What reproduces and what does not, and why
+------------------------------------------
+(The measured values are in the store and the report; this says why.)
+
+- Variance-to-stability mapping: the arcsine prediction from ``rho_{K/2}`` is least
+  accurate on the 0/1 IRT data, where the normal-theory mapping is only approximate.
+- λ6 ill-posed for K >= N: a property of the estimator (a check). On MMLU (K < N)
+  classical λ6 is well-posed and is reported beside λ6★.
+- Selection beats random ("on each benchmark"): on the digits zoo the run-to-run noise is
+  an independent perturbation of every test image, so which models get a given image
+  right on run A carries little over to runs B and C; λ6★'s greedy rule (which rewards
+  items that covary strongly with the chosen set on run A, e.g. items that only the
+  near-chance models fail) then buys no stability that random items lack. The item-rest
+  top-k baseline is close to λ6★ on every benchmark. The outcome on irt and digits
+  depends on the seed (a single tau between two runs is a noisy statistic at N = 55-60
+  models); imagenet is the robust case.
+- Smaller subsets match a random 200-item subset: on digits λ6★ never reaches the
+  random 200-item stability within the budgets.
+- Population dependence: the between-model variance shrinks markedly in the higher
+  cohort, which lowers its reliability.
 """
 
 from __future__ import annotations
@@ -55,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.papers.lambda6_star import (
     IllPosedWarning,
@@ -109,17 +106,34 @@ class Config:
     """
 
     seed: int = 0
-    benchmarks: tuple[str, ...] = ("irt", "imagenet", "digits", "mmlu")
-    irt_num_models: int = 60
-    irt_num_items: int = 2000
-    imagenet_num_trials: int = 50
-    digits_noise: float = 2.0
-    digits_shift_prob: float = 0.25
-    budgets: tuple[int, ...] = (10, 20, 50, 100, 200)
-    reference_budget: int = 200
-    num_random: int = 50
-    num_splits: int = 100
-    local_matrix: str | None = None
+    benchmarks: tuple[str, ...] = param(
+        ("irt", "imagenet", "digits", "mmlu"),
+        help="Any of ``irt``, ``imagenet``, ``digits``, ``mmlu``",
+        choices=("irt", "imagenet", "digits", "mmlu"),
+    )
+    irt_num_models: int = param(60, help="Size of the 2PL simulation", min=1)
+    irt_num_items: int = param(2000, help="Size of the 2PL simulation", min=1)
+    imagenet_num_trials: int = param(
+        50, help="Validation images per class behind each accuracy (binomial resampling)", min=1
+    )
+    digits_noise: float = param(
+        2.0, help="standard deviation of the input noise of a digits evaluation run", min=0.0
+    )
+    digits_shift_prob: float = param(
+        0.25, help="probability that a digits evaluation run shifts its inputs", min=0.0, max=1.0
+    )
+    budgets: tuple[int, ...] = param((10, 20, 50, 100, 200), help="Selection budgets k", min=1)
+    reference_budget: int = param(
+        200, help="Size of the random subset whose tau the λ6★ subsets must reach (claim 4)", min=1
+    )
+    num_random: int = param(50, help="Random subsets per budget", min=1)
+    num_splits: int = param(
+        100, help="Random split halves for the variance-to-stability check", min=1
+    )
+    local_matrix: str | None = param(
+        None,
+        help="paper tier: a local CSV/TSV response matrix (models as rows), an extra benchmark",
+    )
 
 
 TIERS = {
@@ -251,6 +265,71 @@ def _read_local(path: str) -> np.ndarray:
     return pd.read_csv(p, sep=sep, index_col=0).to_numpy(dtype=float)[None]
 
 
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "lambda6_ill_posed",
+    "num_higher_cohort_less_reliable",
+    "num_multi_run_benchmarks",
+    "num_small_subset_match",
+    "num_wide_benchmarks",
+    "selection_min_mean_gain",
+    "selection_min_num_budgets",
+    "selection_min_wins",
+    "split_half_tau_max_abs_error",
+    "*_dropped_items",
+    "*_item_var",
+    "*_lambda6",
+    "*_lambda6_ill_posed",
+    "*_lambda6_limit",
+    "*_lambda6_star",
+    "*_lambda6_star_higher",
+    "*_lambda6_star_loo",
+    "*_lambda6_star_lower",
+    "*_loo_ridge",
+    "*_min_budget_match",
+    "*_model_var",
+    "*_num_items",
+    "*_num_models",
+    "*_ref_random_tau",
+    "*_residual_var",
+    "*_rho",
+    "*_rho_higher",
+    "*_rho_lower",
+    "*_seconds",
+    "*_sel_mean_gain",
+    "*_sel_num_budgets",
+    "*_sel_wins",
+    "*_select_seconds",
+    "*_shrinkage",
+    "*_snr",
+    "*_tau_abs_err",
+    "*_tau_obs",
+    "*_tau_obs_std",
+    "*_tau_pred",
+    "*_true_reliability",
+)
+
+
+#: Figure captions for the report: what is plotted and the claims it illustrates.
+CAPTIONS: dict[str, str] = {
+    "tau_mapping": (
+        "Observed split-half Kendall tau against the prediction (2/pi) arcsin(rho_{K/2}) "
+        "from variance components, per benchmark (claim variance_to_stability)."
+    ),
+    "selection": (
+        "Kendall tau between runs B and C against the number of items k: lambda6* "
+        "subsets, random subsets and item-rest top-k, per benchmark (claims "
+        "selection_beats_random_wins, selection_beats_random_gain, "
+        "smaller_subsets_match)."
+    ),
+    "cohorts": (
+        "Reliability rho_K inside the lower and the higher-performing cohort, per "
+        "benchmark (claim population_dependence)."
+    ),
+}
+
+
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; see the module docstring."""
     cfg = config
@@ -358,6 +437,7 @@ def run(config: Config) -> RunResult:
         volatile=tuple(volatile),
         tables={"benchmarks": summary_rows, "selection": sel_rows, "cohorts": cohort_rows},
         figures=figures,
+        captions=CAPTIONS,
         notes=tuple(notes),
     )
 

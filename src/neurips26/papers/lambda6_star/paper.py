@@ -37,6 +37,7 @@ PAPER = Paper(
         ),
         Claim(
             id="lambda6_ill_posed",
+            kind="check",
             statement=(
                 "Classical lambda-6 is ill-posed when K >= N (it equals 1 in sample, also as the "
                 "delta -> 0 limit of the shrinkage estimate), while lambda6* stays inside (0, 1)."

@@ -24,6 +24,7 @@ PAPER = Paper(
     claims=(
         Claim(
             id="schedule_fidelity",
+            kind="check",
             statement=(
                 "Schedules are faithful to the profile: the modes and persistence classes of "
                 "5,000 calibrated incidents fit the profile's weights (chi-square)."
@@ -35,6 +36,7 @@ PAPER = Paper(
         ),
         Claim(
             id="intermittent_rate",
+            kind="check",
             statement="An intermittent rule's empirical fault rate matches its p.",
             paper_value="not stated; spec: within 3 binomial SE",
             metric="intermittent_abs_z",
@@ -43,6 +45,7 @@ PAPER = Paper(
         ),
         Claim(
             id="replayable",
+            kind="check",
             statement=(
                 "Seedable and replayable: the same seed gives identical fault logs and "
                 "outcomes (in-memory and over stdio), a recorded log replays exactly, and a "
@@ -121,6 +124,7 @@ PAPER = Paper(
         ),
         Claim(
             id="transient_recovered",
+            kind="check",
             statement="Retries recover transient faults.",
             paper_value="qualitative; spec: >= 0.8 of faulted calls recovered",
             metric="recovery_transient",
@@ -130,6 +134,7 @@ PAPER = Paper(
         ),
         Claim(
             id="permanent_not_recovered",
+            kind="check",
             statement="Retries do not recover permanent faults.",
             paper_value="qualitative; spec: <= 0.1 recovered",
             metric="recovery_permanent",

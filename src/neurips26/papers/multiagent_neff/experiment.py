@@ -17,25 +17,20 @@ Deviations from the paper
 - Simulator settings were fixed before the claims were evaluated (influence w = 0.1,
   sharpen gamma = 1.5, tau = 3, agent concentration 10, family spread 0.5) and the same
   w is used everywhere, including the mean-field grid.
-- Results at the small tier (seed 0): reproduced are the k*tau collapse (max |dR| 0.006),
-  the free-form regimes (self-consistency sublinear, beta ~ 0.23; dense debate hard
-  ceiling), the N <= 5 pilot (83% of cells within 15%, median error 6%), "sparse
-  communication does not lower c" (c ratio 0.95) and the Kish oracle (|c - rho| 0.009).
-- Not reproduced, and why. (i) Placebo vs self-correction (gap up to 70 points) and the
-  R^2 claim (min 0.31; 21 of 24 cells >= 0.98, the three failures are placebo cells,
-  see ``min_r2_excluding_placebo``): following the spec, the placebo feeds uniformly
-  random answers through the same additive influence as peers, so a dense placebo
-  (k = N - 1) swamps an agent's belief at large N; accuracy collapses and R(N) turns back
-  up towards 1, a shape the law cannot follow. Real LLMs evidently discount noise text;
-  our simulator does not. (ii) "k tau matters": with w = 0.1 and no re-evaluation, peer
-  influence moves answer diversity only a little, so k tau = 2 and 8 differ by 0.02 in R
-  (< 0.1), although the collapse itself holds. (iii) Correctness hard ceiling in only 67%
-  of cells: sparse debate keeps a small positive beta (CI just above 0) and the placebo
-  cells are linear. (iv) Heterogeneity lowers c only to 0.98 (free form) / 0.83 (mcq) of
-  the homogeneous value: families share question difficulty and differ by a modest
+- Why some claims do not reproduce (the measured values are in the store and the
+  report). (i) Placebo vs self-correction and the R^2 claim (the failing fits are the
+  placebo cells, see ``min_r2_excluding_placebo``): following the spec, the placebo feeds
+  uniformly random answers through the same additive influence as peers, so a dense
+  placebo (k = N - 1) swamps an agent's belief at large N; accuracy collapses and R(N)
+  turns back up towards 1, a shape the law cannot follow. Real LLMs evidently discount
+  noise text; our simulator does not. (ii) "k tau matters": with w = 0.1 and no
+  re-evaluation, peer influence moves answer diversity only a little, so k tau = 2 and 8
+  differ by less than the 0.1 asked, although the collapse itself holds. (iii)
+  Correctness hard ceiling: sparse debate keeps a small positive beta (CI just above 0)
+  and the placebo cells are linear. (iv) Heterogeneity lowers c only a little at the
+  preset family spread 0.5: families share question difficulty and differ by a modest
   logit deviation and their distractor profiles; the family-spread sweep shows the ratio
-  falling (0.69 mcq, 0.80 free form at spread 2.0) but the claim is evaluated at the
-  preset 0.5.
+  falling at larger spreads, but the claim is evaluated at the preset.
 """
 
 from __future__ import annotations
@@ -65,27 +60,39 @@ class Config:
     """Settings of the reproduction (see TIERS)."""
 
     seed: int = 0
-    num_questions: int = 200
-    N_grid: tuple[int, ...] = (1, 2, 3, 4, 5, 8, 12, 20, 30)
-    num_runs: int = 20
-    num_bootstrap: int = 100
-    rounds: int = 3
-    influence: float = 0.1
-    sharpen: float = 1.5
-    agent_concentration: float = 10.0
-    family_spread: float = 0.5
-    sparse_peers: int = 1
-    task_types: tuple[str, ...] = ("mcq", "free_form")
-    mcq_answers: int = 4
-    free_form_answers: int = 40
-    mf_peers: tuple[int, ...] = (1, 2, 4, 2, 4)
-    mf_rounds: tuple[int, ...] = (4, 2, 1, 1, 2)
-    pilot_max_N: int = 5
+    num_questions: int = param(200, help="questions per run", min=1)
+    N_grid: tuple[int, ...] = param((1, 2, 3, 4, 5, 8, 12, 20, 30), help="team sizes N", min=1)
+    num_runs: int = param(20, help="runs per team size", min=1)
+    num_bootstrap: int = param(100, help="bootstrap resamples for intervals", min=1)
+    rounds: int = param(3, help="debate rounds", min=1)
+    influence: float = param(0.1, help="weight of peers' answers in an update", min=0.0, max=1.0)
+    sharpen: float = param(1.5, help="sharpening exponent of the answer distribution", min=0.0)
+    agent_concentration: float = param(
+        10.0, help="Dirichlet concentration of agents' answer distributions", min=0.0
+    )
+    family_spread: float = param(0.5, help="spread between model families", min=0.0)
+    sparse_peers: int = param(1, help="peers each agent reads in the sparse topology", min=0)
+    task_types: tuple[str, ...] = param(
+        ("mcq", "free_form"), help="task types", choices=("mcq", "free_form")
+    )
+    mcq_answers: int = param(4, help="answer options of multiple-choice tasks", min=1)
+    free_form_answers: int = param(40, help="distinct answers of free-form tasks", min=1)
+    mf_peers: tuple[int, ...] = param(
+        (1, 2, 4, 2, 4), help="peers per agent of each mean-field configuration", min=1
+    )
+    mf_rounds: tuple[int, ...] = param(
+        (4, 2, 1, 1, 2),
+        help="rounds of each mean-field configuration (same length as mf_peers)",
+        min=1,
+    )
+    pilot_max_N: int = param(5, help="largest team of the pilot fit", min=1)
     sweep_family_spreads: tuple[float, ...] = param(
         (1.0, 2.0), help="family-spread values swept (empty: no sweep)", min=0.0, allow_empty=True
     )
-    oracle_rho: float = 0.3
-    oracle_questions: int = 2000
+    oracle_rho: float = param(
+        0.3, help="error correlation of the closed-form oracle", min=0.0, max=1.0
+    )
+    oracle_questions: int = param(2000, help="questions of the oracle check", min=1)
 
 
 TIERS = {
@@ -150,6 +157,60 @@ def _equicorrelated(rng, num_questions: int, n: int, rho: float, p: float = 0.5)
     own = rng.random((num_questions, n)) < p  # (Q, N)
     copy = rng.random((num_questions, n)) < np.sqrt(rho)
     return np.where(copy, shared, own).astype(float)
+
+
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "all_fits_converged",
+    "beta_hi_freeform_debate",
+    "beta_lo_freeform_sc",
+    "c_ratio_het_over_hom",
+    "c_ratio_sparse_over_dense",
+    "correctness_hard_ceiling_frac",
+    "debate_vs_selfcorr_max_gap_points",
+    "frac_cells_r2_ge_0.98",
+    "freeform_debate_hard_ceiling",
+    "freeform_sc_sublinear",
+    "mf_collapse_max_diff",
+    "mf_kt_lo_vs_hi_max_diff",
+    "min_r2",
+    "min_r2_excluding_placebo",
+    "num_bootstrap_refits_dropped",
+    "num_cells",
+    "num_fits_not_converged",
+    "oracle_beta",
+    "oracle_c_abs_err",
+    "oracle_neff_max_rel_err",
+    "pilot_frac_within_15pct",
+    "pilot_median_rel_err",
+    "placebo_vs_selfcorr_max_gap_points",
+    "wall_seconds",
+    "beta_*",
+    "c_*",
+    "c_ratio_het_over_hom_*",
+    "c_ratio_het_over_hom_correctness_*",
+    "c_ratio_sparse_over_dense_*",
+    "r2_*",
+)
+
+
+#: Figure captions for the report: what is plotted and the claims it illustrates.
+CAPTIONS: dict[str, str] = {
+    "neff_law_fits": (
+        "N_eff against team size N with the fitted law, per task type and level (answer, "
+        "correctness) and condition (claims law_fits, freeform_sc_sublinear, "
+        "freeform_debate_ceiling, correctness_ceiling)."
+    ),
+    "mean_field_k_tau": (
+        "R(N) = N_eff / N for debate with several (k, tau): curves with the same k*tau "
+        "coincide, different k*tau differ (claims k_tau_collapse, k_tau_matters)."
+    ),
+    "accuracy_gain": (
+        "Accuracy gain from round 0 to tau against team size, for self-correction, the "
+        "random-noise placebo and debate (claim placebo_tracks_self_correction)."
+    ),
+}
 
 
 def run(config: Config) -> RunResult:
@@ -405,6 +466,7 @@ def run(config: Config) -> RunResult:
         volatile=("wall_seconds",),
         tables=tables,
         figures=figures,
+        captions=CAPTIONS,
         notes=tuple(notes),
     )
 

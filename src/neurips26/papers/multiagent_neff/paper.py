@@ -121,6 +121,7 @@ PAPER = Paper(
         ),
         Claim(
             id="kish_oracle",
+            kind="check",
             statement="Oracle: equicorrelated agents (correlation rho = 0.3) give a fit with "
             "c = rho (beta = 0 is Kish's design effect); |c - rho| <= 0.03 (ours: a few "
             "sampling standard errors at Q = 2000).",

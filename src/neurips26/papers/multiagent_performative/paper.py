@@ -116,6 +116,7 @@ PAPER = Paper(
         ),
         Claim(
             id="dag_scalar_large",
+            kind="check",
             statement="The DAG instances have scalar constant max_i sum_j Gamma_ij >= 2.",
             paper_value="scalar constant can exceed 1 while rho(Gamma) < 1",
             metric="dag_min_scalar_constant",

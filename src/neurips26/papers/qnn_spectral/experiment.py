@@ -9,28 +9,24 @@ tangent kernel is projected on Fourier modes at initialisation (the theory's per
 learning rates) and the linearised gradient-descent prediction is compared with a plain
 gradient-descent run. A high-frequency task ``0.2 cos x + 0.7 cos 8x`` compares final errors.
 
-Results at the small tier (seed 0; ~30 s CPU)
-----------------------------------------------
-The single-qubit ``L = 8`` circuit learns frequencies in order of the number of circuit
-paths that feed them (``C(16, 8 + k)``, falling with ``k``), not in order of amplitude. On
-the shuffled profile ``rho(tau, A) = -0.26`` and ``rho(tau, k) = +0.89`` (partial
-``rho(tau, A | k) = -0.43``: amplitude matters a little once frequency is held fixed), so
-claim 1 does not reproduce (nor does it for 3 qubits ``L = 3``: ``+0.03`` / ``+0.77``).
-The fits themselves succeed (final MSE 0.004); the order is the point. The tanh MLP follows
-frequency (``rho(tau, k) = 0.81``, claim 2) and the flat profile gives a QNN frequency
-ordering (``0.96``, claim 3). On ``0.2 cos x + 0.7 cos 8x`` neither circuit moves the
-``cos 8x`` component in 400 steps (frequency 8 is the top frequency of the ``L = 8`` qubit,
-fed by one path), so the QNN's MSE (0.245) equals the MLPs' (best 0.228) and claim 4 fails;
-a Fourier-feature MLP (context) solves it (7e-6). The QNTK diagonal at ``k = 6`` is
-``0.0017`` of ``k = 1`` for the circuit (claim 5, QNN half, fails) and ``0.025`` for the
-tanh MLP (MLP half holds): the circuit's kernel decays even faster than the MLP's and
-tracks the path count (figure ``theory_vs_simulation``, left). The linearised QNTK
-prediction follows gradient descent for the first ~20 steps and then departs (non-lazy
-regime; right panel). Degeneracy control: with exponential (ternary) encoding scales the
-path count is not monotone in ``k``; on the shuffled profile learning times correlate with
-the path count (``-0.44``) more than with ``k`` (``+0.14``), and not with amplitude in the
-predicted direction (``+0.30``); on the flat profile ``-0.73`` vs ``+0.43``. This agrees
-with the later attribution of QNN frequency preferences to path degeneracy.
+What the results show, and why claims 1, 4 and 5 do not reproduce
+------------------------------------------------------------------
+(The measured values are in the store and the report.) The single-qubit ``L = 8``
+circuit learns frequencies in order of the number of circuit paths that feed them
+(``C(16, 8 + k)``, falling with ``k``), not in order of amplitude: on the shuffled
+profile learning times follow frequency much more than amplitude (amplitude matters a
+little once frequency is held fixed), and the same holds for 3 qubits ``L = 3``. The fits
+themselves succeed; the order is the point. On ``0.2 cos x + 0.7 cos 8x`` neither circuit
+moves the ``cos 8x`` component in 400 steps (frequency 8 is the top frequency of the
+``L = 8`` qubit, fed by one path), so the QNN does no better than the MLPs; a
+Fourier-feature MLP (context) solves it. The circuit's QNTK diagonal decays with
+frequency even faster than the tanh MLP's and tracks the path count (figure
+``theory_vs_simulation``, left). The linearised QNTK prediction follows gradient descent
+for the first steps and then departs (non-lazy regime; right panel). Degeneracy control:
+with exponential (ternary) encoding scales the path count is not monotone in ``k``, and
+learning times then correlate with the path count more than with ``k``, and not with
+amplitude in the predicted direction. This agrees with the later attribution of QNN
+frequency preferences to path degeneracy.
 
 Deviations from the paper
 -------------------------
@@ -51,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 
 from . import (
@@ -79,26 +75,40 @@ class Config:
     exponential (ternary) encoding scales, whose path count is not monotone in ``k``.
     """
 
-    qnn_qubits: tuple[int, ...] = (1, 3)
-    qnn_layers: tuple[int, ...] = (8, 3)
-    control_layers: int = 3
-    num_frequencies: int = 6
-    profiles: tuple[str, ...] = ("flat", "increasing", "decreasing", "shuffled")
-    num_seeds: int = 3
-    max_iter: int = 400
-    qnn_lr: float = 0.05
-    mlp_lr: float = 1e-3
-    mlp_width: int = 64
-    mlp_small_width: int = 4
-    mlp_activations: tuple[str, ...] = ("tanh", "relu")
-    fourier_features: int = 8
-    num_points: int = 64
-    record_every: int = 5
-    threshold: float = 0.1
-    hf_amplitudes: tuple[float, ...] = (0.2, 0.7)
-    hf_frequencies: tuple[int, ...] = (1, 8)
-    gd_lr: float = 0.05
-    gd_steps: int = 200
+    qnn_qubits: tuple[int, ...] = param((1, 3), help="qubits of each QNN", min=1)
+    qnn_layers: tuple[int, ...] = param(
+        (8, 3), help="data re-uploading layers of each QNN (same length as qnn_qubits)", min=1
+    )
+    control_layers: int = param(3, help="layers of the control QNN", min=0)
+    num_frequencies: int = param(6, help="Fourier frequencies of the target", min=0)
+    profiles: tuple[str, ...] = param(
+        ("flat", "increasing", "decreasing", "shuffled"),
+        help="amplitude profiles of the targets",
+        choices=("flat", "shuffled", "increasing", "decreasing"),
+    )
+    num_seeds: int = param(3, help="seeds per setting", min=1)
+    max_iter: int = param(400, help="training steps", min=1)
+    qnn_lr: float = param(0.05, help="QNN learning rate", min=0.0)
+    mlp_lr: float = param(1e-3, help="MLP learning rate", min=0.0)
+    mlp_width: int = param(64, help="hidden width of the MLP baseline", min=1)
+    mlp_small_width: int = param(4, help="hidden width of the small MLP baseline", min=1)
+    mlp_activations: tuple[str, ...] = param(
+        ("tanh", "relu"), help="activations of the MLP baselines", choices=("tanh", "relu")
+    )
+    fourier_features: int = param(8, help="random Fourier features of the feature baseline", min=1)
+    num_points: int = param(64, help="training points on [0, 2 pi)", min=1)
+    record_every: int = param(5, help="steps between recorded coefficients", min=1)
+    threshold: float = param(
+        0.1, help="relative error at which a frequency counts as learned", min=0.0, max=1.0
+    )
+    hf_amplitudes: tuple[float, ...] = param(
+        (0.2, 0.7), help="amplitudes of the high-frequency probe", min=0.0
+    )
+    hf_frequencies: tuple[int, ...] = param(
+        (1, 8), help="frequencies of the high-frequency probe", min=0
+    )
+    gd_lr: float = param(0.05, help="learning rate of the analytic gradient-descent model", min=0.0)
+    gd_steps: int = param(200, help="steps of the analytic gradient-descent model", min=1)
     seed: int = 0
 
 
@@ -143,6 +153,55 @@ def _put(metrics: dict, name: str, value) -> None:
     value = float(value)
     if np.isfinite(value):
         metrics[name] = value
+
+
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "cpu_time_s",
+    "hf_mse_best_mlp",
+    "hf_mse_qnn",
+    "hf_mse_ratio",
+    "linearized_early_error",
+    "linearized_max_error",
+    "mlp_shuffled_rho_frequency",
+    "qnn_amplitude_priority_margin",
+    "qnn_flat_rho_frequency",
+    "qnn_shuffled_amplitude_minus_frequency",
+    "qnn_shuffled_rho_amplitude",
+    "qnn_shuffled_rho_frequency",
+    "qntk_ratio_mlp",
+    "qntk_ratio_qnn",
+    "rate_log_corr",
+    "wall_time_s",
+    "*_*_final_mse",
+    "*_decreasing_*",
+    "*_flat_*",
+    "*_increasing_*",
+    "*_shuffled_*",
+    "hf_mse_*",
+    "qntk_ratio_*",
+)
+
+
+#: Figure captions for the report: what is plotted and the claims it illustrates.
+CAPTIONS: dict[str, str] = {
+    "theory_vs_simulation": (
+        "Left: predicted per-frequency learning rates from the Fourier-projected QNTK / "
+        "NTK at initialisation (claims qntk_flat_in_frequency, mlp_ntk_decays). Right: "
+        "per-frequency residuals under gradient descent (solid) against the linearised "
+        "QNTK prediction (dashed)."
+    ),
+    "learning_order": (
+        "Per-frequency residuals during training on the shuffled-amplitude target, for "
+        "the QNN and the MLP: which components are learned first (claims "
+        "amplitude_priority, mlp_frequency_order, flat_frequency_order)."
+    ),
+    "high_frequency": (
+        "Training MSE on 0.2 cos x + 0.7 cos 8x for the QNNs and the MLPs (claim "
+        "qnn_beats_mlp_high_frequency)."
+    ),
+}
 
 
 def run(config: Config) -> RunResult:
@@ -432,6 +491,7 @@ def _run(config: Config) -> RunResult:
             "learning_times_shuffled": order_rows,
         },
         figures=figures,
+        captions=CAPTIONS,
         notes=tuple(notes),
     )
 

@@ -80,7 +80,7 @@ def kalman_filter(ys, init_mean, init_cov, *, F, Q, H, R) -> FilterResult:
     >>> import numpy as np
     >>> r = kalman_filter(np.array([[2.0]]), [0.0], [[0.5]], F=[[1.0]], Q=[[0.5]], H=[[1.0]],
     ...                   R=[[1.0]])
-    >>> r.means[0, 0], r.covs[0, 0, 0]
+    >>> float(r.means[0, 0]), float(r.covs[0, 0, 0])
     (1.0, 0.5)
     """
     ys, mu, P, H, R = _prep(ys, init_mean, init_cov, H, R)

@@ -25,14 +25,13 @@ Deviations from the paper (and honest outcomes)
 - The optimiser's black-hole rule (capture rate above ``5/N``) flags no skill in our
   library, because its 36 black holes share the captured queries (each takes well
   under 5x its fair share); the hijack rate is then barely reduced and the hijack
-  claim does not reproduce. The accuracy gain (about +7 points mean over routers,
-  mostly from anchoring; MiniLM gains little and its noisy version loses) falls short
-  of the +10 points asked. We keep the rule and the fixes as specified rather than
-  tune them to the claims.
+  claim does not reproduce. The accuracy gain (mostly from anchoring; MiniLM gains
+  little and its noisy version loses) falls short of the +10 points asked. We keep the
+  rule and the fixes as specified rather than tune them to the claims.
 - The rescue ratio's size is a property of the generator: the executed state names the
-  output type, which the next skill's description names as its input. At small tier
-  the median over routers is just under 2 (lexical routers about 2-2.8, noisy and
-  embedding routers 1.5-1.9), so the claim is borderline and reads "not reproduced".
+  output type, which the next skill's description names as its input. Lexical routers
+  are rescued more than noisy and embedding ones, and the median over routers sits
+  near the claim's threshold of 2, so the verdict is borderline.
 - The slope-rescue coupling appears with a *negative* sign: routers whose accuracy
   decays faster (noisier ones) are rescued less, because their noise also swamps the
   state information.
@@ -42,12 +41,13 @@ Deviations from the paper (and honest outcomes)
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.common.experiment import RunResult
+from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.papers.skill_laws import (
     FIXES,
@@ -72,27 +72,31 @@ class Config:
     """Settings of one reproduction run."""
 
     seed: int = 0
-    num_families: int = 40
-    skills_per_family: int = 30
-    black_hole_frac: float = 0.03
-    per_skill: int = 5
-    keyword_dropout: float = 0.3
-    distractor_prob: float = 0.2
-    sizes: tuple[int, ...] = (10, 20, 50, 100, 200, 500, 1000)
-    routers: tuple[str, ...] = (
-        "minilm",
-        "minilm@0.5",
-        "tfidf",
-        "bm25",
-        "char",
-        "tfidf@0.5",
-        "bm25@1.0",
-        "char@0.5",
+    num_families: int = param(40, help="skill families of the synthetic library", min=1)
+    skills_per_family: int = param(30, help="skills per family", min=1)
+    black_hole_frac: float = param(
+        0.03, help="fraction of 'black-hole' skills that attract queries", min=0.0, max=1.0
     )
-    num_bootstrap: int = 200
-    num_chains: int = 300
-    opt_size: int = 1000
-    ablation_routers: tuple[str, ...] = ("tfidf", "bm25")
+    per_skill: int = param(5, help="queries per skill", min=1)
+    keyword_dropout: float = param(
+        0.3, help="probability a query drops a skill keyword", min=0.0, max=1.0
+    )
+    distractor_prob: float = param(
+        0.2, help="probability a query carries a distractor word", min=0.0, max=1.0
+    )
+    sizes: tuple[int, ...] = param(
+        (10, 20, 50, 100, 200, 500, 1000), help="library sizes swept", min=1
+    )
+    routers: tuple[str, ...] = param(
+        ("minilm", "minilm@0.5", "tfidf", "bm25", "char", "tfidf@0.5", "bm25@1.0", "char@0.5"),
+        help="routers compared (NAME or NAME@THRESHOLD)",
+    )
+    num_bootstrap: int = param(200, help="bootstrap resamples for intervals", min=1)
+    num_chains: int = param(300, help="multi-step chains of the execution-rescue experiment", min=1)
+    opt_size: int = param(1000, help="library size of the optimisation experiment", min=1)
+    ablation_routers: tuple[str, ...] = param(
+        ("tfidf", "bm25"), help="routers of the ablation"
+    )
 
 
 TIERS = {
@@ -148,6 +152,57 @@ def _make_router(spec: str, seed: int):
         return base
     # each noisy router gets its own noise stream
     return NoisyRouter(base, temperature=float(temp), seed=seed + 1000 + sum(map(ord, spec)))
+
+
+#: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
+#: one per size or data set); claims name theirs exactly. Checked by the contract test.
+METRICS: tuple[str, ...] = (
+    "coupling_abs_rho",
+    "coupling_slope",
+    "coupling_spearman_rho",
+    "downstream_pass_rate_gain",
+    "frac_black_hole_share_rises",
+    "frac_error_progression",
+    "frac_local_share_falls",
+    "frac_log_best_aic",
+    "median_product_gap",
+    "median_r2",
+    "median_rescue_ratio",
+    "min_r2",
+    "num_queries",
+    "num_routers",
+    "num_skills",
+    "opt_acc_after",
+    "opt_acc_before",
+    "opt_acc_gain_points",
+    "opt_audited_pairs",
+    "opt_flagged_black_holes",
+    "opt_hijack_after",
+    "opt_hijack_before",
+    "opt_hijack_ratio",
+    "wall_seconds",
+    "b_*",
+    "r2_*",
+    "rescue_*",
+)
+
+
+#: Figure captions for the report: what is plotted and the claims it illustrates.
+CAPTIONS: dict[str, str] = {
+    "routing_law": (
+        "Top-1 routing accuracy against ln N with the fitted law Acc(N) = a - b ln N, per "
+        "router (claims log_law_r2, log_law_beats_alternatives)."
+    ),
+    "taxonomy": (
+        "Left: shares of local, drift and black-hole errors as the library grows (claim "
+        "error_progression). Right: hijack rate against N, per router."
+    ),
+    "coupling_and_optimisation": (
+        "Left: rescue ratio on hard steps against the routing slope b, one point per "
+        "router (claim slope_predicts_rescue). Right: held-out accuracy before and after "
+        "law-guided optimisation (claim optimisation_accuracy)."
+    ),
+}
 
 
 def run(config: Config) -> RunResult:
@@ -313,11 +368,17 @@ def run(config: Config) -> RunResult:
         f"library: {lib.num_skills} skills ({lib.black_holes.size} black holes), "
         f"{queries.num_queries} queries, {chains.num_chains} chains; routers: {', '.join(names)}"
     )
+    # ClawBench and ClawMark cannot run offline: the claim is reported as not measured.
+    metrics["downstream_pass_rate_gain"] = math.nan
     return RunResult(
         metrics=metrics,
         volatile=("wall_seconds",),
+        reasons={
+            "downstream_pass_rate_gain": "ClawBench and ClawMark are not available offline"
+        },
         tables={"routing_law": law_rows, "taxonomy": tax_rows, "optimisation": opt_rows},
         figures=figures,
+        captions=CAPTIONS,
         notes=tuple(notes),
     )
 

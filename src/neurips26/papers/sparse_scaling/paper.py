@@ -155,10 +155,7 @@ PAPER = Paper(
             "small",
             "D = 2048, T in 32..1024, P in 16..2048 plus points around r_T (double-descent "
             "sweep at every T), 10 seeds, alpha in {0.5, 1, 2}, GD with 200 draws, ReLU at "
-            "D = 1024; one BLAS thread, about 50 s of CPU (measured 48.6 s user + sys, 49 s "
-            "wall). Seed 0: 7 of 11 claims reproduced; not reproduced: peak height (min "
-            "ratio 2.99 < 3), dense frontier (|b - a| = 0.14), GD law (R^2 = 0.86), ReLU "
-            "(a_T difference 0.007)",
+            "D = 1024; one BLAS thread, about a minute of CPU",
         ),
         (
             "paper",

@@ -80,7 +80,7 @@ def min_norm_readout(features, targets, *, ridge: float = 0.0) -> np.ndarray:
 
     Examples
     --------
-    >>> min_norm_readout([[1.0, 1.0]], [2.0]).tolist()
+    >>> np.round(min_norm_readout([[1.0, 1.0]], [2.0]), 12).tolist()
     [1.0, 1.0]
     """
     phi = _check_array("features", features, ndim=2)

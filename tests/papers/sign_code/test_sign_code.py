@@ -1,0 +1,245 @@
+"""sign_code: oracles (scikit-learn, scipy, identities), properties and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from scipy.spatial.distance import cdist
+from sklearn.base import clone
+from sklearn.neighbors import KNeighborsClassifier
+
+from neurips26.common.torch import make_generator
+from neurips26.papers.sign_code import (
+    ACTIVATIONS,
+    SIGN_PRESERVING,
+    SignCodeKNN,
+    activation_sites,
+    calibrate_magnitudes,
+    flip_signs,
+    hamming_distances,
+    hamming_knn,
+    is_sign_preserving,
+    make_mlp,
+    make_resnet,
+    margin_decomposition,
+    randomize_magnitudes,
+    same_class_soft_overlap,
+    sign_code,
+    sign_overlap,
+    train_classifier,
+)
+
+
+def _codes(n, d, seed):
+    rng = np.random.default_rng(seed)
+    return np.where(rng.random((n, d)) < 0.5, -1, 1).astype(np.int8)
+
+
+def test_hamming_equals_scipy():
+    a, b = _codes(7, 33, 0), _codes(5, 33, 1)
+    ours = hamming_distances(a, b).numpy()
+    assert np.array_equal(ours, np.rint(cdist(a, b, "hamming") * 33).astype(int))
+
+
+@pytest.mark.parametrize("k", [1, 5, 15])
+def test_knn_equals_sklearn_on_distinct_distances(k):
+    # Codes built so that every query's distances to the training codes are distinct:
+    # training code i differs from the all-ones code in its first i coordinates.
+    n, d = 40, 64
+    train = np.ones((n, d), dtype=np.int8)
+    for i in range(n):
+        train[i, :i] = -1
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 4, n)
+    queries = np.ones((6, d), dtype=np.int8)
+    for j in range(6):
+        queries[j, : 5 * j] = -1  # distance to code i is |i - 5 j|: ties at +-, so shift
+        queries[j, d - 1] = -1  # breaks the +-m ties: |i - 5j| + 1 vs ... distinct below
+    dist = hamming_distances(queries, train).numpy()
+    ok = [len(set(np.sort(row)[: k + 1])) == k + 1 for row in dist]
+    sk = KNeighborsClassifier(k, metric="hamming", algorithm="brute").fit(train, y)
+    ours = hamming_knn(train, y, queries, k=k)
+    assert np.array_equal(ours[ok], sk.predict(queries)[ok]) and any(ok)
+
+
+def test_knn_random_codes_agree_with_sklearn_where_unambiguous():
+    train, q = _codes(200, 257, 4), _codes(50, 257, 5)
+    y = np.random.default_rng(6).integers(0, 3, 200)
+    dist = np.sort(hamming_distances(q, train).numpy(), axis=1)
+    unique = dist[:, 0] < dist[:, 1]
+    sk = KNeighborsClassifier(1, metric="hamming", algorithm="brute").fit(train, y).predict(q)
+    assert np.array_equal(hamming_knn(train, y, q, k=1)[unique], sk[unique])
+    # Blocked evaluation gives the same answer as one block.
+    assert np.array_equal(hamming_knn(train, y, q, k=5, batch_size=7),
+                          hamming_knn(train, y, q, k=5))  # fmt: skip
+
+
+def test_sign_preservation_on_a_grid():
+    z = torch.linspace(-3, 3, 601)
+    z = z[z != 0]
+    for name, make in ACTIVATIONS.items():
+        keeps = bool((torch.sign(make()(z)) == torch.sign(z)).all())
+        assert keeps == (name in SIGN_PRESERVING), name
+        assert is_sign_preserving(make()) == keeps
+
+
+def test_sign_code_shape_and_values():
+    net = make_mlp(dim_in=10, width=16, num_classes=3, depth=3)
+    x = torch.randn(9, 10, generator=make_generator(0))
+    c = sign_code(net, x)
+    assert c.shape == (9, 48) and set(c.unique().tolist()) <= {-1, 1}
+    z1 = net.hidden[0](x)
+    assert torch.equal(c[:, :16], torch.where(z1 >= 0, 1, -1).to(torch.int8))
+    assert sign_code(net, x, layers="last").shape == (9, 16)
+    assert torch.equal(sign_code(net, x, batch_size=2), c)
+    res = make_resnet(in_channels=1, num_classes=3, channels=(2, 4, 4), blocks=1)
+    cr = sign_code(res, torch.randn(2, 1, 8, 8, generator=make_generator(1)))
+    assert cr.shape[0] == 2 and cr.shape[1] > 100
+
+
+def test_identities_and_flip_fraction():
+    net = make_mlp(dim_in=6, width=64, num_classes=4, activation="tanh")
+    x = torch.randn(200, 6, generator=make_generator(2))
+    with torch.no_grad():
+        base = net(x)
+        with flip_signs(net, fraction=0.0):
+            assert torch.equal(net(x), base)
+        with randomize_magnitudes(net, mode="true"):
+            assert torch.allclose(net(x), base, atol=1e-6)
+        with flip_signs(net, fraction=0.3, seed=4) as rec:
+            net(x)
+    f = 0.3
+    for flipped, seen in zip(rec.flipped, rec.seen, strict=True):
+        assert abs(flipped - f * seen) <= 3 * np.sqrt(seen * f * (1 - f))
+    with torch.no_grad():
+        assert torch.equal(net(x), base)  # hooks removed
+
+
+def test_gaussian_magnitudes_keep_signs_and_scale():
+    net = make_mlp(dim_in=6, width=32, num_classes=4)
+    x = torch.randn(300, 6, generator=make_generator(3))
+    rms = calibrate_magnitudes(net, x)
+    seen = []
+    handle = net.acts[1].register_forward_hook(lambda m, i, o: seen.append((i[0], o)))
+    with torch.no_grad(), randomize_magnitudes(net, rms, seed=1):
+        net(x)
+    handle.remove()
+    # The hook above runs before ours, so read the replaced output from the next layer's input.
+    z, _ = seen[0]
+    replaced = []
+    h2 = net.hidden[2].register_forward_pre_hook(lambda m, i: replaced.append(i[0]))
+    with torch.no_grad(), randomize_magnitudes(net, rms, seed=1):
+        net(x)
+    h2.remove()
+    out = replaced[0]
+    assert bool((torch.where(z >= 0, 1.0, -1.0) == torch.sign(out)).all())
+    expected = rms[1] * np.sqrt(2 / np.pi)  # E|N(0, s^2)| = s sqrt(2/pi)
+    assert abs(float(out.abs().mean()) - expected) < 0.05 * expected
+
+
+def test_relu_refused_for_randomisation():
+    net = make_mlp(dim_in=4, width=8, num_classes=2, activation="relu")
+    with pytest.raises(ValueError, match="sign-preserving"):
+        with randomize_magnitudes(net, mode="true"):
+            pass
+    with randomize_magnitudes(net, mode="true", allow_non_sign_preserving=True):
+        pass
+
+
+def test_overlap_exact_against_pairwise():
+    c = _codes(30, 20, 7)
+    y = np.random.default_rng(8).integers(0, 3, 30)
+    agree = 1 - cdist(c, c, "hamming")
+    same = (y[:, None] == y[None, :]) & ~np.eye(30, dtype=bool)
+    diff = y[:, None] != y[None, :]
+    stats = sign_overlap(c, y)
+    assert np.isclose(stats.same, agree[same].mean()) and np.isclose(stats.different,
+                                                                     agree[diff].mean())
+    assert np.isclose(stats.gap, stats.same - stats.different)
+
+
+def test_margin_parts_sum_and_runner_up():
+    net = make_mlp(dim_in=5, width=12, num_classes=4)
+    x = torch.randn(20, 5, generator=make_generator(9))
+    y = np.arange(20) % 4
+    p = margin_decomposition(net, x, y)
+    assert np.allclose(p.sign_part + p.residual, p.total, atol=1e-10)
+    with torch.no_grad():
+        logits = net(x).double() - net.head.bias.double()
+    margin = logits[np.arange(20), y] - logits[np.arange(20), p.runner_up]
+    assert np.allclose(margin.numpy(), p.total, atol=1e-6)
+    assert (p.runner_up != y).all()
+
+
+def test_regulariser_lowers_same_class_overlap_and_training_learns():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(120, 8)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    z = torch.randn(6, 10, generator=make_generator(0))
+    val = same_class_soft_overlap(torch.cat([z[:3], z[:3]]), torch.tensor([0, 1, 2, 0, 1, 2]))
+    assert torch.isclose(val, torch.tensor(1.0), atol=1e-5)  # identical pairs: cosine 1
+    net = make_mlp(dim_in=8, width=32, num_classes=2)
+    res = train_classifier(net, x, y, max_iter=80, lr=5e-3)
+    assert res.final_loss < res.losses[0]
+    res2 = train_classifier(make_mlp(dim_in=8, width=32, num_classes=2), x, y, max_iter=80,
+                            lr=5e-3)  # fmt: skip
+    assert res.losses == res2.losses
+    train_classifier(make_mlp(dim_in=8, width=32, num_classes=2), x, y, max_iter=5,
+                     overlap_penalty=1.0)  # fmt: skip
+
+
+def test_estimator_and_clone():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(60, 4)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(int)
+    net = make_mlp(dim_in=4, width=16, num_classes=2)
+    est = SignCodeKNN(net, k=3).fit(x, y)
+    assert est.predict(x).shape == (60,) and set(est.classes_) == {0, 1}
+    assert clone(est).get_params()["k"] == 3
+    assert "SignCodeKNN" in repr(est)
+
+
+def test_bad_input():
+    net = make_mlp(dim_in=4, width=8, num_classes=2)
+    c = _codes(5, 8, 0)
+    with pytest.raises(ValueError, match="x"):
+        sign_code(net, torch.full((2, 4), float("nan")))
+    with pytest.raises(ValueError, match="x"):
+        sign_code(net, torch.zeros(0, 4))
+    with pytest.raises(TypeError, match="x"):
+        sign_code(net, "abc")
+    with pytest.raises(ValueError, match="layers"):
+        sign_code(net, torch.zeros(2, 4), layers=[9])
+    with pytest.raises(ValueError, match="model"):
+        activation_sites(torch.nn.Linear(2, 2))
+    with pytest.raises(ValueError, match="k"):
+        hamming_knn(c, np.zeros(5, int), c, k=6)
+    with pytest.raises(ValueError, match="k"):
+        hamming_knn(c, np.zeros(5, int), c, k=0)
+    with pytest.raises(ValueError, match="query_codes"):
+        hamming_knn(c, np.zeros(5, int), _codes(2, 9, 1))
+    with pytest.raises(ValueError, match="train_y"):
+        hamming_knn(c, np.zeros(4, int), c)
+    with pytest.raises(ValueError, match="codes"):
+        sign_overlap(np.zeros((3, 4)), np.array([0, 0, 1]))
+    with pytest.raises(ValueError, match="fraction"):
+        with flip_signs(net, fraction=1.5):
+            pass
+    with pytest.raises(ValueError, match="mode"):
+        with randomize_magnitudes(net, mode="uniform"):
+            pass
+    with pytest.raises(ValueError, match="rms"):
+        with randomize_magnitudes(net):
+            pass
+    with pytest.raises(ValueError, match="y"):
+        margin_decomposition(net, torch.zeros(3, 4), np.array([0, 1, 5]))
+    with pytest.raises(ValueError, match="overlap_penalty"):
+        train_classifier(net, np.zeros((4, 4)), np.zeros(4, int), max_iter=1,
+                         overlap_penalty=-1.0)  # fmt: skip
+    with pytest.raises(ValueError, match="x"):
+        train_classifier(net, np.full((4, 4), np.nan), np.zeros(4, int), max_iter=1)
+    with pytest.raises(ValueError, match="activation"):
+        make_mlp(dim_in=4, width=8, num_classes=2, activation="swish")
+    with pytest.raises(ValueError, match="width"):
+        make_mlp(dim_in=4, width=0, num_classes=2)

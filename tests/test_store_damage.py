@@ -1,0 +1,239 @@
+"""A damaged, old, foreign or unwritable store gives one line, never a traceback."""
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from contextlib import contextmanager
+
+import pytest
+
+from conftest import make_record
+from neurips26.records import RunRecord
+from neurips26.registry import SLUGS
+from neurips26.store import SCHEMA_VERSION, Store, StoreError
+
+SLUG = SLUGS[0]
+
+
+def cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "neurips26", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def good_store(path, n=3):
+    store = Store(path)
+    for i in range(n):
+        store.save(make_record({"mean": 0.1 * i}, slug=SLUG, figures={"f": b"x" * 40000}))
+    return store
+
+
+def damage(kind, tmp_path):
+    path = tmp_path / f"{kind}.sqlite"
+    if kind == "truncated":
+        good_store(tmp_path / "good.sqlite")
+        path.write_bytes((tmp_path / "good.sqlite").read_bytes()[:3000])
+    elif kind == "garbage":
+        path.write_bytes(bytes(range(256)) * 20)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "newer":
+        good_store(path)
+        with sqlite3.connect(path) as db:
+            db.execute("PRAGMA user_version = 99")
+    elif kind == "foreign":
+        with sqlite3.connect(path) as db:
+            db.execute("CREATE TABLE accounts (x)")
+    return path
+
+
+MESSAGES = {
+    "truncated": "not a readable neurips26 store",
+    "garbage": "not a readable neurips26 store",
+    "directory": "is a folder, not a file",
+    "newer": "written by a newer neurips26 (store schema 99",
+    "foreign": "not a neurips26 store",
+}
+
+
+@pytest.mark.parametrize("kind", list(MESSAGES))
+@pytest.mark.parametrize("command", ["list", "report", "run", "reproduce"])
+def test_damaged_store_gives_one_line(kind, command, tmp_path):
+    path = damage(kind, tmp_path)
+    args = {
+        "list": ["list"],
+        "report": ["report", "--out", str(tmp_path / "rep")],
+        "run": ["run", SLUG, "--tier", "smoke"],
+        "reproduce": ["reproduce", "--tier", "smoke", "--only", SLUG],
+    }[command]
+    out = cli("--store", str(path), *args)
+    assert out.returncode == 1, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert MESSAGES[kind] in lines[0]
+    assert "Traceback" not in out.stderr
+    assert "give another --store" in lines[0] or "--store a file path" in lines[0]
+
+
+def test_empty_file_is_an_empty_store(tmp_path):
+    path = tmp_path / "empty.sqlite"
+    path.touch()
+    out = cli("--store", str(path), "list", "--json")
+    assert out.returncode == 0, out.stderr
+    assert all(p["latest"] is None for p in json.loads(out.stdout))
+    Store(path).save(make_record({"mean": 0.0}))
+    assert Store(path).count() == 1
+
+
+def test_undecodable_row_is_skipped_and_reported(tmp_path):
+    path = tmp_path / "s.sqlite"
+    good_store(path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE runs SET record = '{not json' WHERE id = 3")
+        db.execute("UPDATE runs SET record = CAST(x'80ff' AS TEXT) WHERE id = 2")
+    store = Store(path, create=False)
+    assert [r.run_id for r in store.runs()] == [1]
+    assert store.latest(SLUG).run_id == 1  # falls back past the damaged rows
+    assert len(store.problems) == 2
+    assert {p.split(" ")[1] for p in store.problems} == {"2", "3"}
+    for args in (["list"], ["report", "--out", str(tmp_path / "rep")]):
+        out = cli("--store", str(path), *args)
+        assert out.returncode == 0, out.stderr
+        assert "skipped a damaged row of the store: run 3" in out.stderr
+        assert "Traceback" not in out.stderr
+
+
+def test_list_and_report_create_nothing(tmp_path):
+    path = tmp_path / "nowhere" / "s.sqlite"
+    assert cli("--store", str(path), "list").returncode == 0
+    assert cli("--store", str(path), "report", "--out", str(tmp_path / "rep")).returncode == 0
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_store_whose_parent_is_a_file_fails_before_the_run(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    out = cli("--store", str(tmp_path / "afile" / "s.sqlite"), "run", SLUG, "--tier", "smoke")
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        f"neurips26: error: cannot create store {tmp_path / 'afile' / 's.sqlite'}: "
+        f"{tmp_path / 'afile'} is a file, not a folder; give another --store path"
+    ]
+    assert "tier smoke" not in out.stdout  # nothing ran
+
+
+def test_read_only_store_fails_before_the_run(tmp_path):
+    path = tmp_path / "s.sqlite"
+    Store(path)
+    path.chmod(0o444)
+    try:
+        if os.access(path, os.W_OK):  # root ignores file modes
+            pytest.skip("running as root: the file stays writable")
+        with pytest.raises(StoreError, match="cannot be written"):
+            Store(path)
+        assert Store(path, create=False).count() == 0  # reading still works
+    finally:
+        path.chmod(0o644)
+
+
+V1_SCHEMA = """
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, slug TEXT NOT NULL, tier TEXT NOT NULL,
+    seed INTEGER NOT NULL, status TEXT NOT NULL, config TEXT NOT NULL, metrics TEXT NOT NULL,
+    volatile TEXT NOT NULL, claims TEXT NOT NULL, tables TEXT NOT NULL, notes TEXT NOT NULL,
+    error TEXT, wall_seconds REAL NOT NULL, cpu_seconds REAL NOT NULL,
+    peak_memory_mb REAL NOT NULL, package_version TEXT NOT NULL, git_commit TEXT NOT NULL,
+    code_version TEXT NOT NULL, environment TEXT NOT NULL, created_at TEXT NOT NULL
+);
+CREATE INDEX runs_key ON runs (slug, tier, seed, code_version);
+CREATE TABLE figures (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    name TEXT NOT NULL, png BLOB NOT NULL, PRIMARY KEY (run_id, name)
+);
+"""
+
+
+def write_v1(path, record: RunRecord) -> None:
+    """A store as neurips26 0.1.0 wrote it (schema 1: a column per field)."""
+    with sqlite3.connect(path) as db:
+        db.executescript(V1_SCHEMA)
+        d = record.to_dict()
+        db.execute(
+            "INSERT INTO runs (slug, tier, seed, status, config, metrics, volatile, claims,"
+            " tables, notes, error, wall_seconds, cpu_seconds, peak_memory_mb, package_version,"
+            " git_commit, code_version, environment, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                d["slug"], d["tier"], d["seed"], d["status"], json.dumps(d["config"]),
+                json.dumps(d["metrics"]), json.dumps(d["volatile"]), json.dumps(d["claims"]),
+                json.dumps(d["tables"]), json.dumps(d["notes"]), d["error"], d["wall_seconds"],
+                d["cpu_seconds"], d["peak_memory_mb"], d["package_version"], d["git_commit"],
+                d["code_version"], json.dumps(d["environment"]), d["created_at"],
+            ),
+        )
+        db.execute("INSERT INTO figures VALUES (1, 'f', ?)", (b"\x89PNG",))
+        db.execute(
+            "INSERT INTO runs (slug, tier, seed, status, config, metrics, volatile, claims,"
+            " tables, notes, wall_seconds, cpu_seconds, peak_memory_mb, package_version,"
+            " git_commit, code_version, environment, created_at)"
+            " VALUES ('toy', 'small', 0, 'ok', '{', '{}', '[]', '[]', '{}', '[]', 0, 0, 0,"
+            " '0.1.0', 'x', 'abc', '{}', 'now')"
+        )
+
+
+def test_older_store_is_migrated_in_place(tmp_path):
+    path = tmp_path / "v1.sqlite"
+    rec = make_record({"mean": 0.2, "n": 12, "n_ci": 1.0}, tables={"t": [{"a": 1}]}, notes=("x",))
+    write_v1(path, rec)
+    store = Store(path, create=False)
+    got = store.latest("toy", "small", with_figures=True)
+    assert got is not None and got.run_id == 1
+    assert got.record == RunRecord.from_dict(rec.to_dict(), {"f": b"\x89PNG"})
+    assert [r.run_id for r in store.runs()] == [1]  # the v1 row with bad JSON is reported
+    assert "run 2" in store.problems[0]
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    run_id = Store(path).save(rec)  # and it goes on as a current store
+    assert run_id == 3
+    assert Store(path).latest("toy", with_figures=True).record.metrics == rec.metrics
+
+
+def test_disk_full_save_raises_store_error(tmp_path):
+    path = tmp_path / "s.sqlite"
+    store = Store(path)
+    store.save(make_record({"mean": 0.1}))
+    with sqlite3.connect(path) as db:
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+    real = store._connect
+
+    @contextmanager  # max_page_count holds per connection: a disk that is full now
+    def full():
+        with real() as db:
+            db.execute(f"PRAGMA max_page_count = {pages}")
+            yield db
+
+    store._connect = full
+    with pytest.raises(StoreError, match=r"could not save the toy run.*full"):
+        store.save(make_record({"mean": 0.1}, figures={"big": b"x" * 200000}))
+    store._connect = real
+    assert store.count() == 1  # nothing half-written
+
+
+def test_leases_share_work_and_expire_with_their_process(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    key = ("toy", "small", 0, "abc")
+    assert store.claim(*key) is None
+    assert store.claim(*key) is None  # the holder may claim again
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    with sqlite3.connect(store.path) as db:
+        db.execute("UPDATE leases SET pid = ?", (int(dead),))
+    assert store.claim(*key) is None  # a dead holder's lease is taken over
+    with sqlite3.connect(store.path) as db:
+        db.execute("UPDATE leases SET pid = 1")  # a live process (init) holds it
+    assert store.claim(*key) == f"pid 1 on {__import__('socket').gethostname()}"
+    store.release(*key)  # not ours: stays
+    assert store.claim(*key) is not None
