@@ -192,7 +192,7 @@ def test_data_generators_bad_input():
         population_stats(np.zeros((2, 2)), np.array([[1.0, 2.0], [0.0, 1.0]]), [0, 1])
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=5000)
 @given(row=st.integers(0, 39), col=st.integers(0, 2),
        value=st.sampled_from([np.nan, np.inf, -np.inf]))
 def test_any_nonfinite_feature_is_refused(row, col, value):

@@ -480,8 +480,38 @@ def run(config: Config) -> RunResult:
         metrics["bound_max_excess"] = max(r["excess"] for r in bound)
     metrics = {k: (v if not isinstance(v, float) or math.isfinite(v) else math.nan)
                for k, v in metrics.items()}
+    reasons = _reasons(cfg, metrics)
+    for name in METRICS:  # a metric not measured at this tier is NaN with a reason
+        metrics.setdefault(name, math.nan)
     notes = [f"{r['dataset']} seed {r['seed']}: joint accuracy {r['acc_joint']:.3f} does not "
              f"exceed sequential {r['acc_seq']:.3f}; no gap to recover"
              for r in cil if not np.isfinite(r["gap_recovered"])]
+    figures = _figures(cil, failure) if cil else {}
+    captions = {"accuracy_and_failure": (
+        "Left: final class-incremental accuracy (argmax over all classes) of each head per "
+        "data set, mean over seeds (seq: within-task softmax; dec: de-centred; joint: upper "
+        "bound). Right: confusion of task B with task A on the failure construction against "
+        "R / r, sequential and de-centred heads (the paper's Omega(1) construction).")}
     return RunResult(metrics=metrics, tables={"cil": cil, "failure": failure, "bound": bound},
-                     figures=_figures(cil, failure) if cil else {}, notes=tuple(notes))
+                     figures=figures, notes=tuple(notes), captions=captions, reasons=reasons)
+
+
+def _reasons(cfg: Config, metrics: dict[str, Any]) -> dict[str, str]:
+    """Why each metric that is missing or NaN was not measured."""
+    reasons: dict[str, str] = {}
+    for name in METRICS:
+        value = metrics.get(name, math.nan)
+        if isinstance(value, float) and math.isnan(value):
+            if name.startswith("offset_sampled"):
+                why = "sampled offset check not run at this tier (offset_train_per_class=0)"
+            elif name.endswith("_ci"):
+                why = "a confidence interval needs at least two seeds with a finite value"
+            elif name.startswith("gap_") and name != "gap_real_mean":
+                why = ("this data set is not run at this tier, or no seed had a joint-"
+                       "sequential gap to recover")
+            elif name == "bound_max_excess":
+                why = "no instance with kappa > 1 was drawn"
+            else:
+                why = "no real-feature data set is run at this tier"
+            reasons[name] = why
+    return reasons
