@@ -35,6 +35,7 @@ SLUGS: tuple[str, ...] = (
     "geto_lp",
     # seed 004_839af22534344a66.txt
     "monoculture",
+    "cil_decentering",
     "state_pred_sep",
     "data_exchange_core",
     "qnn_spectral",

@@ -1,0 +1,90 @@
+"""Input checks shared by the cil_decentering modules (messages name the argument)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_features(X, *, name: str = "X", dim: int | None = None) -> np.ndarray:
+    """``X`` as a finite float64 array of shape (n, d), n >= 1, d >= 1 (and d == dim)."""
+    if isinstance(X, (str, bytes)) or X is None:
+        raise TypeError(f"{name} must be a 2-D numeric array, got {type(X).__name__}")
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a 2-D numeric array: {exc}") from exc
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D of shape (num_samples, dim), got shape {arr.shape}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape}); need at least one sample and one "
+                         "feature")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.sum(~np.isfinite(arr)))
+        raise ValueError(f"{name} contains {bad} NaN or infinite entries; clean the features first")
+    if dim is not None and arr.shape[1] != dim:
+        raise ValueError(f"{name} has {arr.shape[1]} features but the fitted statistics/heads have "
+                         f"dim {dim} (feature dimension mismatch)")
+    return arr
+
+
+def check_labels(y, num_samples: int, *, name: str = "y") -> np.ndarray:
+    """``y`` as a 1-D integer array of length ``num_samples``."""
+    if y is None or isinstance(y, (str, bytes)):
+        raise TypeError(f"{name} must be a 1-D array of integer class ids, got {type(y).__name__}")
+    arr = np.asarray(y)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D of shape (num_samples,), got shape {arr.shape}")
+    if arr.shape[0] != num_samples:
+        raise ValueError(f"X and {name} have mismatched lengths: X has {num_samples} rows, "
+                         f"{name} has {arr.shape[0]}")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} contains NaN or infinite labels")
+        if not np.all(arr == np.round(arr)):
+            raise ValueError(f"{name} must hold integer class ids, got non-integer values")
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integer class ids, got dtype {arr.dtype}")
+    return arr.astype(np.int64)
+
+
+def check_positive(value, name: str, *, allow_zero: bool = False) -> float:
+    """A finite float > 0 (>= 0 with ``allow_zero``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        op = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a finite number {op}, got {value}")
+    return value
+
+
+def check_int(value, name: str, *, min_value: int = 0) -> int:
+    """An integer >= ``min_value``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if int(value) < min_value:
+        raise ValueError(f"{name} must be >= {min_value}, got {value}")
+    return int(value)
+
+
+def check_choice(value, name: str, choices: tuple) -> object:
+    """``value`` if it is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def check_shrinkage(shrinkage) -> object:
+    """``None``, ``"ledoit_wolf"`` or a float in [0, 1]."""
+    if shrinkage is None or shrinkage == "ledoit_wolf":
+        return shrinkage
+    if isinstance(shrinkage, str):
+        raise ValueError(f"shrinkage must be None, 'ledoit_wolf' or a float in [0, 1], "
+                         f"got {shrinkage!r}")
+    value = check_positive(shrinkage, "shrinkage", allow_zero=True)
+    if value > 1:
+        raise ValueError(f"shrinkage must be in [0, 1], got {value}")
+    return value

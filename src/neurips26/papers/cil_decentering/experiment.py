@@ -1,0 +1,524 @@
+"""Reproduction of post-hoc de-centering: offset identity, recovery, gap closed, failure, bound.
+
+Parts (each a function below, results summarised into metrics):
+
+- population: closed-form sequential and Bayes heads of random shared-covariance Gaussian
+  tasks; the offset identity and the exact recovery by de-centering.
+- sampled offset: within-task heads trained on many samples against the known Bayes head:
+  block dispersion and cosine to ``Sigma_hat^{-1}(mu_bar^(j) - mu_bar^(i))``.
+- class-incremental runs (sequential, de-centred, joint, SLDA, NCM, FeCAM heads, argmax over
+  all classes) on synthetic Gaussian tasks and on frozen real features: digits through PCA
+  fitted on task 1 only; MNIST and Fashion-MNIST through an MLP trained on the first task
+  only (then frozen); real photos through the ImageNet-pretrained EfficientNet-lite0. The
+  joint-sequential gap recovered by de-centering, ``(acc_dec - acc_seq) / (acc_joint -
+  acc_seq)``, is averaged over seeds (class orders, networks) with a t-interval; the
+  permuted-task control tests that the sequential-joint offsets are block-constant on the
+  trained heads.
+- failure construction: task A at ``+/- R u``, task B at ``m +/- r v``; trained sequential
+  heads confuse B with A as ``R / r`` grows, whatever ``||m||``.
+- separation bound: random two-task instances with ``kappa > 1``; measured task confusion of
+  trained sequential heads against ``exp(-(kappa - 1)^2 gamma / 8)``.
+
+Deviations from the paper
+-------------------------
+- The paper's five benchmarks (CIFAR-100, ImageNet-100/1K, ImageNet-R, DomainNet) and five
+  frozen backbones are not available offline. Substitutes: digits + PCA, MNIST and
+  Fashion-MNIST through a small MLP trained on the first task, and EfficientNet-lite0 on
+  random views of 36 real photos (foolbox's 20 ImageNet samples and 16 scikit-image photos,
+  each photo a class: instance recognition, not category recognition).
+- Small tier: 500 training images per class for MNIST/Fashion-MNIST, an MLP trained 300
+  steps, 48-px views and 48-px Fashion-MNIST through EfficientNet, three seeds; the paper
+  tier uses all 60k images and 224-px inputs.
+- The separation-bound quantities are our inferred definitions (see ``diagnostics``).
+- Why the real-data gap recovery can fall short of 82-94% here: de-centering adds the
+  LDA-scale offset ``Sigma_hat^{-1} mu_bar^(t)`` to softmax weights whose scale is set by
+  the weight decay and by how separable each task is; on non-Gaussian features with
+  (nearly) separable tasks the two scales disagree, which the population analysis does not
+  see. The photo views show it most: their 1,280-d within-task problems are separable, the
+  softmax weights stay small, and the added offsets (from a heavily shrunk covariance) swamp
+  them, so de-centering can lose accuracy there while SLDA, built from the same statistics
+  on one scale, does not. We report this as measured; we did not tune the weight decay.
+- The permuted-task control (claim ``invariance_falsifiable``) can fail on trained heads of
+  real features: there the sequential-joint offsets also vary within a task block (the
+  heads are not the population optima), and on some seeds and sets that spread is close to
+  what random task labels give. The synthetic runs pass it cleanly.
+- De-centred versus Bayes confusion on the failure construction (``failure_decentered_bayes``)
+  misses 0.02 at finite samples: task B's two classes are nearly identical at large R / r,
+  so its trained within-task weights are estimation noise, which the correction keeps.
+- FeCAM-style heads use full per-class covariances; with ten views per class in 1,280
+  dimensions they are mostly shrinkage and do poorly on the photo views.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+
+from neurips26.common.experiment import RunResult, param
+from neurips26.common.plotting import figure_png, new_figure
+
+from . import (
+    NCM,
+    SLDA,
+    DecenteredSoftmax,
+    FeCAM,
+    JointSoftmax,
+    SequentialSoftmax,
+    concat_heads,
+    decenter,
+    failure_construction,
+    fit_within_task_head,
+    gap_recovered,
+    gaussian_tasks,
+    offset_diagnostic,
+    population_heads,
+    separation,
+    task_confusion,
+)
+from .stats import accumulate_stats
+
+METRICS: tuple[str, ...] = (
+    "offset_pop_max_error", "recovery_max_abs_error", "recovery_pred_agreement",
+    "offset_sampled_dispersion", "offset_sampled_cosine",
+    "gap_synthetic", "gap_synthetic_ci", "gap_digits", "gap_digits_ci", "gap_mnist",
+    "gap_mnist_ci", "gap_fashion_mnist", "gap_fashion_mnist_ci", "gap_effnet_photos",
+    "gap_effnet_photos_ci", "gap_effnet_fashion_mnist", "gap_effnet_fashion_mnist_ci",
+    "gap_real_mean", "gap_real_mean_ci", "diag_control_quantile_max", "diag_dispersion_max",
+    "failure_min_confusion_at_max_ratio", "failure_max_dec_bayes_diff",
+    "bound_max_excess", "bound_num_instances",
+    "acc_seq_real_mean", "acc_dec_real_mean", "acc_joint_real_mean", "acc_slda_real_mean",
+    "acc_ncm_real_mean", "acc_fecam_real_mean", "num_cil_runs",
+)
+METHODS = ("seq", "dec", "joint", "slda", "ncm", "fecam")
+REAL = ("digits", "mnist", "fashion_mnist", "effnet_photos", "effnet_fashion_mnist")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings of the reproduction (see ``neurips26 info cil_decentering``)."""
+
+    seed: int = 0
+    num_seeds: int = param(3, help="seeds (class orders, networks) per data set", min=1)
+    weight_decay: float = param(1e-4, help="lam of the softmax heads", min=0.0)
+    pop_num_tasks: int = param(5, help="tasks of the population check", min=2)
+    pop_dim: int = param(32, help="feature dimension of the synthetic tasks", min=2)
+    synth_train_per_class: int = param(1000, help="synthetic training samples per class", min=0)
+    synth_test_per_class: int = param(500, help="synthetic test samples per class", min=1)
+    offset_train_per_class: int = param(50_000, help="samples per class for the sampled "
+                                        "offset identity (0: skip)", min=0)
+    offset_num_tasks: int = param(3, help="tasks of the sampled offset check", min=2)
+    offset_dim: int = param(8, help="dimension of the sampled offset check", min=1)
+    digits: bool = param(True, help="digits through PCA fitted on task 1")
+    digits_pca_dim: int = param(32, help="PCA components (fitted on task 1 only)", min=1)
+    mnist_datasets: tuple[str, ...] = param(("mnist", "fashion_mnist"), allow_empty=True,
+                                            choices=("mnist", "fashion_mnist"),
+                                            help="MNIST-like sets through a task-1 MLP")
+    mnist_train_per_class: int = param(500, help="training images per class", min=10)
+    mnist_test_per_class: int = param(200, help="test images per class", min=10)
+    mnist_hidden: tuple[int, ...] = param((256, 128), help="MLP widths (features: last)", min=1)
+    mnist_steps: int = param(300, help="MLP training steps on task 1", min=1)
+    effnet_datasets: tuple[str, ...] = param(("photos", "fashion_mnist"), allow_empty=True,
+                                             choices=("photos", "fashion_mnist", "mnist"),
+                                             help="images through EfficientNet-lite0")
+    photo_train_views: int = param(10, help="training views per photo", min=2)
+    photo_test_views: int = param(6, help="test views per photo", min=1)
+    photo_size: int = param(48, help="side of the views in pixels", min=16, max=256)
+    photo_min_scale: float = param(0.1, help="smallest crop area (share of the photo)",
+                                   min=0.01, max=1.0)
+    effnet_image_size: int = param(48, help="side of upsampled MNIST-like images", min=32,
+                                   max=256)
+    effnet_train_per_class: int = param(200, help="MNIST-like training images per class "
+                                        "through EfficientNet", min=10)
+    effnet_test_per_class: int = param(100, help="... test images per class", min=10)
+    photo_classes_per_task: int = param(4, help="photos (classes) per task", min=2)
+    failure_ratios: tuple[float, ...] = param((1.0, 10.0, 100.0), help="R / r", min=1.0)
+    failure_distances: tuple[float, ...] = param((1.0, 2.0, 4.0, 8.0), help="||m||", min=0.0)
+    failure_train_per_class: int = param(5000, help="training samples per class", min=10)
+    failure_test_per_class: int = param(5000, help="test samples per class", min=10)
+    bound_instances: int = param(6, help="random instances with kappa > 1", min=0)
+    device: str = param("cpu", choices=("cpu", "cuda"), help="torch device (backbones)")
+
+
+TIERS = {
+    "smoke": Config(num_seeds=1, pop_num_tasks=3, pop_dim=8, synth_train_per_class=200,
+                    synth_test_per_class=200, offset_train_per_class=0, mnist_datasets=(),
+                    effnet_datasets=(), failure_ratios=(1.0, 100.0), failure_distances=(1.0, 4.0),
+                    failure_train_per_class=300, failure_test_per_class=1000,
+                    bound_instances=2),
+    "small": Config(),
+    "paper": Config(num_seeds=5, synth_train_per_class=5000, synth_test_per_class=2000,
+                    offset_train_per_class=200_000, offset_num_tasks=5, offset_dim=32,
+                    weight_decay=1e-4, mnist_train_per_class=6000, mnist_test_per_class=1000,
+                    mnist_steps=3000, photo_train_views=40, photo_test_views=20,
+                    photo_size=224, effnet_image_size=224, effnet_train_per_class=2000,
+                    effnet_test_per_class=500, bound_instances=20),
+}
+
+
+# --------------------------------------------------------------------------- parts
+
+
+def _population(cfg: Config, rng: np.random.Generator) -> dict[str, Any]:
+    g = gaussian_tasks(num_tasks=cfg.pop_num_tasks, classes_per_task=4, dim=cfg.pop_dim,
+                       task_scale=0.5, class_scale=0.3, rng=rng)
+    stats = g.stats()
+    ph = population_heads(stats)
+    diag = offset_diagnostic(ph.sequential_head, ph.joint, stats, shrinkage=None,
+                             num_permutations=0)
+    fixed = decenter(ph.sequential, stats, shrinkage=None)
+    X, _ = g.sample(200, rng)
+    return {
+        "offset_pop_max_error": diag.max_abs_error,
+        "recovery_max_abs_error": float(max(np.max(np.abs(fixed.W - ph.joint.W)),
+                                            np.max(np.abs(fixed.b - ph.joint.b)))),
+        "recovery_pred_agreement": float(np.mean(fixed.predict(X) == ph.joint.predict(X))),
+    }
+
+
+def _offset_sampled(cfg: Config, rng: np.random.Generator) -> dict[str, Any]:
+    g = gaussian_tasks(num_tasks=cfg.offset_num_tasks, classes_per_task=4, dim=cfg.offset_dim,
+                       task_scale=0.5, class_scale=0.3, rng=rng)
+    heads, stats = [], None
+    for t in range(g.num_tasks):
+        X, y = g.sample_task(t, cfg.offset_train_per_class, rng)
+        heads.append(fit_within_task_head(X, y, weight_decay=1e-6, task_id=t))
+        stats = accumulate_stats(stats, X, y, task_id=t)
+    bayes = population_heads(g.stats()).joint
+    diag = offset_diagnostic(concat_heads(heads), bayes, stats, shrinkage=None,
+                             num_permutations=0)
+    return {"offset_sampled_dispersion": diag.mean_dispersion,
+            "offset_sampled_cosine": diag.min_cosine}
+
+
+def cil_run(dataset: str, seed: int, Xtr, ytr, Xte, yte, order, classes_per_task: int,
+            cfg: Config) -> dict[str, Any]:
+    """Fit every head task by task on frozen features; accuracies, gap, offset diagnostic."""
+    est = {"seq": SequentialSoftmax(weight_decay=cfg.weight_decay),
+           "dec": DecenteredSoftmax(weight_decay=cfg.weight_decay),
+           "joint": JointSoftmax(weight_decay=cfg.weight_decay),
+           "slda": SLDA(), "ncm": NCM(), "fecam": FeCAM()}
+    for t in range(len(order) // classes_per_task):
+        keep = np.isin(ytr, order[t * classes_per_task:(t + 1) * classes_per_task])
+        for e in est.values():
+            e.partial_fit(Xtr[keep], ytr[keep], task_id=t)
+    row: dict[str, Any] = {"dataset": dataset, "seed": seed, "dim": Xtr.shape[1],
+                           "num_tasks": est["seq"].num_tasks_, "num_train": len(ytr)}
+    for name, e in est.items():
+        row[f"acc_{name}"] = float(e.score(Xte, yte))
+    row["task_confusion_seq"] = task_confusion(est["seq"].head_, Xte, yte)
+    row["task_confusion_dec"] = task_confusion(est["dec"].head_, Xte, yte)
+    try:
+        row["gap_recovered"] = gap_recovered(row["acc_seq"], row["acc_joint"], row["acc_dec"])
+    except ValueError:  # no gap: the sequential heads are as good as the joint one
+        row["gap_recovered"] = math.nan
+    diag = offset_diagnostic(est["seq"].head_, est["joint"].head_, est["seq"].stats_,
+                             num_permutations=200, seed=seed)
+    row["diag_dispersion"] = diag.mean_dispersion
+    row["diag_cosine_min"] = diag.min_cosine
+    row["diag_control_p5"] = float(np.percentile(diag.permutation_dispersion, 5))
+    row["diag_control_quantile"] = diag.control_quantile
+    return row
+
+
+def _synthetic_rows(cfg: Config, seeds) -> list[dict]:
+    rows = []
+    for s in seeds:
+        rng = np.random.default_rng([s, 1])
+        g = gaussian_tasks(num_tasks=5, classes_per_task=4, dim=cfg.pop_dim, task_scale=0.5,
+                           class_scale=0.3, rng=rng)
+        Xtr, ytr = g.sample(cfg.synth_train_per_class, rng)
+        Xte, yte = g.sample(cfg.synth_test_per_class, rng)
+        row = cil_run("synthetic", s, Xtr, ytr, Xte, yte, np.arange(20), 4, cfg)
+        row["acc_bayes"] = float(np.mean(population_heads(g.stats()).joint.predict(Xte) == yte))
+        rows.append(row)
+    return rows
+
+
+def _digits_rows(cfg: Config, seeds) -> list[dict]:
+    from sklearn.decomposition import PCA
+
+    from neurips26.common.data import load_digits
+
+    xtr, ytr, xte, yte = load_digits().flat()
+    rows = []
+    for s in seeds:
+        order = np.random.default_rng([s, 2]).permutation(10)
+        first = np.isin(ytr, order[:2])
+        pca = PCA(cfg.digits_pca_dim, random_state=0).fit(xtr[first])  # task 1 only
+        rows.append(cil_run("digits", s, pca.transform(xtr), ytr, pca.transform(xte), yte,
+                            order, 2, cfg))
+    return rows
+
+
+def _mnist_rows(cfg: Config, name: str, seeds) -> list[dict]:
+    import torch
+
+    from neurips26.common.cache import cache_key, cached_module
+    from neurips26.common.data import load_fashion_mnist, load_mnist
+    from neurips26.common.models import MLPClassifier
+    from neurips26.common.torch import make_generator, seeded
+    from neurips26.common.train import array_batches, train
+
+    from .features import network_features
+
+    ds = (load_mnist if name == "mnist" else load_fashion_mnist)()
+    ds = ds.subset(10 * cfg.mnist_train_per_class, 10 * cfg.mnist_test_per_class, seed=0)
+    xtr, ytr, xte, yte = ds.flat()
+    rows = []
+    for s in seeds:
+        order = np.random.default_rng([s, 3]).permutation(10)
+        first = np.isin(ytr, order[:2])
+        labels = np.searchsorted(np.sort(order[:2]), ytr[first])
+
+        def build(s=s):
+            with seeded(s):
+                return MLPClassifier(784, cfg.mnist_hidden, 2)
+
+        def fit(net, s=s, first=first, labels=labels):
+            batches = array_batches(xtr[first], labels, batch_size=128,
+                                    generator=make_generator(s), device=cfg.device)
+            train(net, batches, max_iter=cfg.mnist_steps, lr=1e-3, seed=s, device=cfg.device)
+
+        key = cache_key(f"cil_decentering_{name}_task1_mlp",
+                        {"hidden": cfg.mnist_hidden, "steps": cfg.mnist_steps,
+                         "n": cfg.mnist_train_per_class, "classes": order[:2].tolist()}, s,
+                        modules=("neurips26.common.models",))
+        net, _ = cached_module("cil_decentering_mlp", key, build, fit)
+        net = net.to(torch.device(cfg.device))
+        ftr = network_features(net, xtr, device=cfg.device)
+        fte = network_features(net, xte, device=cfg.device)
+        rows.append(cil_run(name, s, ftr, ytr, fte, yte, order, 2, cfg))
+    return rows
+
+
+def effnet_features(cfg: Config, name: str) -> dict[str, np.ndarray]:
+    """EfficientNet-lite0 features (cached in the user cache, never needed by a test).
+
+    ``name="photos"``: views of the real photos, each photo a class; otherwise an MNIST-like
+    set upsampled to ``effnet_image_size`` and replicated to RGB. Returns ``features``,
+    ``labels`` and ``is_train``.
+    """
+    from neurips26.common.cache import cache_key, cached_arrays
+
+    from .features import efficientnet_lite0, load_photos, photo_views, pooled_features
+
+    if name == "photos":
+        spec = {"train": cfg.photo_train_views, "test": cfg.photo_test_views,
+                "size": cfg.photo_size, "min_scale": cfg.photo_min_scale}
+    else:
+        spec = {"set": name, "size": cfg.effnet_image_size,
+                "train": cfg.effnet_train_per_class, "test": cfg.effnet_test_per_class}
+
+    def compute():
+        model = efficientnet_lite0(cfg.device)
+        if name == "photos":
+            images, _ = load_photos()
+            n = cfg.photo_train_views + cfg.photo_test_views
+            views, labels = photo_views(images, n, size=cfg.photo_size,
+                                        min_scale=cfg.photo_min_scale,
+                                        rng=np.random.default_rng(0))
+            is_train = np.tile(np.arange(n) < cfg.photo_train_views, len(images))
+        else:
+            from neurips26.common.data import load_fashion_mnist, load_mnist, upsample
+
+            ds = (load_mnist if name == "mnist" else load_fashion_mnist)()
+            ds = ds.subset(10 * cfg.effnet_train_per_class, 10 * cfg.effnet_test_per_class,
+                           seed=1)
+            x = np.concatenate([ds.x_train, ds.x_test])  # (N, 1, 28, 28) in [0, 1]
+            x = upsample(x, cfg.effnet_image_size)[:, 0]
+            views = np.repeat((x * 255).round().astype(np.uint8)[..., None], 3, axis=3)
+            labels = np.concatenate([ds.y_train, ds.y_test])
+            is_train = np.arange(len(labels)) < len(ds.y_train)
+        feats = pooled_features(model, views, device=cfg.device)
+        return {"features": feats, "labels": labels, "is_train": is_train}
+
+    key = cache_key("cil_decentering_effnet", spec, 0,
+                    modules=("neurips26.papers.cil_decentering",))
+    arrays, _ = cached_arrays("cil_decentering_effnet", key, compute)
+    return arrays
+
+
+def _effnet_rows(cfg: Config, name: str, seeds) -> list[dict]:
+    arrays = effnet_features(cfg, name)
+    F, y, tr = arrays["features"], arrays["labels"], arrays["is_train"].astype(bool)
+    C = int(y.max()) + 1
+    k = cfg.photo_classes_per_task if name == "photos" else 2
+    rows = []
+    for s in seeds:
+        order = np.random.default_rng([s, 4]).permutation(C)[: (C // k) * k]
+        keep = np.isin(y, order)
+        rows.append(cil_run(f"effnet_{name}", s, F[tr & keep], y[tr & keep], F[~tr & keep],
+                            y[~tr & keep], order, k, cfg))
+    return rows
+
+
+def _failure_rows(cfg: Config, rng: np.random.Generator) -> list[dict]:
+    rows = []
+    for ratio in cfg.failure_ratios:
+        for dist in cfg.failure_distances:
+            g = failure_construction(ratio=ratio, task_distance=dist)
+            heads, stats = [], None
+            for t in range(2):
+                X, y = g.sample_task(t, cfg.failure_train_per_class, rng)
+                heads.append(fit_within_task_head(X, y, weight_decay=cfg.weight_decay,
+                                                  task_id=t))
+                stats = accumulate_stats(stats, X, y, task_id=t)
+            XB, yB = g.sample_task(1, cfg.failure_test_per_class, rng)  # task B's inputs
+            bayes = population_heads(g.stats()).joint
+            rows.append({
+                "ratio": ratio, "task_distance": dist,
+                "confusion_seq": task_confusion(concat_heads(heads), XB, yB),
+                "confusion_dec": task_confusion(decenter(heads, stats), XB, yB),
+                "confusion_bayes": task_confusion(bayes, XB, yB),
+            })
+    return rows
+
+
+def _bound_rows(cfg: Config, rng: np.random.Generator) -> list[dict]:
+    rows = []
+    attempts = 0
+    while len(rows) < cfg.bound_instances and attempts < 200 * max(cfg.bound_instances, 1):
+        attempts += 1
+        g = gaussian_tasks(num_tasks=2, classes_per_task=2, dim=4,
+                           task_scale=float(rng.uniform(0.3, 1.5)),
+                           class_scale=float(rng.uniform(0.5, 2.0)), condition_number=3.0,
+                           rng=rng)
+        sep = separation(g.stats())
+        kappa, gamma = float(np.min(sep.kappa[~np.eye(2, dtype=bool)])), float(sep.gamma[0, 1])
+        if not kappa > 1.05:
+            continue
+        heads = []
+        for t in range(2):
+            X, y = g.sample_task(t, cfg.failure_train_per_class, rng)
+            heads.append(fit_within_task_head(X, y, weight_decay=cfg.weight_decay, task_id=t))
+        X, y = g.sample(cfg.failure_test_per_class, rng)
+        conf = task_confusion(concat_heads(heads), X, y)
+        bound = float(sep.bound()[0, 1])
+        se = math.sqrt(max(conf * (1 - conf), 1e-12) / len(y))
+        rows.append({"kappa": kappa, "gamma": gamma, "confusion_seq": conf, "bound": bound,
+                     "excess": conf - bound - 2 * se})
+    return rows
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def _mean_ci(values) -> tuple[float, float]:
+    v = np.asarray([x for x in values if np.isfinite(x)], dtype=float)
+    if len(v) == 0:
+        return math.nan, math.nan
+    if len(v) == 1:
+        return float(v[0]), math.nan
+    half = sps.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v))
+    return float(v.mean()), float(half)
+
+
+def _figures(cil: list[dict], failure: list[dict]) -> dict[str, bytes]:
+    fig, (ax1, ax2) = new_figure(2, width=10.0)
+    sets = sorted({r["dataset"] for r in cil}, key=lambda d: ("synthetic", *REAL).index(d))
+    width = 0.8 / len(METHODS)
+    for k, m in enumerate(METHODS):
+        ax1.bar(np.arange(len(sets)) + k * width,
+                [np.mean([r[f"acc_{m}"] for r in cil if r["dataset"] == d]) for d in sets],
+                width, label=m)
+    ax1.set_xticks(np.arange(len(sets)) + 0.4 - width / 2, sets, fontsize=8)
+    ax1.set_ylabel("class-incremental accuracy")
+    ax1.legend(fontsize=7, ncol=3)
+    for dist in sorted({r["task_distance"] for r in failure}):
+        rr = [r for r in failure if r["task_distance"] == dist]
+        ax2.semilogx([r["ratio"] for r in rr], [r["confusion_seq"] for r in rr], "o-",
+                     label=f"sequential, ||m||={dist:g}")
+        ax2.semilogx([r["ratio"] for r in rr], [r["confusion_dec"] for r in rr], "x:",
+                     label=f"de-centred, ||m||={dist:g}")
+    ax2.set_xlabel("R / r")
+    ax2.set_ylabel("confusion of task B with task A")
+    ax2.legend(fontsize=6)
+    return {"accuracy_and_failure": figure_png(fig)}
+
+
+def run(config: Config) -> RunResult:
+    """Run the reproduction; see the module docstring."""
+    cfg = config
+    rng = np.random.default_rng(cfg.seed)
+    seeds = [cfg.seed * 1000 + i for i in range(cfg.num_seeds)]
+    metrics: dict[str, Any] = {}
+    metrics.update(_population(cfg, rng))
+    if cfg.offset_train_per_class:
+        metrics.update(_offset_sampled(cfg, rng))
+    cil: list[dict] = []
+    if cfg.synth_train_per_class:
+        cil += _synthetic_rows(cfg, seeds)
+    if cfg.digits:
+        cil += _digits_rows(cfg, seeds)
+    for name in cfg.mnist_datasets:
+        cil += _mnist_rows(cfg, name, seeds)
+    for name in cfg.effnet_datasets:
+        cil += _effnet_rows(cfg, name, seeds)
+    failure = _failure_rows(cfg, rng)
+    bound = _bound_rows(cfg, rng)
+
+    for d in ("synthetic", *REAL):
+        rows = [r for r in cil if r["dataset"] == d]
+        if rows:
+            metrics[f"gap_{d}"], metrics[f"gap_{d}_ci"] = _mean_ci([r["gap_recovered"]
+                                                                    for r in rows])
+    real = [r for r in cil if r["dataset"] in REAL]
+    if real:
+        per_seed = [np.nanmean([r["gap_recovered"] for r in real if r["seed"] == s])
+                    for s in seeds]
+        metrics["gap_real_mean"] = float(np.nanmean([r["gap_recovered"] for r in real]))
+        metrics["gap_real_mean_ci"] = _mean_ci(per_seed)[1]
+        metrics["diag_control_quantile_max"] = max(r["diag_control_quantile"] for r in real)
+        metrics["diag_dispersion_max"] = max(r["diag_dispersion"] for r in real)
+        for m in METHODS:
+            metrics[f"acc_{m}_real_mean"] = float(np.mean([r[f"acc_{m}"] for r in real]))
+    metrics["num_cil_runs"] = len(cil)
+    top = max(cfg.failure_ratios)
+    metrics["failure_min_confusion_at_max_ratio"] = min(r["confusion_seq"] for r in failure
+                                                        if r["ratio"] == top)
+    metrics["failure_max_dec_bayes_diff"] = max(abs(r["confusion_dec"] - r["confusion_bayes"])
+                                                for r in failure)
+    metrics["bound_num_instances"] = len(bound)
+    if bound:
+        metrics["bound_max_excess"] = max(r["excess"] for r in bound)
+    metrics = {k: (v if not isinstance(v, float) or math.isfinite(v) else math.nan)
+               for k, v in metrics.items()}
+    reasons = _reasons(cfg, metrics)
+    for name in METRICS:  # a metric not measured at this tier is NaN with a reason
+        metrics.setdefault(name, math.nan)
+    notes = [f"{r['dataset']} seed {r['seed']}: joint accuracy {r['acc_joint']:.3f} does not "
+             f"exceed sequential {r['acc_seq']:.3f}; no gap to recover"
+             for r in cil if not np.isfinite(r["gap_recovered"])]
+    figures = _figures(cil, failure) if cil else {}
+    captions = {"accuracy_and_failure": (
+        "Left: final class-incremental accuracy (argmax over all classes) of each head per "
+        "data set, mean over seeds (seq: within-task softmax; dec: de-centred; joint: upper "
+        "bound). Right: confusion of task B with task A on the failure construction against "
+        "R / r, sequential and de-centred heads (the paper's Omega(1) construction).")}
+    return RunResult(metrics=metrics, tables={"cil": cil, "failure": failure, "bound": bound},
+                     figures=figures, notes=tuple(notes), captions=captions, reasons=reasons)
+
+
+def _reasons(cfg: Config, metrics: dict[str, Any]) -> dict[str, str]:
+    """Why each metric that is missing or NaN was not measured."""
+    reasons: dict[str, str] = {}
+    for name in METRICS:
+        value = metrics.get(name, math.nan)
+        if isinstance(value, float) and math.isnan(value):
+            if name.startswith("offset_sampled"):
+                why = "sampled offset check not run at this tier (offset_train_per_class=0)"
+            elif name.endswith("_ci"):
+                why = "a confidence interval needs at least two seeds with a finite value"
+            elif name.startswith("gap_") and name != "gap_real_mean":
+                why = ("this data set is not run at this tier, or no seed had a joint-"
+                       "sequential gap to recover")
+            elif name == "bound_max_excess":
+                why = "no instance with kappa > 1 was drawn"
+            else:
+                why = "no real-feature data set is run at this tier"
+            reasons[name] = why
+    return reasons
