@@ -3,6 +3,7 @@
 from .data import organ_densities, rgb_histogram, synthetic_densities
 from .geto import (
     IPM_MIN_VARIABLES,
+    SOLVERS,
     BarycenterResult,
     GETOBarycenter,
     GridSpec,
@@ -24,6 +25,7 @@ from .recolor import quota_recolor
 
 __all__ = [
     "IPM_MIN_VARIABLES",
+    "SOLVERS",
     "BarycenterResult",
     "GETOBarycenter",
     "GridSpec",

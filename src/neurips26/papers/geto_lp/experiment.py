@@ -49,6 +49,7 @@ from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure, plt
 
 from . import (
+    SOLVERS,
     GridSpec,
     full_lp_barycenter,
     geto_barycenter,
@@ -152,7 +153,7 @@ class Config:
         "auto",
         help="HiGHS method for GETO and the full LP (the same for both; 'auto' as in the "
         "library: IPM on large models, dual simplex on small ones)",
-        choices=("auto", "highs", "highs-ds", "highs-ipm"),
+        choices=SOLVERS,
     )
     full_time_limit: float = param(
         60.0, help="Seconds allowed to the full LP (its time budget)", min=0.0

@@ -67,6 +67,7 @@ from neurips26.common.validation import (
 
 __all__ = [
     "IPM_MIN_VARIABLES",
+    "SOLVERS",
     "BarycenterResult",
     "GETOBarycenter",
     "GridSpec",
@@ -87,7 +88,8 @@ __all__ = [
 
 _SEPARABLE_COSTS = ("sqeuclidean", "lp")
 _NON_SEPARABLE = ("euclidean", "cityblock_sqrt", "chebyshev", "cosine", "minkowski")
-_SOLVERS = ("auto", "highs", "highs-ds", "highs-ipm")
+#: The ``solver`` choices: the HiGHS methods of :func:`scipy.optimize.linprog` and "auto".
+SOLVERS = ("auto", "highs", "highs-ds", "highs-ipm")
 #: ``solver="auto"`` uses HiGHS interior point (with crossover) from this many variables
 #: on, dual simplex below; the crossover point of the two, measured at M = 3 on 2-D grids
 #: (simplex faster at 16 x 16 = 24,832 GETO variables, IPM faster at 24 x 24 = 83,520).
@@ -307,7 +309,7 @@ def _check_weights(weights: Any, num_inputs: int) -> np.ndarray:
 
 
 def _check_solver(solver: str, tol: float, time_limit: float | None) -> None:
-    check_choice(solver, "solver", _SOLVERS)
+    check_choice(solver, "solver", SOLVERS)
     check_float(tol, "tol", min=0, max=1, min_inclusive=False, max_inclusive=False)
     if time_limit is not None:
         check_float(time_limit, "time_limit", min=0, min_inclusive=False, allow_inf=True)
@@ -635,7 +637,7 @@ def resolve_solver(solver: str, num_variables: int) -> str:
     >>> resolve_solver("auto", 1_000), resolve_solver("auto", 10**6)
     ('highs-ds', 'highs-ipm')
     """
-    check_choice(solver, "solver", _SOLVERS)
+    check_choice(solver, "solver", SOLVERS)
     check_int(num_variables, "num_variables", min=0)
     if solver != "auto":
         return solver
