@@ -101,7 +101,7 @@ def test_info_lists_every_config_key(capsys):
     assert sizes["type"] == "tuple[int, ...]"
     assert sizes["defaults"] == {t: list(experiment.TIERS[t].sizes) for t in TIERS}
     solver = next(f for f in info["config"] if f["name"] == "solver")
-    assert solver["choices"] == ["highs", "highs-ds", "highs-ipm"] and solver["help"]
+    assert solver["choices"] == ["auto", "highs", "highs-ds", "highs-ipm"] and solver["help"]
     assert main(["info", "geto_lp"]) == 0
     text = capsys.readouterr().out
     assert "Config (--set KEY=VALUE" in text and "  num_inputs: int = 2 / 3 / 10 (>= 1)" in text

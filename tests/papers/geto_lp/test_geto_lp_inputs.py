@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from neurips26.papers.geto_lp import (
+    GETOBarycenter,
     GridSpec,
     SolverError,
     build_full_lp,
@@ -81,20 +82,23 @@ def test_bad_grids():
 def test_bad_solver_settings():
     with pytest.raises(ValueError, match="solver must be one of"):
         geto_barycenter(GOOD, GRID, solver="glpk")
+    with pytest.raises(ValueError, match="solver must be one of"):
+        GETOBarycenter(grid=GRID, solver="ipm").fit(GOOD)
     with pytest.raises(ValueError, match="tol"):
         geto_barycenter(GOOD, GRID, tol=0.0)
     with pytest.raises(ValueError, match="time_limit"):
         geto_barycenter(GOOD, GRID, time_limit=-1.0)
 
 
-def test_time_limit_raises_or_reports_status():
+@pytest.mark.parametrize("solver", ["auto", "highs-ds"])  # IPM may finish past its limit
+def test_time_limit_raises_or_reports_status(solver):
     rng = np.random.default_rng(0)
     mu = rng.random((3, 12, 12)) + 0.05
     mu /= mu.sum((1, 2), keepdims=True)
     grid = GridSpec((12, 12))
     with pytest.raises(SolverError, match="allow_incomplete"):
-        geto_barycenter(mu, grid, time_limit=1e-4)
-    res = geto_barycenter(mu, grid, time_limit=1e-4, allow_incomplete=True)
+        geto_barycenter(mu, grid, time_limit=1e-4, solver=solver)
+    res = geto_barycenter(mu, grid, time_limit=1e-4, allow_incomplete=True, solver=solver)
     assert not res.optimal and res.status == "iteration_or_time_limit"
     assert np.all(np.isnan(res.barycenter)) and np.isnan(res.objective)
     with pytest.raises(SolverError, match="no optimal solution"):

@@ -8,12 +8,15 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from neurips26.papers.geto_lp import (
+    IPM_MIN_VARIABLES,
     GridSpec,
     build_geto_lp,
     full_lp_barycenter,
     geto_barycenter,
     geto_distance,
     grid_cost_matrix,
+    lp_size,
+    resolve_solver,
 )
 
 
@@ -22,14 +25,15 @@ def _random_hists(rng, num, shape):
     return h / h.reshape(num, -1).sum(axis=1).reshape((num,) + (1,) * len(shape))
 
 
+@pytest.mark.parametrize("solver", ["auto", "highs-ipm"])
 @pytest.mark.parametrize("shape", [(7,), (4, 5), (3, 3, 3)])
-def test_geto_equals_full_lp_and_pot(shape):
+def test_geto_equals_full_lp_and_pot(shape, solver):
     rng = np.random.default_rng(sum(shape))
     mu = _random_hists(rng, 3, shape)
     w = rng.dirichlet(np.ones(3))
     grid = GridSpec(shape, spacing=tuple(rng.uniform(0.5, 2.0, len(shape))))
-    geto = geto_barycenter(mu, grid, weights=w)
-    full = full_lp_barycenter(mu, grid, weights=w)
+    geto = geto_barycenter(mu, grid, weights=w, solver=solver)
+    full = full_lp_barycenter(mu, grid, weights=w, solver=solver)
     _, log = ot.lp.barycenter(mu.reshape(3, -1).T, grid_cost_matrix(grid), weights=w,
                               solver="highs", log=True)
     assert geto.objective == pytest.approx(full.objective, rel=1e-7)
@@ -114,12 +118,13 @@ def test_two_diracs_meet_at_the_midpoint():
     assert res2.barycenter[2, 2] == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("solver", ["auto", "highs-ipm"])
 @pytest.mark.parametrize("shape", [(6,), (4, 5), (3, 4, 2)])
-def test_recovered_plans_have_right_marginals_and_cost(shape):
+def test_recovered_plans_have_right_marginals_and_cost(shape, solver):
     rng = np.random.default_rng(7)
     mu = _random_hists(rng, 3, shape)
     grid = GridSpec(shape)
-    res = geto_barycenter(mu, grid)
+    res = geto_barycenter(mu, grid, solver=solver)
     cost = grid_cost_matrix(grid)
     total = 0.0
     for m in range(3):
@@ -186,3 +191,39 @@ def test_geto_beats_entropic_barycenter():
     geto_val = w2_to_inputs(res.barycenter, mu, grid).mean()
     assert geto_val == pytest.approx(res.objective, abs=1e-9)
     assert w2_to_inputs(ent.reshape(6, 6), mu, grid).mean() >= geto_val - 1e-9
+
+
+def test_auto_solver_uses_ipm_on_large_models_and_stays_exact():
+    # 21 x 21, M = 3: 56,007 GETO variables, above IPM_MIN_VARIABLES, so "auto" is IPM
+    # with crossover; it must give dual simplex's optimum to 1e-9 and valid optimal plans.
+    rng = np.random.default_rng(3)
+    shape = (21, 21)
+    mu = _random_hists(rng, 3, shape)
+    grid = GridSpec(shape, spacing=(0.05, 0.05))
+    assert resolve_solver("auto", lp_size(shape, 3).num_variables) == "highs-ipm"
+    auto = geto_barycenter(mu, grid)
+    ds = geto_barycenter(mu, grid, solver="highs-ds")
+    assert auto.solver == "highs-ipm" and ds.solver == "highs-ds"
+    assert auto.objective == pytest.approx(ds.objective, rel=1e-9)
+    cost = grid_cost_matrix(grid)
+    total = 0.0
+    for m in range(3):
+        pi = auto.plan(m)
+        np.testing.assert_allclose(np.asarray(pi.sum(1)).ravel(), auto.barycenter.ravel(),
+                                   atol=1e-8)
+        np.testing.assert_allclose(np.asarray(pi.sum(0)).ravel(), mu[m].ravel(), atol=1e-8)
+        exact = ot.emd2(auto.barycenter.ravel() / auto.barycenter.sum(), mu[m].ravel(), cost)
+        assert auto.plan_cost(m) == pytest.approx(exact, rel=1e-7)
+        total += auto.weights[m] * auto.plan_cost(m)
+    assert total == pytest.approx(auto.objective, rel=1e-9)
+
+
+def test_resolve_solver():
+    assert resolve_solver("auto", IPM_MIN_VARIABLES - 1) == "highs-ds"
+    assert resolve_solver("auto", IPM_MIN_VARIABLES) == "highs-ipm"
+    for name in ("highs", "highs-ds", "highs-ipm"):
+        assert resolve_solver(name, 10**7) == name
+    with pytest.raises(ValueError, match="solver"):
+        resolve_solver("simplex", 10)
+    with pytest.raises((ValueError, TypeError), match="num_variables"):
+        resolve_solver("auto", -1)

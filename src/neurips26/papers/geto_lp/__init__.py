@@ -2,6 +2,8 @@
 
 from .data import organ_densities, rgb_histogram, synthetic_densities
 from .geto import (
+    IPM_MIN_VARIABLES,
+    SOLVERS,
     BarycenterResult,
     GETOBarycenter,
     GridSpec,
@@ -16,11 +18,14 @@ from .geto import (
     geto_distance,
     grid_cost_matrix,
     lp_size,
+    resolve_solver,
     w2_to_inputs,
 )
 from .recolor import quota_recolor
 
 __all__ = [
+    "IPM_MIN_VARIABLES",
+    "SOLVERS",
     "BarycenterResult",
     "GETOBarycenter",
     "GridSpec",
@@ -37,6 +42,7 @@ __all__ = [
     "lp_size",
     "organ_densities",
     "quota_recolor",
+    "resolve_solver",
     "rgb_histogram",
     "synthetic_densities",
     "w2_to_inputs",

@@ -25,9 +25,12 @@ Deviations from the paper
   (3) node balances, (4) objective, (5) plan composition; not to the paper's.
 - ``sum(nu) = 1`` is implied by the balances and is added only on request
   (``add_mass_constraint=True``); the tests check that it is redundant.
-- Both LPs are solved by HiGHS through :func:`scipy.optimize.linprog` (dual simplex by
-  default, a vertex solution) at primal and dual feasibility tolerance ``tol = 1e-9``;
-  the paper's own solver settings are unknown. HiGHS may leave masses below its
+- Both LPs are solved by HiGHS through :func:`scipy.optimize.linprog` at primal and dual
+  feasibility tolerance ``tol = 1e-9``; the paper's own solver settings are unknown. The
+  default ``solver="auto"`` picks dual simplex for models under ``IPM_MIN_VARIABLES``
+  variables and interior point with crossover above (both return a vertex solution;
+  IPM is the faster one from about a 20 x 20 grid with M = 3 on, measured with
+  ``benchmarks/geto_lp.py``). HiGHS may leave masses below its
   feasibility tolerance unmatched, so plan marginals are exact only to ``tol``; the code
   warns when an input has positive masses under ``10 tol``, and the reproduction's
   synthetic densities are truncated at ``1e-5`` of their peak.
@@ -57,11 +60,14 @@ from neurips26.common.validation import (
     check_array,
     check_choice,
     check_float,
+    check_int,
     check_probability_vector,
     check_size,
 )
 
 __all__ = [
+    "IPM_MIN_VARIABLES",
+    "SOLVERS",
     "BarycenterResult",
     "GETOBarycenter",
     "GridSpec",
@@ -76,12 +82,18 @@ __all__ = [
     "geto_distance",
     "grid_cost_matrix",
     "lp_size",
+    "resolve_solver",
     "w2_to_inputs",
 ]
 
 _SEPARABLE_COSTS = ("sqeuclidean", "lp")
 _NON_SEPARABLE = ("euclidean", "cityblock_sqrt", "chebyshev", "cosine", "minkowski")
-_SOLVERS = ("highs", "highs-ds", "highs-ipm")
+#: The ``solver`` choices: the HiGHS methods of :func:`scipy.optimize.linprog` and "auto".
+SOLVERS = ("auto", "highs", "highs-ds", "highs-ipm")
+#: ``solver="auto"`` uses HiGHS interior point (with crossover) from this many variables
+#: on, dual simplex below; the crossover point of the two, measured at M = 3 on 2-D grids
+#: (simplex faster at 16 x 16 = 24,832 GETO variables, IPM faster at 24 x 24 = 83,520).
+IPM_MIN_VARIABLES = 50_000
 _SUM_TOL = 1e-9
 
 
@@ -297,7 +309,7 @@ def _check_weights(weights: Any, num_inputs: int) -> np.ndarray:
 
 
 def _check_solver(solver: str, tol: float, time_limit: float | None) -> None:
-    check_choice(solver, "solver", _SOLVERS)
+    check_choice(solver, "solver", SOLVERS)
     check_float(tol, "tol", min=0, max=1, min_inclusive=False, max_inclusive=False)
     if time_limit is not None:
         check_float(time_limit, "time_limit", min=0, min_inclusive=False, allow_inf=True)
@@ -601,6 +613,37 @@ _STATUS = {0: "optimal", 1: "iteration_or_time_limit", 2: "infeasible", 3: "unbo
            4: "numerical_difficulties"}
 
 
+def resolve_solver(solver: str, num_variables: int) -> str:
+    """The HiGHS method that ``solver`` means for a model of ``num_variables`` variables.
+
+    ``"auto"`` is ``"highs-ipm"`` (interior point with crossover, a vertex solution) from
+    ``IPM_MIN_VARIABLES`` variables on and ``"highs-ds"`` (dual simplex) below; the
+    other choices are returned unchanged.
+
+    Parameters
+    ----------
+    solver : {"auto", "highs", "highs-ds", "highs-ipm"}
+        The requested method.
+    num_variables : int
+        Variables of the LP, at least 0.
+
+    Returns
+    -------
+    str
+        A :func:`scipy.optimize.linprog` ``method``.
+
+    Examples
+    --------
+    >>> resolve_solver("auto", 1_000), resolve_solver("auto", 10**6)
+    ('highs-ds', 'highs-ipm')
+    """
+    check_choice(solver, "solver", SOLVERS)
+    check_int(num_variables, "num_variables", min=0)
+    if solver != "auto":
+        return solver
+    return "highs-ipm" if num_variables >= IPM_MIN_VARIABLES else "highs-ds"
+
+
 def _solve(model: LPModel, *, solver: str, tol: float, time_limit: float | None) -> Any:
     tiny = (model.b_eq > 0) & (model.b_eq < 10 * tol)
     if np.any(tiny):
@@ -610,6 +653,7 @@ def _solve(model: LPModel, *, solver: str, tol: float, time_limit: float | None)
             "only exact to tol; zero out or quantise such masses, or lower tol",
             UserWarning, stacklevel=4,
         )
+    solver = resolve_solver(solver, model.num_variables)
     options: dict[str, Any] = {
         "primal_feasibility_tolerance": tol,
         "dual_feasibility_tolerance": tol,
@@ -647,6 +691,8 @@ class BarycenterResult:
         The grid.
     weights : ndarray, shape (M,)
         The barycentric weights.
+    solver : str
+        The HiGHS method that solved it (``"auto"`` resolved, see :func:`resolve_solver`).
     """
 
     barycenter: np.ndarray
@@ -660,6 +706,7 @@ class BarycenterResult:
     solve_seconds: float
     grid: GridSpec
     weights: np.ndarray
+    solver: str = ""
     _x: np.ndarray | None = field(default=None, repr=False)
     _layout: dict = field(default_factory=dict, repr=False)
 
@@ -732,7 +779,7 @@ def _status_name(res: Any) -> str:
 
 def _finish(
     model: LPModel, grid: GridSpec, weights: np.ndarray, res: Any, *, build_seconds: float,
-    solve_seconds: float, allow_incomplete: bool,
+    solve_seconds: float, allow_incomplete: bool, solver: str,
 ) -> BarycenterResult:
     status = _status_name(res)
     if status != "optimal" and not allow_incomplete:
@@ -751,7 +798,8 @@ def _finish(
         barycenter=nu, objective=objective, status=status,
         formulation=model.layout["formulation"], num_variables=model.num_variables,
         num_constraints=model.num_constraints, nnz=model.nnz, build_seconds=build_seconds,
-        solve_seconds=solve_seconds, grid=grid, weights=weights, _x=x, _layout=model.layout,
+        solve_seconds=solve_seconds, grid=grid, weights=weights,
+        solver=resolve_solver(solver, model.num_variables), _x=x, _layout=model.layout,
     )
 
 
@@ -769,12 +817,12 @@ def _barycenter(
     t2 = time.perf_counter()
     w = _check_weights(weights, model.layout["num_inputs"])
     return _finish(model, grid, w, res, build_seconds=t1 - t0, solve_seconds=t2 - t1,
-                   allow_incomplete=allow_incomplete)
+                   allow_incomplete=allow_incomplete, solver=solver)
 
 
 def geto_barycenter(
     histograms: np.ndarray, grid: GridSpec, *, weights: np.ndarray | None = None,
-    normalize: bool = False, solver: str = "highs", tol: float = 1e-9,
+    normalize: bool = False, solver: str = "auto", tol: float = 1e-9,
     time_limit: float | None = None, allow_incomplete: bool = False,
     add_mass_constraint: bool = False,
 ) -> BarycenterResult:
@@ -793,8 +841,12 @@ def geto_barycenter(
         ``w_m``, uniform by default.
     normalize : bool
         Rescale histograms to sum 1 instead of raising.
-    solver : {"highs", "highs-ds", "highs-ipm"}
-        The HiGHS method through :func:`scipy.optimize.linprog` (IPM runs crossover).
+    solver : {"auto", "highs", "highs-ds", "highs-ipm"}
+        The HiGHS method through :func:`scipy.optimize.linprog`. ``"auto"`` (default) is
+        interior point with crossover (``"highs-ipm"``) from ``IPM_MIN_VARIABLES``
+        variables on and dual simplex (``"highs-ds"``) below, see :func:`resolve_solver`;
+        ``"highs"`` lets HiGHS choose. All return a vertex solution. Dual simplex honours
+        ``time_limit`` closely; IPM's crossover can overrun it.
     tol : float
         HiGHS primal and dual feasibility tolerance.
     time_limit : float, optional
@@ -834,7 +886,7 @@ def geto_barycenter(
 
 def full_lp_barycenter(
     histograms: np.ndarray, grid: GridSpec, *, weights: np.ndarray | None = None,
-    normalize: bool = False, solver: str = "highs", tol: float = 1e-9,
+    normalize: bool = False, solver: str = "auto", tol: float = 1e-9,
     time_limit: float | None = None, allow_incomplete: bool = False,
     add_mass_constraint: bool = False,
 ) -> BarycenterResult:
@@ -877,7 +929,7 @@ class TransportResult:
 
 
 def geto_distance(
-    source: np.ndarray, target: np.ndarray, grid: GridSpec, *, solver: str = "highs",
+    source: np.ndarray, target: np.ndarray, grid: GridSpec, *, solver: str = "auto",
     tol: float = 1e-9, time_limit: float | None = None,
 ) -> TransportResult:
     """Exact ``W_c(source, target)`` on a grid through the (d+1)-partite flow.
@@ -915,7 +967,7 @@ def geto_distance(
     model = build_geto_lp(target[None], grid, fixed_barycenter=source)
     res = _solve(model, solver=solver, tol=tol, time_limit=time_limit)
     out = _finish(model, grid, np.ones(1), res, build_seconds=0.0, solve_seconds=0.0,
-                  allow_incomplete=False)
+                  allow_incomplete=False, solver=solver)
     return TransportResult(cost=out.objective, plan=out.plan(0), status=out.status,
                            num_variables=model.num_variables)
 
@@ -929,8 +981,8 @@ class GETOBarycenter(BaseEstimator):
         Support and separable cost.
     weights : array_like, shape (M,), optional
         Barycentric weights, uniform by default.
-    solver : {"highs", "highs-ds", "highs-ipm"}
-        HiGHS method.
+    solver : {"auto", "highs", "highs-ds", "highs-ipm"}
+        HiGHS method, as in :func:`geto_barycenter`.
     tol : float
         Feasibility tolerance.
     time_limit : float, optional
@@ -952,7 +1004,7 @@ class GETOBarycenter(BaseEstimator):
     """
 
     def __init__(
-        self, *, grid: GridSpec, weights: np.ndarray | None = None, solver: str = "highs",
+        self, *, grid: GridSpec, weights: np.ndarray | None = None, solver: str = "auto",
         tol: float = 1e-9, time_limit: float | None = None,
     ) -> None:
         self.grid = grid
