@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
+
+from neurips26.common import validation as _common
 
 
 def check_features(X, *, name: str = "X", dim: int | None = None) -> np.ndarray:
@@ -52,29 +52,17 @@ def check_labels(y, num_samples: int, *, name: str = "y") -> np.ndarray:
 
 def check_positive(value, name: str, *, allow_zero: bool = False) -> float:
     """A finite float > 0 (>= 0 with ``allow_zero``)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        op = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite number {op}, got {value}")
-    return value
+    return _common.check_float(value, name, min=0.0, min_inclusive=allow_zero)
 
 
 def check_int(value, name: str, *, min_value: int = 0) -> int:
     """An integer >= ``min_value``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if int(value) < min_value:
-        raise ValueError(f"{name} must be >= {min_value}, got {value}")
-    return int(value)
+    return _common.check_int(value, name, min=min_value)
 
 
 def check_choice(value, name: str, choices: tuple) -> object:
     """``value`` if it is one of ``choices``."""
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-    return value
+    return _common.check_choice(value, name, choices)
 
 
 def check_shrinkage(shrinkage) -> object:
