@@ -31,6 +31,7 @@ SLUGS: tuple[str, ...] = (
     "sparse_scaling",
     "agentweave",
     "geto_lp",
+    "seagram",
     # seed 004_839af22534344a66.txt
     "monoculture",
     "data_exchange_core",

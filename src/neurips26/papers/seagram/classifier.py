@@ -16,7 +16,6 @@ pair features follow the spec; feeding ``q`` into G's node inputs and the label 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -181,7 +180,7 @@ def pair_batch(data: FlipSet, vocab: tuple[str, ...]) -> PairBatch:
     pairs = {i: _label_pairs(data.instances[i][0]) for i in used.tolist()}
     is_edge, label, compat = [], [], []
     for i, a, b in zip(data.instance.tolist(), data.u.tolist(), data.v.tolist(), strict=True):
-        q, g, y = data.instances[i]
+        _, g, y = data.instances[i]
         is_edge.append(g.has_edge(a, b))
         label.append(y)
         compat.append(frozenset((g.nodes[a].get(LABEL), g.nodes[b].get(LABEL))) in pairs[i])

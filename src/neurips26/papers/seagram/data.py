@@ -279,7 +279,7 @@ def make_retrieval_set(
     n_c = check_int(num_corpus, "num_corpus", low=2)
     if not 0.0 < float(relevant_fraction) < 1.0:
         raise ValueError(f"relevant_fraction: must lie in (0, 1), got {relevant_fraction}")
-    want_rel = int(round(relevant_fraction * n_c))
+    want_rel = round(relevant_fraction * n_c)
     want_irr = n_c - want_rel
     corpora, labels, planted = [], [], []
     for q in queries:

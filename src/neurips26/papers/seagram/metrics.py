@@ -31,11 +31,11 @@ def average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
     s_sorted, y_sorted = s[order], y[order]
     hits = np.cumsum(y_sorted)
     ends = np.r_[np.flatnonzero(np.diff(s_sorted) != 0), len(s) - 1]
-    ap, prev_hits, prev_end = 0.0, 0, -1
+    ap, prev_hits = 0.0, 0
     for end in ends:
         new = hits[end] - prev_hits
         ap += new * hits[end] / (end + 1)
-        prev_hits, prev_end = hits[end], end
+        prev_hits = hits[end]
     return float(ap / y.sum())
 
 

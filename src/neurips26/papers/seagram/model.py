@@ -301,7 +301,8 @@ def train_matcher(
         # of pairs, each through its own forward of just its graphs.
         for start in range(0, n, batch_size):
             idx = perm[start : start + batch_size]
-            logit = model.logit(-model.energy(_sub_embed(model, qb, idx), _sub_embed(model, cb, idx)))
+            zq, zc = _sub_embed(model, qb, idx), _sub_embed(model, cb, idx)
+            logit = model.logit(-model.energy(zq, zc))
             loss = nn.functional.binary_cross_entropy_with_logits(logit, target[idx])
             opt.zero_grad()
             loss.backward()
