@@ -128,9 +128,23 @@ class CriticalityClassifier(nn.Module):
         out = np.zeros((n, n))
         if len(iu) == 0:
             return out
-        data = FlipSet(((query, corpus, bool(label)),), np.zeros(len(iu), dtype=int), iu, iv,
-                       np.zeros(len(iu), dtype=bool))
-        out[iu, iv] = torch.sigmoid(self(pair_batch(data, self.vocab))).numpy()
+        # Vectorised pair features of one graph (the attack calls this every step).
+        adj = nx.to_numpy_array(corpus, nodelist=range(n)) > 0
+        labs = [corpus.nodes[i].get(LABEL) for i in range(n)]
+        qpairs = _label_pairs(query)
+        kinds = sorted(set(labs), key=str)
+        code = np.array([kinds.index(lab) for lab in labs])
+        ok = np.array([[frozenset((a, b)) in qpairs for b in kinds] for a in kinds])
+        qb = collate([query], self.vocab)
+        cb = collate([corpus], self.vocab)
+        f = torch.float32
+        batch = PairBatch(
+            qb, cb, torch.zeros(1, dtype=torch.long), torch.zeros(len(iu), dtype=torch.long),
+            torch.as_tensor(iu), torch.as_tensor(iv), torch.as_tensor(adj[iu, iv], dtype=f),
+            torch.full((len(iu),), float(bool(label))),
+            torch.as_tensor(ok[code[iu], code[iv]], dtype=f),
+        )
+        out[iu, iv] = torch.sigmoid(self(batch)).numpy()
         out[iv, iu] = out[iu, iv]
         return out
 

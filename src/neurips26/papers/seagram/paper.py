@@ -67,9 +67,11 @@ PAPER = Paper(
         Claim(
             id="active_learning_saves_calls",
             statement=(
-                "To reach 90% precision of non-critical predictions (p >= tau) on held-out, "
-                "solver-labelled flips, uncertainty sampling needs at most 0.7x the labels "
-                "random sampling needs."
+                "To reach 90% precision of non-critical predictions on held-out, "
+                "solver-labelled flips (R-precision on a set balanced between critical and "
+                "non-critical flips), uncertainty sampling needs at most 0.7x the labels "
+                "random sampling needs (a strategy that never reaches it counts the whole "
+                "fit budget)."
             ),
             paper_value="active learning reduces solver calls in training (spec: <= 0.7x)",
             metric="al_label_ratio",
@@ -81,13 +83,15 @@ PAPER = Paper(
         Claim(
             id="beats_random",
             statement=(
-                "SEAGRAM's MAP drop is at least twice that of random label-preserving flips."
+                "SEAGRAM's MAP drop is at least twice that of random label-preserving flips, "
+                "tested as the margin drop_SEAGRAM - 2 drop_random >= 0 (the ratio is "
+                "reported as drop_ratio_random)."
             ),
             paper_value="spec: >= 2x the random baseline's drop",
-            metric="drop_ratio_random",
+            metric="random_margin",
             comparison=">=",
-            target=2.0,
-            uncertainty="drop_ratio_random_ci",
+            target=0.0,
+            uncertainty="random_margin_ci",
             tiers=_ATTACK_TIERS,
         ),
         Claim(
@@ -148,17 +152,18 @@ PAPER = Paper(
         "order-embedding score) trained in-repo; the paper's target models are not available.",
         "The classifier also receives a label-compatibility feature (some query edge joins "
         "the labels of the pair), a necessary condition for criticality.",
-        "Active-learning precision is measured on held-out flips balanced to equal numbers of "
-        "critical and non-critical ones: on the natural distribution about 95% of the hard "
-        "flips are non-critical, so every classifier would pass a 90% bar at once. A "
-        "strategy that never reaches 90% is censored at the fit's solver budget.",
+        "Active-learning precision is the R-precision on held-out flips balanced to equal "
+        "numbers of critical and non-critical ones: on the natural distribution about 95% of "
+        "the hard flips are non-critical, so every classifier would pass a 90% bar at once, "
+        "and a thresholded precision rewards predicting almost nothing. A strategy that never "
+        "reaches 90% is censored at the fit's solver budget.",
         "The attack is given the true label y(Q, G), as retrieval benchmarks carry it.",
         "Scaled down: 24 test queries x 16 corpus graphs, a 1000-call fit budget and 2 seeds "
         "at the small tier.",
     ),
     tiers=(
         ("smoke", "3 queries x 6 corpus graphs, budget 1, init_labels 20, one seed; seconds"),
-        ("small", "molecules: 160 x 16 training pairs, 24 x 16 test pairs, b = 3, fit budget "
+        ("small", "molecules: 200 x 16 training pairs, 24 x 16 test pairs, b = 3, fit budget "
                   "1000 solver calls, 2 seeds; a few minutes on 2 cores"),
         ("paper", "30 x 40 test pairs, 240 x 40 training pairs, fit budget 2000, 5 seeds; the "
                   "paper's own datasets are not available offline; not run here"),

@@ -134,12 +134,16 @@ class FitRound:
         Share of the held-out non-critical flips predicted non-critical (recall).
     precision_at_tau : float
         The same precision for p >= tau, the attack's threshold.
+    r_precision : float
+        Precision of the ``R`` flips ranked most likely non-critical, ``R`` = the number
+        of non-critical held-out flips (threshold-free; equals recall at that rank).
     """
 
     num_labels: int
     precision: float
     coverage: float
     precision_at_tau: float
+    r_precision: float
 
 
 class SEAGRAM(BaseEstimator):
@@ -283,14 +287,19 @@ class SEAGRAM(BaseEstimator):
 
     def _evaluate(self, members, eval_batch, truth, num_labels: int) -> FitRound:
         if eval_batch is None:
-            return FitRound(num_labels, float("nan"), float("nan"), float("nan"))
+            nan = float("nan")
+            return FitRound(num_labels, nan, nan, nan, nan)
         p = self._proba(eval_batch, members).mean(0)
 
         def precision(mask: np.ndarray) -> float:
             return float(truth[mask].mean()) if mask.any() else 0.0
 
         coverage = float((p >= 0.5)[truth].mean()) if truth.any() else 0.0
-        return FitRound(num_labels, precision(p >= 0.5), coverage, precision(p >= self.tau))
+        r = int(truth.sum())
+        top = np.argsort(-p, kind="stable")[:r]
+        r_prec = float(truth[top].mean()) if r else 0.0
+        return FitRound(num_labels, precision(p >= 0.5), coverage, precision(p >= self.tau),
+                        r_prec)
 
     def fit(
         self,
