@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
 
 from neurips26.registry import Claim, Paper, evaluate_claim
 from neurips26.runner import RunRecord
 from neurips26.store import Store
+
+# No test may depend on a cached trained model: every session starts with an empty cache.
+os.environ["NEURIPS26_CACHE"] = tempfile.mkdtemp(prefix="neurips26-test-cache-")
 
 TOY = Paper(
     slug="toy",

