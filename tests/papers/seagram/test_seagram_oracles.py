@@ -144,3 +144,21 @@ def test_batching_matches_one_graph_at_a_time():
         together = model.embed(collate(graphs))
         alone = torch.cat([model.embed(collate([g])) for g in graphs])
     torch.testing.assert_close(together, alone, rtol=1e-5, atol=1e-4)
+
+
+def test_vectorised_pair_features_match_the_flipset_path():
+    from neurips26.papers.seagram import CriticalityClassifier, FlipSet, pair_batch
+
+    rng = np.random.default_rng(4)
+    q = _random_graph(rng, 4, 0.7, "CON")
+    g = _random_graph(rng, 11, 0.3, "CON")
+    clf = CriticalityClassifier(("C", "O", "N"), dim=8, seed=2)
+    with torch.no_grad():
+        for p in clf.parameters():
+            p.add_(0.1)  # non-zero biases, so every feature reaches the output
+        fast = clf.predict_proba(q, g, True)
+        iu, iv = np.triu_indices(11, k=1)
+        data = FlipSet(((q, g, True),), np.zeros(len(iu), dtype=int), iu, iv,
+                       np.zeros(len(iu), dtype=bool))
+        slow = torch.sigmoid(clf(pair_batch(data, clf.vocab))).numpy()
+    np.testing.assert_allclose(fast[iu, iv], slow, rtol=1e-6)

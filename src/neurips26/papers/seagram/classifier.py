@@ -23,8 +23,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from neurips26.common.torch import make_generator
+
 from ._checks import LABEL, check_int
-from ._torch import generator_from_seed
 from .model import GINEncoder, GraphBatch, collate
 
 __all__ = ["CriticalityClassifier", "FlipSet", "PairBatch", "pair_batch"]
@@ -92,7 +93,7 @@ class CriticalityClassifier(nn.Module):
             nn.Linear(3 * dim + 3, dim), nn.ReLU(), nn.Linear(dim, dim), nn.ReLU(),
             nn.Linear(dim, 1),
         )
-        gen = generator_from_seed(seed)
+        gen = make_generator(seed)
         with torch.no_grad():
             for p in self.parameters():
                 if p.dim() > 1:

@@ -26,8 +26,9 @@ import torch
 from torch import nn
 from torch_geometric.nn import GINConv
 
+from neurips26.common.torch import make_generator
+
 from ._checks import LABEL, check_graph, check_int, check_pairs, is_labelled
-from ._torch import generator_from_seed
 
 __all__ = [
     "GINEncoder",
@@ -170,7 +171,7 @@ class NSGMModel(nn.Module):
         check_int(dim, "dim", low=1)
         check_int(num_layers, "num_layers", low=1)
         self.vocab = tuple(str(v) for v in vocab)
-        gen = generator_from_seed(seed)
+        gen = make_generator(seed)
         self.encoder = GINEncoder(len(self.vocab) + 1, dim, num_layers)
         self.head = _mlp(dim, dim)
         self.threshold = nn.Parameter(torch.tensor(1.0))
@@ -286,7 +287,7 @@ def train_matcher(
     if not np.isfinite(lr) or lr <= 0:
         raise ValueError(f"lr: must be a positive number, got {lr}")
     model = NSGMModel(vocab, dim=dim, num_layers=num_layers, seed=seed)
-    gen = generator_from_seed(seed + 1)
+    gen = make_generator(seed + 1)
     qb = collate([q for q, _ in pairs], model.vocab)
     cb = collate([c for _, c in pairs], model.vocab)
     target = torch.as_tensor(y, dtype=torch.float32)
