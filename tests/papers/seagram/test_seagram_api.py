@@ -154,3 +154,21 @@ def test_model_scores_shape():
     model = NSGMModel(dim=8)
     s = model.score([nx.path_graph(3)] * 2, [nx.cycle_graph(5), nx.path_graph(2)])
     assert s.shape == (2,) and (s <= 0).all()
+
+
+def test_models_do_not_depend_on_the_global_generator():
+    import torch
+
+    from neurips26.papers.seagram import CriticalityClassifier
+
+    torch.manual_seed(1)
+    a = NSGMModel(("C",), dim=8, seed=5).state_dict()
+    c1 = CriticalityClassifier(dim=8, seed=5).state_dict()
+    torch.manual_seed(2)
+    torch.rand(10)
+    b = NSGMModel(("C",), dim=8, seed=5).state_dict()
+    c2 = CriticalityClassifier(dim=8, seed=5).state_dict()
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+    for k in c1:
+        assert torch.equal(c1[k], c2[k]), k

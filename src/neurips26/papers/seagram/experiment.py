@@ -105,7 +105,7 @@ class Config:
     max_solver_calls: int = param(1000, help="solver budget of fit", min=1)
     fit_pairs: int = param(240, help="training pairs SEAGRAM's pool is drawn from", min=1)
     num_candidates: int = param(3000, help="unlabelled pool of active learning", min=1)
-    clf_steps: int = param(30, help="Adam steps per active-learning round", min=1)
+    clf_steps: int = param(60, help="Adam steps per active-learning round", min=1)
     eval_flips: int = param(3000, help="held-out hard flips drawn (then balanced)", min=10)
     num_seeds: int = param(2, help="seeds of SEAGRAM's fit (uncertainty bars)", min=1)
     bruteforce_pairs: int = param(300, help="random small pairs checked against brute force",
@@ -122,7 +122,7 @@ TIERS = {
     "small": Config(),
     "paper": Config(num_train_queries=240, num_train_corpus=40, num_queries=30, num_corpus=40,
                     matcher_epochs=100, init_labels=200, per_round=100, max_solver_calls=2000,
-                    fit_pairs=800, num_candidates=8000, clf_steps=60, eval_flips=8000,
+                    fit_pairs=800, num_candidates=8000, clf_steps=100, eval_flips=8000,
                     num_seeds=5),
 }
 

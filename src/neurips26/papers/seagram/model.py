@@ -175,10 +175,14 @@ class NSGMModel(nn.Module):
         self.encoder = GINEncoder(len(self.vocab) + 1, dim, num_layers)
         self.head = _mlp(dim, dim)
         self.threshold = nn.Parameter(torch.tensor(1.0))
+        # Every weight from the seeded generator (biases zero), never from torch's global
+        # generator: the model is the same whatever ran before it.
         with torch.no_grad():
             for p in self.parameters():
                 if p.dim() > 1:
                     p.copy_(torch.randn(p.shape, generator=gen) * (1.0 / p.shape[1]) ** 0.5)
+                elif p.dim() == 1:
+                    p.zero_()
 
     def _pool(self, h: torch.Tensor, batch: torch.Tensor, num_graphs: int) -> torch.Tensor:
         z = self.head(h)  # (N, d)
