@@ -30,8 +30,8 @@ SLUGS: tuple[str, ...] = (
     "sparse_halfspace",
     "sparse_scaling",
     "agentweave",
-    "geto_lp",
     "seagram",
+    "geto_lp",
     # seed 004_839af22534344a66.txt
     "monoculture",
     "data_exchange_core",
