@@ -67,7 +67,7 @@ def test_store_works_after_the_subcommand(tmp_path):
     assert out.returncode in (0, 1), out.stderr
     assert store.exists()
     listed = cli("list", "--json", "--store", str(store))
-    latest = {p["slug"]: p["latest"] for p in json.loads(listed.stdout)}
+    latest = {p["slug"]: p["shown"] for p in json.loads(listed.stdout)}
     assert latest["skill_laws"] is not None
 
 
