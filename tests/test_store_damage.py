@@ -82,7 +82,7 @@ def test_empty_file_is_an_empty_store(tmp_path):
     path.touch()
     out = cli("--store", str(path), "list", "--json")
     assert out.returncode == 0, out.stderr
-    assert all(p["latest"] is None for p in json.loads(out.stdout))
+    assert all(p["shown"] is None for p in json.loads(out.stdout))
     Store(path).save(make_record({"mean": 0.0}))
     assert Store(path).count() == 1
 
