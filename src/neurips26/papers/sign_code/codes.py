@@ -116,7 +116,11 @@ def sign_code(model: nn.Module, x, *, layers: str | Sequence[int] = "all",
 
 
 def _as_codes(c, name: str) -> torch.Tensor:
-    c = torch.as_tensor(np.asarray(c) if not isinstance(c, torch.Tensor) else c)
+    if not isinstance(c, torch.Tensor):
+        arr = np.asarray(c)
+        if arr.dtype.kind not in "iuf":
+            raise TypeError(f"{name}: expected a numeric (N, D) code matrix, got dtype {arr.dtype}")
+        c = torch.as_tensor(arr)
     if c.ndim != 2 or c.shape[0] == 0 or c.shape[1] == 0:
         raise ValueError(f"{name}: expected a non-empty (N, D) code matrix, got {tuple(c.shape)}")
     if c.is_floating_point() and not torch.isfinite(c).all():

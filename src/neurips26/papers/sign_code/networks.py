@@ -33,9 +33,13 @@ def _check_activation(activation: str) -> None:
         raise ValueError(f"activation: {activation!r} is not one of {tuple(ACTIVATIONS)}")
 
 
+#: The largest width, depth or class count accepted (larger cannot be built in memory).
+MAX_SIZE = 1_000_000
+
+
 def _positive(name: str, v) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"{name}: expected a positive integer, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_SIZE:
+        raise ValueError(f"{name}: expected an integer in [1, {MAX_SIZE}], got {v!r}")
     return v
 
 

@@ -19,8 +19,16 @@ from torch import nn
 
 from neurips26.common.torch import make_generator
 from neurips26.common.train import TrainResult, array_batches, cosine_schedule, train
+from neurips26.common.validation import check_array, check_float, check_int
 
 from .networks import activation_sites
+
+#: The most training steps accepted (more cannot finish on any machine this targets).
+MAX_STEPS = 10**8
+#: The largest learning rate accepted (AdamW diverges far below it).
+MAX_LR = 100.0
+#: The largest regulariser strength accepted (the loss overflows long before it).
+MAX_PENALTY = 1e6
 
 
 def same_class_soft_overlap(z: torch.Tensor, y: torch.Tensor, *, tau: float = 0.1) -> torch.Tensor:
@@ -54,21 +62,20 @@ def train_classifier(model: nn.Module, x, y, *, max_iter: int, lr: float = 1e-3,
 
     Raises
     ------
-    ValueError
-        For mismatched or non-finite inputs, a negative penalty or ``tau <= 0``.
+    ValueError, TypeError
+        For mismatched, empty or non-finite inputs, non-integer labels, a penalty
+        outside ``[0, MAX_PENALTY]``, ``tau <= 0``, ``lr`` outside ``(0, MAX_LR]`` or
+        ``max_iter`` outside ``[1, MAX_STEPS]`` (the argument is named).
     """
-    x = np.asarray(x, dtype=np.float32)
-    y = np.asarray(y)
-    if len(x) != len(y) or len(x) == 0:
-        raise ValueError(f"x, y: expected equal non-zero lengths, got {len(x)} and {len(y)}")
-    if not np.isfinite(x).all():
-        raise ValueError("x: contains NaN or infinite values")
-    if not np.issubdtype(y.dtype, np.integer):
-        raise TypeError(f"y: expected integer labels, got dtype {y.dtype}")
-    if not (np.isfinite(overlap_penalty) and overlap_penalty >= 0):
-        raise ValueError(f"overlap_penalty: expected a finite value >= 0, got {overlap_penalty!r}")
-    if not tau > 0:
-        raise ValueError(f"tau: expected a positive number, got {tau!r}")
+    x = check_array(x, "x").astype(np.float32)
+    y = check_array(y, "y", ndim=1, dtype=int)
+    if x.ndim < 2 or len(x) != len(y):
+        raise ValueError(f"x: expected (N, ...) inputs with N = len(y) = {len(y)}, got {x.shape}")
+    check_float(overlap_penalty, "overlap_penalty", min=0.0, max=MAX_PENALTY)
+    check_float(tau, "tau", min=0.0, min_inclusive=False)
+    check_float(lr, "lr", min=0.0, max=MAX_LR, min_inclusive=False)
+    check_int(max_iter, "max_iter", min=1, max=MAX_STEPS)
+    check_int(batch_size, "batch_size", min=1)
     sites = [m for _, m in activation_sites(model)]
     captured: list[torch.Tensor] = []
     handles = []
