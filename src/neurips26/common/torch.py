@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import torch
 
+from neurips26.common.validation import check_int
+
 DEVICES = ("cpu", "cuda")
 
 
@@ -70,10 +72,7 @@ def make_generator(seed: int, device: str | torch.device = "cpu") -> torch.Gener
     >>> bool(torch.equal(torch.rand(4, generator=g1), torch.rand(4, generator=g2)))
     True
     """
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
-    if seed < 0:
-        raise ValueError(f"seed: must be >= 0, got {seed}")
+    seed = check_int(seed, "seed", min=0)
     gen = torch.Generator(device=get_device(device))
     gen.manual_seed(seed % 2**63)
     return gen

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from neurips26.common.torch import get_device, make_generator
+from neurips26.common.validation import check_int
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,7 @@ def array_batches(*arrays, batch_size: int, generator: torch.Generator, device="
     n = len(tensors[0])
     if any(len(t) != n for t in tensors):
         raise ValueError(f"arrays: lengths differ: {[len(t) for t in tensors]}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size: expected a positive integer, got {batch_size!r}")
+    check_int(batch_size, "batch_size", min=1)
     if batch_size > n:
         raise ValueError(f"batch_size: {batch_size} exceeds the {n} examples")
     while True:
@@ -160,8 +160,7 @@ def train(
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
-        raise ValueError(f"max_iter: expected a positive integer, got {max_iter!r}")
+    check_int(max_iter, "max_iter", min=1)
     if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
         raise ValueError(f"lr: expected a positive finite number, got {lr!r}")
     if grad_clip is not None and not grad_clip > 0:

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from neurips26.common.validation import check_int
+
 FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
 
 FASHION_MNIST_CLASSES = (
@@ -98,12 +100,13 @@ class ImageDataset:
 
 
 def _stratified(x, y, n, rng, name):
-    if n is None or n >= len(y):
-        if n is not None and n > len(y):
-            raise ValueError(f"{name}: asked for {n} examples, the split has only {len(y)}")
+    if n is None:
         return x, y
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{name}: expected a positive integer or None, got {n!r}")
+    check_int(n, name, min=1)
+    if n > len(y):
+        raise ValueError(f"{name}: asked for {n} examples, the split has only {len(y)}")
+    if n == len(y):
+        return x, y
     # Round-robin over classes in a seeded order: class counts differ by at most one.
     order = rng.permutation(len(y))
     by_class = [order[y[order] == c] for c in np.unique(y)]

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from neurips26.common.validation import check_int
+
 
 @lru_cache(maxsize=1)
 def pydoc_topics_text() -> str:
@@ -47,8 +49,7 @@ def stdlib_source_text(max_chars: int = 2_000_000, *, skip_tests: bool = True) -
     skip_tests : bool
         Leave out ``test``/``tests`` packages and ``idlelib`` (mostly boilerplate).
     """
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
-        raise ValueError(f"max_chars: expected a positive integer, got {max_chars!r}")
+    check_int(max_chars, "max_chars", min=1)
     root = Path(sysconfig.get_paths()["stdlib"])
     parts: list[str] = []
     total = 0
@@ -170,8 +171,7 @@ def random_batches(tokens, *, batch_size: int, block_size: int, generator, devic
     if data.ndim != 1:
         raise ValueError(f"tokens: expected a 1-D stream, got shape {tuple(data.shape)}")
     for name, v in (("batch_size", batch_size), ("block_size", block_size)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name}: expected a positive integer, got {v!r}")
+        check_int(v, name, min=1)
     if len(data) <= block_size:
         raise ValueError(f"tokens: the stream ({len(data)}) must be longer than block_size")
     offsets = torch.arange(block_size)
@@ -191,8 +191,7 @@ def sequential_windows(tokens, *, block_size: int, max_windows: int | None = Non
     import torch
 
     data = torch.as_tensor(np.asarray(tokens, dtype=np.int64))
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
-        raise ValueError(f"block_size: expected a positive integer, got {block_size!r}")
+    check_int(block_size, "block_size", min=1)
     n = (len(data) - 1) // block_size
     if max_windows is not None:
         n = min(n, int(max_windows))

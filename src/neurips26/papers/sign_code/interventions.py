@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from neurips26.common.torch import make_generator
+from neurips26.common.validation import check_float
 
 from .codes import _as_inputs
 from .networks import activation_sites, is_sign_preserving
@@ -144,10 +145,7 @@ def flip_signs(model: nn.Module, *, fraction: float = 0.2, seed: int = 0) -> Ite
 
     Yields a :class:`FlipRecord` with the units seen and flipped at every site.
     """
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
-        raise TypeError(f"fraction: expected a number, got {type(fraction).__name__}")
-    if not 0.0 <= fraction <= 1.0:
-        raise ValueError(f"fraction: expected a value in [0, 1], got {fraction!r}")
+    fraction = check_float(fraction, "fraction", min=0.0, max=1.0)
     sites = [m for _, m in activation_sites(model)]
     gen = make_generator(seed)
     record = FlipRecord([0] * len(sites), [0] * len(sites))

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from neurips26.common.torch import seeded
+from neurips26.common.validation import check_int
 
 #: Activation name -> module factory. ``leaky_relu`` uses the spec's slope 0.1.
 ACTIVATIONS = {
@@ -38,9 +39,7 @@ MAX_SIZE = 1_000_000
 
 
 def _positive(name: str, v) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_SIZE:
-        raise ValueError(f"{name}: expected an integer in [1, {MAX_SIZE}], got {v!r}")
-    return v
+    return check_int(v, name, min=1, max=MAX_SIZE)
 
 
 def is_sign_preserving(module: nn.Module) -> bool:
