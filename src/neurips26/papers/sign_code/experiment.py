@@ -60,7 +60,6 @@ from neurips26.common.plotting import figure_png, new_figure
 
 from . import (
     SIGN_PRESERVING,
-    SignCodeKNN,
     calibrate_magnitudes,
     flip_signs,
     hamming_distances,
@@ -190,8 +189,8 @@ class ModelRow:
 def _measure(model, arch, act, dname, seed, xtr, ytr, xte, yte, cfg) -> ModelRow:
     pred = _correct(model, xte)
     train_acc = float((_correct(model, xtr) == ytr).mean())
-    knn = SignCodeKNN(model, k=cfg.knn_k).fit(xtr, ytr)
-    knn_pred = knn.predict(xte)
+    test_codes = sign_code(model, xte)  # read once: the kNN's queries and the overlap
+    knn_pred = hamming_knn(sign_code(model, xtr), ytr, test_codes, k=cfg.knn_k)
     from sklearn.neighbors import KNeighborsClassifier  # raw-pixel kNN (Euclidean), context
 
     raw_pred = KNeighborsClassifier(cfg.knn_k).fit(xtr.reshape(len(xtr), -1), ytr).predict(
@@ -211,7 +210,7 @@ def _measure(model, arch, act, dname, seed, xtr, ytr, xte, yte, cfg) -> ModelRow
     f = cfg.flip_fraction
     z = max(abs(fl - f * s) / max(np.sqrt(s * f * (1 - f)), 1e-12)
             for fl, s in zip(rec.flipped, rec.seen, strict=True))  # fmt: skip
-    gap = sign_overlap(sign_code(model, xte), yte).gap
+    gap = sign_overlap(test_codes, yte).gap
     return ModelRow(dname, arch, act, seed, train_acc, float((pred == yte).mean()),
                     float((knn_pred == yte).mean()), float((raw_pred == yte).mean()),
                     float(np.mean(mag_correct)), float((flip_pred == yte).mean()), float(gap),
