@@ -1,6 +1,7 @@
 """Offline data loaders with fixed splits (images, text); nothing downloads."""
 
 from neurips26.common.data.images import (
+    SKIMAGE_PHOTOS,
     DataNotInstalledError,
     ImageDataset,
     load_digits,
@@ -9,7 +10,9 @@ from neurips26.common.data.images import (
     load_images,
     load_mnist,
     load_mnist1d,
+    load_photos,
     package_dir,
+    photo_views,
     read_idx,
     upsample,
 )
@@ -25,6 +28,7 @@ from neurips26.common.data.text import (
 )
 
 __all__ = [
+    "SKIMAGE_PHOTOS",
     "ByteTokenizer",
     "CharTokenizer",
     "DataNotInstalledError",
@@ -36,7 +40,9 @@ __all__ = [
     "load_images",
     "load_mnist",
     "load_mnist1d",
+    "load_photos",
     "package_dir",
+    "photo_views",
     "pydoc_topics_text",
     "random_batches",
     "read_idx",

@@ -14,6 +14,8 @@ Sources (see DATA.md in the repository root for licences and provenance):
 - mnist1d: ``mnist1d.data.make_dataset`` (generated offline; never ``get_dataset``).
 - foolbox samples: the 20 labelled images per data set bundled by ``foolbox==3.3.4``
   (installed ``--no-deps``; the package itself is never imported).
+- photos: foolbox's 20 ImageNet JPEGs and scikit-image's bundled photos
+  (``skimage.data``), with :func:`photo_views` to draw many labelled views of each.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurips26.common.validation import check_int
+from neurips26.common.validation import check_float, check_int
 
 FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
 
@@ -294,6 +296,129 @@ def load_foolbox_samples(dataset: str = "imagenet") -> tuple[list[np.ndarray], n
     images = [np.asarray(Image.open(f)) for f in files]
     labels = np.array([int(f.stem.rsplit("_", 1)[1]) for f in files], dtype=np.int64)
     return images, labels
+
+
+#: scikit-image photos that load offline (grey ones are replicated to three channels by
+#: :func:`load_photos`).
+SKIMAGE_PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "hubble_deep_field",
+                  "immunohistochemistry", "retina", "camera", "coins", "moon", "page", "text",
+                  "brick", "grass", "gravel", "clock")
+
+
+def load_photos(*, num_skimage: int = len(SKIMAGE_PHOTOS),
+                imagenet: bool = True) -> tuple[list[np.ndarray], list[str]]:
+    """Real RGB photos: foolbox's 20 ImageNet samples, then scikit-image photos.
+
+    Parameters
+    ----------
+    num_skimage : int
+        How many of :data:`SKIMAGE_PHOTOS` to append (in that order), 0 to 16.
+    imagenet : bool
+        Start with foolbox's 20 ImageNet JPEGs (needs ``foolbox`` installed ``--no-deps``).
+
+    Returns
+    -------
+    images : list of ndarray (H, W, 3) uint8
+        Of varied sizes, as stored.
+    names : list of str
+        ``imagenet_<i>_<class>`` or ``skimage_<name>``.
+
+    Examples
+    --------
+    >>> images, names = load_photos(num_skimage=2, imagenet=False)
+    >>> names, images[0].shape
+    (['skimage_astronaut', 'skimage_chelsea'], (512, 512, 3))
+    """
+    num_skimage = check_int(num_skimage, "num_skimage", min=0, max=len(SKIMAGE_PHOTOS))
+    if not isinstance(imagenet, bool):
+        raise TypeError(f"imagenet must be a bool, got {type(imagenet).__name__}")
+    out: list[np.ndarray] = []
+    names: list[str] = []
+    if imagenet:
+        images, labels = load_foolbox_samples("imagenet")
+        out += [np.asarray(im, dtype=np.uint8) for im in images]
+        names += [f"imagenet_{i:02d}_{int(c)}" for i, c in enumerate(labels)]
+    if num_skimage:
+        try:
+            import skimage.data
+        except ImportError:
+            raise DataNotInstalledError("scikit-image photos need `pip install "
+                                        "scikit-image==0.26.0`") from None
+        for name in SKIMAGE_PHOTOS[:num_skimage]:
+            im = np.asarray(getattr(skimage.data, name)())
+            if im.ndim == 2:
+                im = np.repeat(im[:, :, None], 3, axis=2)
+            out.append(im[:, :, :3].astype(np.uint8))
+            names.append(f"skimage_{name}")
+    return out, names
+
+
+def photo_views(images, num_views: int, *, size: int = 64, min_scale: float = 0.25,
+                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Random views of each photo: resized crop, horizontal flip, brightness/contrast jitter.
+
+    With one photo per class this gives many labelled real images per class offline
+    (instance recognition), e.g. for an ImageNet backbone.
+
+    Parameters
+    ----------
+    images : sequence of ndarray (H, W, 3) uint8
+        One photo per class.
+    num_views : int
+        Views per photo, >= 1.
+    size : int
+        Side of the square output views, >= 8.
+    min_scale : float
+        Smallest crop area as a share of the photo, in (0, 1] (aspect ratio in [3/4, 4/3]).
+    rng : numpy Generator
+
+    Returns
+    -------
+    views : ndarray of shape (len(images) * num_views, size, size, 3), uint8
+    labels : ndarray of shape (len(images) * num_views,), int64
+        Index of the source photo.
+
+    Examples
+    --------
+    >>> photos = [np.zeros((40, 50, 3), np.uint8), np.full((30, 30, 3), 200, np.uint8)]
+    >>> views, labels = photo_views(photos, 3, size=16, rng=np.random.default_rng(0))
+    >>> views.shape, labels.tolist()
+    ((6, 16, 16, 3), [0, 0, 0, 1, 1, 1])
+    """
+    from PIL import Image
+
+    num_views = check_int(num_views, "num_views", min=1, max=1_000_000)
+    size = check_int(size, "size", min=8, max=4096)
+    min_scale = check_float(min_scale, "min_scale", min=0, max=1, min_inclusive=False)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+    if len(images) == 0:
+        raise ValueError("images must hold at least one photo")
+    views, labels = [], []
+    for k, im in enumerate(images):
+        im = np.asarray(im)
+        if im.ndim != 3 or im.shape[2] != 3:
+            raise ValueError(f"images[{k}] must have shape (H, W, 3), got {im.shape}")
+        H, W = im.shape[:2]
+        pil = Image.fromarray(im.astype(np.uint8))
+        for _ in range(num_views):
+            area = rng.uniform(min_scale, 1.0) * H * W
+            aspect = np.exp(rng.uniform(np.log(3 / 4), np.log(4 / 3)))
+            h = int(max(1, min(H, round(np.sqrt(area / aspect)))))
+            w = int(max(1, min(W, round(np.sqrt(area * aspect)))))
+            top = int(rng.integers(0, H - h + 1))
+            left = int(rng.integers(0, W - w + 1))
+            crop = pil.crop((left, top, left + w, top + h)).resize((size, size),
+                                                                Image.Resampling.BICUBIC)
+            arr = np.asarray(crop, dtype=np.float32)
+            if rng.random() < 0.5:
+                arr = arr[:, ::-1]
+            # brightness and contrast jitter of +-20%
+            mean = arr.mean()
+            arr = (arr - mean) * rng.uniform(0.8, 1.2) + mean * rng.uniform(0.8, 1.2)
+            views.append(np.clip(arr, 0, 255).astype(np.uint8))
+            labels.append(k)
+    return np.stack(views), np.asarray(labels, dtype=np.int64)
 
 
 IMAGE_LOADERS = {

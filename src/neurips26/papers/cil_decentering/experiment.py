@@ -303,8 +303,8 @@ def effnet_features(cfg: Config, name: str) -> dict[str, np.ndarray]:
     ``labels`` and ``is_train``.
     """
     from neurips26.common.cache import cache_key, cached_arrays
-
-    from .features import efficientnet_lite0, load_photos, photo_views, pooled_features
+    from neurips26.common.data import load_photos, photo_views
+    from neurips26.common.models import efficientnet_features, load_efficientnet_lite0
 
     if name == "photos":
         spec = {"train": cfg.photo_train_views, "test": cfg.photo_test_views,
@@ -314,7 +314,7 @@ def effnet_features(cfg: Config, name: str) -> dict[str, np.ndarray]:
                 "train": cfg.effnet_train_per_class, "test": cfg.effnet_test_per_class}
 
     def compute():
-        model = efficientnet_lite0(cfg.device)
+        model = load_efficientnet_lite0(cfg.device)
         if name == "photos":
             images, _ = load_photos()
             n = cfg.photo_train_views + cfg.photo_test_views
@@ -333,7 +333,7 @@ def effnet_features(cfg: Config, name: str) -> dict[str, np.ndarray]:
             views = np.repeat((x * 255).round().astype(np.uint8)[..., None], 3, axis=3)
             labels = np.concatenate([ds.y_train, ds.y_test])
             is_train = np.arange(len(labels)) < len(ds.y_train)
-        feats = pooled_features(model, views, device=cfg.device)
+        feats = efficientnet_features(model, views, device=cfg.device)
         return {"features": feats, "labels": labels, "is_train": is_train}
 
     key = cache_key("cil_decentering_effnet", spec, 0,
