@@ -17,3 +17,17 @@ def test_smoke_run():
     assert 0 < m["token_ratio_html_ours"] < m["token_ratio_html_markdownify"]
     assert set(res.volatile) >= {"seconds_ours", "mb_per_s_ours"}
     assert {row["converter"] for row in res.tables["converters"]} >= {"ours", "html2text"}
+
+
+def test_paper_claims_carry_bootstrap_intervals():
+    res = experiment.run(experiment.TIERS["smoke"])
+    m = res.metrics
+    for claim in PAPER.claims:
+        if claim.kind == "paper":
+            assert claim.uncertainty == f"{claim.metric}_ci", claim.id
+            assert m[claim.uncertainty] >= 0, claim.id
+    # per-table TEDS varies, so its margin has a non-degenerate interval
+    assert m["teds_margin_all_ci"] > 0
+    # the same seed gives the same intervals
+    again = experiment.run(experiment.TIERS["smoke"])
+    assert again.metrics["teds_margin_all_ci"] == m["teds_margin_all_ci"]

@@ -23,6 +23,10 @@ tables of Apple and Oracle, XBRL viewer pages, Forms 3 and 4, two 8-Ks, a 13F ta
    trips, conversion is deterministic, hidden iXBRL never appears, and (where node and the
    npm oracle are installed) markdown-it-multimd-table renders our tables to the same grid.
 
+Uncertainty: each paper claim's metric carries a 95% percentile-bootstrap half-width over
+the units it averages (gold tables, paired across converters; filings for fact recall and
+tokens), so a margin that rests on one or two tables reads inconclusive, not reproduced.
+
 Results are in the store and the report, never here. If a claim does not reproduce, the
 report says so; the likely reasons are recorded in ``paper.py``'s deviations.
 """
@@ -43,6 +47,7 @@ from statistics import median
 import numpy as np
 
 from neurips26.common.experiment import RunResult, param
+from neurips26.common.stats import bootstrap_ci
 
 from . import (
     count_tokens,
@@ -102,6 +107,8 @@ class Config:
     min_section_words: int = param(80, help="shortest section used as a document", min=10)
     threshold: float = param(0.8, help="MinHash LSH Jaccard threshold", min=0.05, max=0.99)
     num_perm: int = param(128, help="MinHash permutations", min=16, max=1024)
+    num_bootstrap: int = param(1000, help="bootstrap resamples of the claims' intervals",
+                               min=10, max=100_000)
     device: str = param("cpu", help="unused (parsing only)", choices=("cpu", "cuda"))
 
 
@@ -130,7 +137,58 @@ METRICS = (
     "html_roundtrip", "deterministic", "hidden_leak", "markdown_it_agree", "mb_per_s_ours",
     "dedup_num_docs", "dedup_num_true_pairs", "dedup_precision", "dedup_recall",
     "planted_jaccard_min",
+    "cell_f1_margin_generic_ci", "cell_f1_margin_all_ci", "teds_margin_all_ci",
+    "fact_recall_ours_ci", "fact_recall_margin_all_ci", "token_ratio_html_ours_ci",
+    "token_ratio_vs_baselines_max_ci",
 )  # fmt: skip
+
+
+def _bootstrap_intervals(cfg: Config, baselines: list[str], per_table, fact_hits,
+                         fact_counts: list[int], tokens, raw_tokens) -> dict[str, float]:
+    """Bootstrap half-widths of the paper claims' metrics (``<metric>_ci``).
+
+    The units resampled are the independent ones each metric averages over: gold tables for
+    TEDS and cell F1 (paired across converters: one resample scores every converter on the
+    same tables), filings for the iXBRL fact recall (a cluster bootstrap: facts of one
+    filing move together) and for the token ratios.
+    """
+    out: dict[str, float] = {}
+    convs = ["ours", *baselines]
+    generic = [b for b in ("html2text", "markdownify") if b in baselines]
+
+    def half(data, stat) -> float:
+        if len(data) == 0:
+            return float("nan")
+        return bootstrap_ci(np.asarray(data, dtype=float), stat,
+                            num_bootstrap=cfg.num_bootstrap, seed=cfg.seed).half_width
+
+    def table_margin(names):
+        idx = [convs.index(n) for n in names]
+        return lambda a: float(a[:, 0].mean() - max(a[:, i].mean() for i in idx))
+
+    for metric in ("teds", "cell_f1"):
+        a = np.stack([per_table[metric][c] for c in convs], axis=1)  # (tables, converters)
+        if baselines:
+            out[f"{metric}_margin_all_ci"] = half(a, table_margin(baselines))
+        if metric == "cell_f1" and generic:
+            out["cell_f1_margin_generic_ci"] = half(a, table_margin(generic))
+    if fact_counts:
+        h = np.column_stack([np.asarray(fact_hits[c]) for c in convs] + [fact_counts])
+
+        def recall(a, i):
+            return float(a[:, i].sum() / a[:, -1].sum())
+
+        out["fact_recall_ours_ci"] = half(h, lambda a: recall(a, 0))
+        if baselines:
+            out["fact_recall_margin_all_ci"] = half(
+                h, lambda a: recall(a, 0) - max(recall(a, i) for i in range(1, len(convs))))
+    files = list(raw_tokens)
+    t = np.array([[tokens[c][f] for c in convs] + [raw_tokens[f]] for f in files], dtype=float)
+    out["token_ratio_html_ours_ci"] = half(t, lambda a: float(np.median(a[:, 0] / a[:, -1])))
+    if baselines:
+        out["token_ratio_vs_baselines_max_ci"] = half(t, lambda a: float(max(
+            a[:, 0].sum() / max(a[:, i].sum(), 1) for i in range(1, len(convs)))))
+    return out
 
 
 def data_dir() -> Path:
@@ -281,6 +339,7 @@ def run(cfg: Config) -> RunResult:
     # 1. table fidelity on the golden fixtures
     gold_files = [f for f in cfg.files if f in GOLDEN]
     gold = {f: mmd_to_grids(load_golden(f)) for f in gold_files}
+    per_table: dict[str, dict[str, np.ndarray]] = {"teds": {}, "cell_f1": {}}
     for c in convs:
         scores = []
         for f in gold_files:
@@ -292,18 +351,22 @@ def run(cfg: Config) -> RunResult:
         metrics[f"teds_{key}"] = float(np.mean([s.teds for s in scores]))
         metrics[f"cell_f1_{key}"] = float(np.mean([s.cell_f1 for s in scores]))
         metrics[f"table_numeric_recall_{key}"] = float(np.mean([s.numeric_recall for s in scores]))
+        per_table["teds"][c] = np.array([s.teds for s in scores])
+        per_table["cell_f1"][c] = np.array([s.cell_f1 for s in scores])
     metrics["num_gold_tables"] = sum(len(g) for g in gold.values())
 
     # 2. iXBRL facts: an independent gold for numbers
     facts = {f: ixbrl_facts(html[f]) for f in cfg.files}
     facts = {f: v for f, v in facts.items() if v}
     metrics["num_ixbrl_facts"] = sum(len(v) for v in facts.values())
+    fact_hits: dict[str, list[float]] = {c: [] for c in convs}  # per filing, for the bootstrap
     for c in convs:
         key = c.replace("-", "_")
         hit = tot = hit_t = 0.0
         for f, fl in facts.items():
             grids = mmd_to_grids(outputs[c][f], colspan=(c == "ours"), rowspan=(c == "ours"))
-            hit += fact_recall(grids, fl) * len(fl)
+            fact_hits[c].append(fact_recall(grids, fl) * len(fl))
+            hit += fact_hits[c][-1]
             hit_t += text_numeric_recall(outputs[c][f], [n for _, n in fl]) * len(fl)
             tot += len(fl)
         metrics[f"fact_recall_{key}"] = hit / tot if tot else float("nan")
@@ -338,6 +401,8 @@ def run(cfg: Config) -> RunResult:
     metrics["cell_f1_margin_all"] = margin("cell_f1", baselines)
     metrics["teds_margin_all"] = margin("teds", baselines)
     metrics["fact_recall_margin_all"] = margin("fact_recall", baselines)
+    metrics.update(_bootstrap_intervals(cfg, baselines, per_table, fact_hits,
+                                        [len(v) for v in facts.values()], tokens, raw_tokens))
 
     # 5. near-duplicates on sections of the converted filings
     sections = [s for f in cfg.files for s in _sections(ours[f].markdown, cfg.min_section_words)]
