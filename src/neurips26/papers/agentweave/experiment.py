@@ -46,7 +46,6 @@ first, so the gain stays small (the tie at o_sched = 0 holds). The sensitivity s
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -278,11 +277,9 @@ def _ratios(r: dict) -> dict[str, float]:
 METRICS: tuple[str, ...] = (
     "adaptive_gain_high_overhead",
     "adaptive_vs_always_zero_overhead",
-    "cpu_time_s",
     "mean_latency_ratio",
     "p90_latency_ratio",
     "throughput_ratio_mix_and_3rd_template",
-    "wall_time_s",
     "aggregated_batch_size_*",
     "capacity_aggregated_*",
     "load*_*_latency_ratio_mix",
@@ -330,7 +327,6 @@ CAPTIONS: dict[str, str] = {
 def run(config: Config) -> RunResult:
     """Run the reproduction at ``config``; see the module docstring."""
     cfg = config
-    t0, c0 = time.perf_counter(), time.process_time()
     results: dict[tuple[str, int], dict] = {}
     for w in cfg.workloads:
         for s in range(cfg.num_seeds):
@@ -463,8 +459,6 @@ def run(config: Config) -> RunResult:
                 metrics[f"sweep_min_{k}"] = float(min(r[k] for r in sweep_rows))
 
     metrics = {k: (v if isinstance(v, (bool, int)) else float(v)) for k, v in metrics.items()}
-    metrics["wall_time_s"] = float(time.perf_counter() - t0)
-    metrics["cpu_time_s"] = float(time.process_time() - c0)
     figures = _figures(cfg, per_w, sweep_rows, results, load_rows)
     notes = (
         "Common random numbers: every server sees the same arrival sequences; the "
@@ -477,7 +471,6 @@ def run(config: Config) -> RunResult:
     )
     return RunResult(
         metrics=metrics,
-        volatile=("wall_time_s", "cpu_time_s"),
         tables={
             "servers": rows,
             "sweep": sweep_rows,

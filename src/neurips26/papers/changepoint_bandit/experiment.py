@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,7 +114,6 @@ METRICS: tuple[str, ...] = (
     "position_ratio_oracle_cells_large_delta",
     "position_ratio_small_delta",
     "uniform_ruptures_over_ours_min",
-    "wall_time_s",
     "*_over_ours_gmean",
     "*_over_ours_max",
     "*_over_ours_min",
@@ -145,7 +143,6 @@ CAPTIONS: dict[str, str] = {
 
 def run(config: Config) -> RunResult:
     """Run the reproduction at ``config``; see the module docstring."""
-    t0 = time.perf_counter()
     cfg = config
     rng = np.random.default_rng(cfg.seed)
     methods = ["ours", "oracle_cells", *cfg.baselines]
@@ -297,7 +294,6 @@ def run(config: Config) -> RunResult:
     )
 
     metrics = {k: (v if isinstance(v, (bool, int)) else float(v)) for k, v in metrics.items()}
-    metrics["wall_time_s"] = float(time.perf_counter() - t0)
     figures = _figures(cfg, grid, methods, med, ours_med, ref_med, pos)
     notes = (
         f"{len(grid)} settings, {cfg.n_runs} runs each for ours and oracle_cells, "
@@ -309,7 +305,6 @@ def run(config: Config) -> RunResult:
     )
     return RunResult(
         metrics=metrics,
-        volatile=("wall_time_s",),
         tables={"settings": rows},
         figures=figures,
         captions=CAPTIONS,

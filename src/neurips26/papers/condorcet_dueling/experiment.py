@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,7 +121,6 @@ METRICS: tuple[str, ...] = (
     "spearman_full_minus_winner",
     "spearman_winner",
     "verification_share_trend",
-    "wall_time_s",
     "error_rate_*",
     "median_duels_*_*_K*",
     "median_duels_full_matrix_*_K*",
@@ -153,7 +151,6 @@ CAPTIONS: dict[str, str] = {
 
 def run(config: Config) -> RunResult:
     """Run the reproduction at ``config``; see the module docstring."""
-    t0 = time.perf_counter()
     cfg = config
     rng = np.random.default_rng(cfg.seed)
     n_max = max(cfg.n_runs_error, cfg.n_runs, cfg.n_runs_rucb)
@@ -281,7 +278,6 @@ def run(config: Config) -> RunResult:
     )
 
     metrics = {k: (float(v) if not isinstance(v, (bool, int)) else v) for k, v in metrics.items()}
-    metrics["wall_time_s"] = float(time.perf_counter() - t0)
 
     figures = _figures(cfg, settings, ratios, shares, ours_keys, duels, hf, hw, med)
     notes = (
@@ -292,7 +288,6 @@ def run(config: Config) -> RunResult:
     )
     return RunResult(
         metrics=metrics,
-        volatile=("wall_time_s",),
         tables={"settings": rows},
         figures=figures,
         captions=CAPTIONS,

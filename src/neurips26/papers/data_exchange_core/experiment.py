@@ -11,7 +11,6 @@ exchange dynamic and the outer search for core exchanges). See ``paper.py`` for 
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,7 +112,6 @@ def _stable(search, tol: float) -> str:
 #: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
 #: one per size or data set); claims name theirs exactly. Checked by the contract test.
 METRICS: tuple[str, ...] = (
-    "cpu_seconds",
     "logit_frac_eps_core_empty",
     "logit_max_min_violation",
     "logit_num_eps_core_empty",
@@ -125,7 +123,6 @@ METRICS: tuple[str, ...] = (
     "rs_dynamic_core_frac",
     "theorem_guarantee_holds_frac",
     "theory_vs_search_max_abs_gap",
-    "wall_seconds",
     "wta_core_found_frac",
     "wta_dynamic_converged_frac",
     "wta_dynamic_core_frac",
@@ -154,7 +151,6 @@ CAPTIONS: dict[str, str] = {
 
 def run(config: Config) -> RunResult:
     """Run the reproduction at ``config``; see the module docstring."""
-    t_wall, t_cpu = time.perf_counter(), time.process_time()
     rng = np.random.default_rng(config.seed)
     curves = {name: dataset_curve(name, num_splits=config.curve_splits) for name in config.datasets}
     kw = {"grid_step": config.grid_step, "num_restarts": config.num_restarts}
@@ -345,8 +341,6 @@ def run(config: Config) -> RunResult:
             metrics[f"logit_frac_empty_lambda_{lam:g}"] = float(np.mean(sel > config.eps_empty))
     for name, c in curves.items():
         metrics[f"curve_r2_{name}"] = float(c.r2)
-    metrics["wall_seconds"] = float(time.perf_counter() - t_wall)
-    metrics["cpu_seconds"] = float(time.process_time() - t_cpu)
 
     # ---------------------------------------------------------------- figures
     figures = {}
@@ -460,7 +454,6 @@ def run(config: Config) -> RunResult:
     )
     return RunResult(
         metrics=metrics,
-        volatile=("wall_seconds", "cpu_seconds"),
         tables={"summary": summary, "instances": rows},
         figures=figures,
         captions=CAPTIONS,

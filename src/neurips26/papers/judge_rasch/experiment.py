@@ -33,7 +33,6 @@ Deviations from the paper
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,7 +121,6 @@ METRICS: tuple[str, ...] = (
     "ruler_theta_corr",
     "ruler_theta_coverage",
     "strong_refuse_rate",
-    "wall_time_s",
     "weak_leaderboard_rate",
     "weak_refuse_rate",
     "refuse_rate_*",
@@ -152,7 +150,6 @@ CAPTIONS: dict[str, str] = {
 
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; see the module docstring."""
-    t0 = time.perf_counter()
     rng = np.random.default_rng(config.seed)
     cells = []
     recovery = []  # (true, est, se) per system per dimension-replicate
@@ -278,7 +275,6 @@ def run(config: Config) -> RunResult:
         cells.groupby(["replicate", "dimension"])["dropped_raters"].first().gt(0).mean()
     )
     metrics["all_converged"] = bool(converged)
-    metrics["wall_time_s"] = float(time.perf_counter() - t0)
 
     # ------------------------------------------------------------------ tables, figures
     per_judge_table = [
@@ -340,7 +336,6 @@ def run(config: Config) -> RunResult:
         )
     return RunResult(
         metrics=metrics,
-        volatile=("wall_time_s",),
         tables={"per_judge": per_judge_table, "warn_reasons": reason_rows, "rulers": ruler_table},
         figures=figures,
         captions=CAPTIONS,

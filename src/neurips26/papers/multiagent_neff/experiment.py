@@ -35,7 +35,6 @@ Deviations from the paper
 
 from __future__ import annotations
 
-import time
 import warnings
 from dataclasses import dataclass
 
@@ -185,7 +184,6 @@ METRICS: tuple[str, ...] = (
     "pilot_frac_within_15pct",
     "pilot_median_rel_err",
     "placebo_vs_selfcorr_max_gap_points",
-    "wall_seconds",
     "beta_*",
     "c_*",
     "c_ratio_het_over_hom_*",
@@ -215,7 +213,6 @@ CAPTIONS: dict[str, str] = {
 
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; returns metrics, tables, figures and notes."""
-    t0 = time.perf_counter()
     cfg = config
     metrics: dict = {}
     notes: list[str] = []
@@ -455,7 +452,6 @@ def run(config: Config) -> RunResult:
         "CIs: 2-level bootstrap (questions jointly across team sizes, runs per team size); "
         "regime = hard ceiling if the 95% CI of beta contains 0, linear if it reaches 1."
     )
-    metrics["wall_seconds"] = float(time.perf_counter() - t0)
 
     figures = _figures(cfg, curves, mf_rows, acc_rows)
     tables = {"fits": fit_rows, "accuracy_gain": acc_rows, "mean_field": mf_rows}
@@ -463,7 +459,6 @@ def run(config: Config) -> RunResult:
         tables["heterogeneity_sweep"] = sweep_rows
     return RunResult(
         metrics=metrics,
-        volatile=("wall_seconds",),
         tables=tables,
         figures=figures,
         captions=CAPTIONS,

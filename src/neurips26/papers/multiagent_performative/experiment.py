@@ -42,7 +42,6 @@ Deviations from the paper
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import networkx as nx
@@ -172,7 +171,6 @@ METRICS: tuple[str, ...] = (
     "single_agent_max_rate_err",
     "super_min_r2",
     "super_min_slope_over_scale",
-    "wall_seconds",
     "super_rho*_*_min_slope_over_scale",
     "super_rho*_min_r2",
     "super_rho*_min_slope_over_scale",
@@ -202,7 +200,6 @@ CAPTIONS: dict[str, str] = {
 
 def run(config: Config) -> RunResult:
     """Run the reproduction at one tier; returns metrics, tables, figures and notes."""
-    t0 = time.perf_counter()
     cfg = config
     if len(cfg.learners) != len(cfg.learner_lrs):
         raise ValueError("learners and learner_lrs must have the same length")
@@ -473,7 +470,6 @@ def run(config: Config) -> RunResult:
             "ρ(Γ) = 1.05 is reported without a threshold: heavily damped learners drift "
             "towards the boundary at 1 + η(ρ - 1) per round and may not arrive within T."
         )
-    metrics["wall_seconds"] = float(time.perf_counter() - t0)
 
     figures = _figures(cfg, examples, inst_rows, sup_curves, fs_example)
     tables = {
@@ -486,7 +482,6 @@ def run(config: Config) -> RunResult:
     }
     return RunResult(
         metrics=metrics,
-        volatile=("wall_seconds",),
         tables=tables,
         figures=figures,
         captions=CAPTIONS,

@@ -41,7 +41,6 @@ Deviations from the paper
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,7 +157,6 @@ def _put(metrics: dict, name: str, value) -> None:
 #: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
 #: one per size or data set); claims name theirs exactly. Checked by the contract test.
 METRICS: tuple[str, ...] = (
-    "cpu_time_s",
     "hf_mse_best_mlp",
     "hf_mse_qnn",
     "hf_mse_ratio",
@@ -173,7 +171,6 @@ METRICS: tuple[str, ...] = (
     "qntk_ratio_mlp",
     "qntk_ratio_qnn",
     "rate_log_corr",
-    "wall_time_s",
     "*_*_final_mse",
     "*_decreasing_*",
     "*_flat_*",
@@ -212,7 +209,6 @@ def run(config: Config) -> RunResult:
 
 
 def _run(config: Config) -> RunResult:
-    t0, c0 = time.perf_counter(), time.process_time()
     rng = np.random.default_rng(config.seed)
     seeds = rng.integers(2**31, size=(config.num_seeds, 2))  # (model seed, target seed)
     K = config.num_frequencies
@@ -433,9 +429,6 @@ def _run(config: Config) -> RunResult:
                 float(np.corrcoef(np.log(pred_rate[good]), np.log(obs_rate[good]))[0, 1]),
             )
 
-    metrics["wall_time_s"] = float(time.perf_counter() - t0)
-    metrics["cpu_time_s"] = float(time.process_time() - c0)
-
     # ------------------------------------------------------------ tables, figures, notes
     order_rows = []
     for name in (primary, _label(qnns[-1]), main_mlp):
@@ -467,7 +460,6 @@ def _run(config: Config) -> RunResult:
         f"Path counts per frequency of {primary}: "
         + ", ".join(f"{k}:{counts[primary].get(k, 0)}" for k in range(1, K + 1))
         + ".",
-        f"CPU time {metrics['cpu_time_s']:.1f} s (torch threads set to 1 during the run).",
     ]
     if max(counts[primary]) < max(config.hf_frequencies):
         notes.append(
@@ -476,7 +468,6 @@ def _run(config: Config) -> RunResult:
         )
     return RunResult(
         metrics=metrics,
-        volatile=("wall_time_s", "cpu_time_s"),
         tables={
             "ordering": rows,
             "high_frequency_task": hf_rows,

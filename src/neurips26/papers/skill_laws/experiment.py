@@ -42,7 +42,6 @@ Deviations from the paper (and honest outcomes)
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -180,7 +179,6 @@ METRICS: tuple[str, ...] = (
     "opt_hijack_after",
     "opt_hijack_before",
     "opt_hijack_ratio",
-    "wall_seconds",
     "b_*",
     "r2_*",
     "rescue_*",
@@ -207,7 +205,6 @@ CAPTIONS: dict[str, str] = {
 
 def run(config: Config) -> RunResult:
     """Run the reproduction and return metrics, tables and figures."""
-    t0 = time.perf_counter()
     notes: list[str] = []
     names = list(config.routers)
     if any(n.startswith("minilm") for n in names) and not embedding_model_available():
@@ -357,7 +354,6 @@ def run(config: Config) -> RunResult:
     metrics["opt_hijack_before"] = float(hij_b)
     metrics["opt_hijack_after"] = float(hij_a)
     metrics["opt_hijack_ratio"] = float(hij_a / hij_b) if hij_b > 0 else float("nan")
-    metrics["wall_seconds"] = time.perf_counter() - t0
 
     figures = {
         "routing_law": _fig_law(res, names),
@@ -372,7 +368,6 @@ def run(config: Config) -> RunResult:
     metrics["downstream_pass_rate_gain"] = math.nan
     return RunResult(
         metrics=metrics,
-        volatile=("wall_seconds",),
         reasons={
             "downstream_pass_rate_gain": "ClawBench and ClawMark are not available offline"
         },

@@ -251,7 +251,6 @@ METRICS: tuple[str, ...] = (
     "lower_bound_not_checked",
     "sweep_infeasible_fits",
     "sweep_num_samples",
-    "wall_seconds",
     "error_*_claim_eta",
     "n_eps_*",
     "n_eps_censored_*",
@@ -285,7 +284,6 @@ def run(config: Config) -> RunResult:
 
 
 def _run(cfg: Config) -> RunResult:
-    t_start = time.perf_counter()
     s = cfg.sparsity
     grid = _grid(cfg)
     metrics: dict[str, float | int | bool] = {}
@@ -455,8 +453,6 @@ def _run(cfg: Config) -> RunResult:
                 "power_seconds": round(t_pw, 4),
             }
         )
-    metrics["wall_seconds"] = time.perf_counter() - t_start
-    volatile.append("wall_seconds")
 
     notes.append(
         f"Learners assume noise_rate {cfg.learner_noise_rate}; hinge margin tau = 1; "

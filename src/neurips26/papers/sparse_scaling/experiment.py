@@ -49,7 +49,6 @@ sparse/dense difference in the data-limited exponent at this scale.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -223,7 +222,6 @@ METRICS: tuple[str, ...] = (
     "sparse_exponent_cis_disjoint",
     "unseen_fraction_of_loss",
     "unseen_mass_max_rel_err",
-    "wall_seconds",
     "frontier_a_*",
     "frontier_b_*",
     "frontier_b_minus_a_*",
@@ -266,7 +264,6 @@ def run(config: Config) -> RunResult:
 
 
 def _run(config: Config) -> RunResult:
-    t0 = time.perf_counter()
     cfg = config
     metrics: dict = {}
     notes: list[str] = []
@@ -515,7 +512,6 @@ def _run(config: Config) -> RunResult:
         relu_fits["dense"].exponent - relu_fits["sparse"].exponent
     )
 
-    metrics["wall_seconds"] = float(time.perf_counter() - t0)
     notes.append(
         f"Sparse inputs at T = {t_big} activated {metrics['seen_coords_at_max_T']:.0f} of "
         f"{cfg.dim} coordinates on average; the data rank r_T, not T, sets the peak."
@@ -529,7 +525,6 @@ def _run(config: Config) -> RunResult:
     }
     return RunResult(
         metrics=metrics,
-        volatile=("wall_seconds",),
         tables=tables,
         figures=figures,
         captions=CAPTIONS,
