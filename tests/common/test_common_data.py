@@ -123,3 +123,21 @@ def test_split_and_batches():
         train_val_split(tokens, 10)
     with pytest.raises(ValueError, match="block_size"):
         next(random_batches(tokens, batch_size=2, block_size=0, generator=make_generator(0)))
+
+
+def test_benchbench_tables_are_real_and_refuse_unknown_names():
+    pytest.importorskip("pandas")
+    from neurips26.common.data import load_benchbench
+    from neurips26.common.data.images import package_dir
+
+    try:
+        package_dir("benchbench")
+    except FileNotFoundError:
+        pytest.skip("benchbench not installed")
+    mmlu, imagenet = load_benchbench("mmlu"), load_benchbench("imagenet")
+    assert mmlu.shape == (98, 57) and imagenet.shape == (112, 1000)
+    for t in (mmlu, imagenet):
+        v = t.to_numpy()
+        assert np.isfinite(v).all() and v.min() >= 0 and v.max() <= 1
+    with pytest.raises(ValueError, match="unknown benchbench table"):
+        load_benchbench("helm_typo")

@@ -16,6 +16,7 @@ from neurips26.common.data.images import (
     read_idx,
     upsample,
 )
+from neurips26.common.data.tables import BENCHBENCH_TABLES, benchbench_data_dir, load_benchbench
 from neurips26.common.data.text import (
     ByteTokenizer,
     CharTokenizer,
@@ -28,12 +29,15 @@ from neurips26.common.data.text import (
 )
 
 __all__ = [
+    "BENCHBENCH_TABLES",
     "SKIMAGE_PHOTOS",
     "ByteTokenizer",
     "CharTokenizer",
     "DataNotInstalledError",
     "ImageDataset",
     "TokenSplit",
+    "benchbench_data_dir",
+    "load_benchbench",
     "load_digits",
     "load_fashion_mnist",
     "load_foolbox_samples",

@@ -2,10 +2,9 @@
 
 - :func:`simulate_irt`: a 2PL item-response simulation with a ceiling effect (abilities
   skewed high), per-run item jitter and a known true reliability.
-- :func:`load_benchbench`: real aggregate tables shipped by the ``benchbench`` package
-  (MMLU: models × 57 subjects; ImageNet: 112 torchvision models × 1000 per-class
-  accuracies), read directly from its TSV files (benchbench's Python modules are never
-  imported).
+- :func:`load_benchbench` (from ``neurips26.common.data``): real aggregate tables shipped
+  by the ``benchbench`` package (MMLU: models × 57 subjects; ImageNet: 112 torchvision
+  models × 1000 per-class accuracies), read directly from its TSV files.
 - :func:`resample_runs`: evaluation runs of an aggregate table by binomial resampling of
   each cell's test items (a test-set perturbation; an inferred stand-in for re-running).
 - :func:`digits_zoo`: about 55 scikit-learn classifiers trained on ``load_digits``, scored
@@ -14,14 +13,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike, NDArray
+
+from neurips26.common.data.tables import benchbench_data_dir, load_benchbench
 
 __all__ = [
     "IRTSimulation",
@@ -119,47 +117,6 @@ def simulate_irt(
         difficulty=b,
         true_reliability=float(true_var / (true_var + err_var)),
     )
-
-
-def benchbench_data_dir() -> Path:
-    """The ``data/`` folder of the installed ``benchbench`` package (never imported)."""
-    spec = importlib.util.find_spec("benchbench")
-    if spec is None or spec.origin is None:
-        raise FileNotFoundError(
-            "the real-data benchmarks need the 'benchbench' package (pip install --no-deps "
-            "benchbench); it ships the aggregate leaderboard TSVs"
-        )
-    return Path(spec.origin).parent / "data"
-
-
-def load_benchbench(name: str) -> pd.DataFrame:
-    """A real models × items table from benchbench, read directly with pandas.
-
-    Parameters
-    ----------
-    name : {"mmlu", "imagenet"}
-        ``"mmlu"``: 98 Open-LLM-Leaderboard submissions × 57 MMLU subjects (accuracy);
-        ``"imagenet"``: 112 torchvision models × 1000 per-class top-1 accuracies
-        (each over the 50 validation images of the class).
-
-    Returns
-    -------
-    DataFrame, shape (N, K)
-        Models as rows (index: model name), items as columns, scores in [0, 1].
-    """
-    folder = benchbench_data_dir()
-    if name == "mmlu":
-        df = pd.read_csv(folder / "mmlu" / "leaderboard.tsv", sep="\t")
-        cols = [c for c in df.columns if "hendrycksTest" in c]
-        index = df["model_name"].astype(str) + "@" + df["split_name"].astype(str)
-        out = df[cols].set_axis(index, axis=0)
-        out.columns = [c.split("-", 1)[1].split("|")[0] for c in cols]
-        return out.astype(float)
-    if name == "imagenet":
-        df = pd.read_csv(folder / "imagenet" / "leaderboard.tsv", sep="\t")
-        cols = [f"acc_{i}" for i in range(1000)]
-        return df[cols].set_axis(df["Weight"].astype(str), axis=0).astype(float)
-    raise ValueError(f"unknown benchbench table {name!r}; valid: 'mmlu', 'imagenet'")
 
 
 def resample_runs(
