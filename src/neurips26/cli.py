@@ -16,6 +16,7 @@ import signal
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Sequence
 
 from neurips26 import __version__
@@ -290,23 +291,50 @@ def _check_paper_tier(paper, yes: bool) -> None:
 
 @contextlib.contextmanager
 def _progress(label: str, enabled: bool):
-    """An elapsed-time indicator on stderr while the block runs (a terminal only)."""
+    """Progress on stderr while the block runs (a terminal only): elapsed time, and the
+    experiment's current phase with its count when it marks phases
+    (:mod:`neurips26.common.progress`)."""
     if not enabled or not sys.stderr.isatty():
         yield
         return
     from tqdm import tqdm
 
-    bar = tqdm(desc=label, bar_format="{desc}: {elapsed} elapsed", file=sys.stderr, leave=False)
+    from neurips26.common.progress import listen
+
+    plain = "{desc}: {elapsed} elapsed"
+    counted = "{desc}: {n_fmt}/{total_fmt} {bar:20} {elapsed} elapsed"
+    bar = tqdm(desc=label, bar_format=plain, file=sys.stderr, leave=False)
+    lock = threading.Lock()
     done = threading.Event()
+    last = [0.0]
+
+    def on_phase(p) -> None:
+        now = time.monotonic()
+        if p.done and not p.finished and now - last[0] < 0.2:
+            bar.n = p.done  # cheap; drawn at the next refresh
+            return
+        last[0] = now
+        with lock:
+            if p.finished:
+                bar.bar_format, bar.total, bar.n = plain, None, 0
+                bar.set_description_str(label, refresh=False)
+            else:
+                bar.bar_format = counted if p.total else plain
+                bar.total = p.total
+                bar.n = p.done
+                bar.set_description_str(f"{label} · {p.name}", refresh=False)
+            bar.refresh()
 
     def tick() -> None:
         while not done.wait(1.0):
-            bar.refresh()
+            with lock:
+                bar.refresh()
 
     thread = threading.Thread(target=tick, daemon=True)
     thread.start()
     try:
-        yield
+        with listen(on_phase):
+            yield
     finally:
         done.set()
         thread.join()

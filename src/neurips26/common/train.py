@@ -8,6 +8,7 @@ a callback per step and a tqdm bar on stderr for long runs, and returns a frozen
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 from collections.abc import Callable, Iterable
@@ -175,8 +176,14 @@ def train(
         raise ValueError("model: has no trainable parameters")
     opt = optimizer or torch.optim.AdamW(params, lr=lr, betas=betas, weight_decay=weight_decay)
     base_lrs = [g.get("lr", lr) for g in opt.param_groups]
+    from neurips26.common.progress import listening, phase
+
+    stack = contextlib.ExitStack()
+    shown = None  # a phase for the command line's bar, when it listens
     if progress is None:
-        progress = sys.stderr.isatty() and max_iter >= 200
+        if listening():
+            shown = stack.enter_context(phase(desc or "training", max_iter))
+        progress = shown is None and sys.stderr.isatty() and max_iter >= 200
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -212,12 +219,15 @@ def train(
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(loss=f"{value:.4g}", refresh=False)
+            if shown is not None:
+                shown.advance()
             if callback is not None and callback(step, value, model):
                 stopped = True
                 break
     finally:
         if bar is not None:
             bar.close()
+        stack.close()
     model.eval()
     return TrainResult(tuple(losses), len(losses), stopped)
 

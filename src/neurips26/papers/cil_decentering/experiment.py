@@ -60,6 +60,7 @@ from scipy import stats as sps
 
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
+from neurips26.common.progress import track
 
 from . import (
     NCM,
@@ -226,7 +227,7 @@ def cil_run(dataset: str, seed: int, Xtr, ytr, Xte, yte, order, classes_per_task
 
 def _synthetic_rows(cfg: Config, seeds) -> list[dict]:
     rows = []
-    for s in seeds:
+    for s in track(seeds, "synthetic tasks (seeds)"):
         rng = np.random.default_rng([s, 1])
         g = gaussian_tasks(num_tasks=5, classes_per_task=4, dim=cfg.pop_dim, task_scale=0.5,
                            class_scale=0.3, rng=rng)
@@ -245,7 +246,7 @@ def _digits_rows(cfg: Config, seeds) -> list[dict]:
 
     xtr, ytr, xte, yte = load_digits().flat()
     rows = []
-    for s in seeds:
+    for s in track(seeds, "digits (seeds)"):
         order = np.random.default_rng([s, 2]).permutation(10)
         first = np.isin(ytr, order[:2])
         pca = PCA(cfg.digits_pca_dim, random_state=0).fit(xtr[first])  # task 1 only
@@ -269,7 +270,7 @@ def _mnist_rows(cfg: Config, name: str, seeds) -> list[dict]:
     ds = ds.subset(10 * cfg.mnist_train_per_class, 10 * cfg.mnist_test_per_class, seed=0)
     xtr, ytr, xte, yte = ds.flat()
     rows = []
-    for s in seeds:
+    for s in track(seeds, f"{name}: task-1 network and heads (seeds)"):
         order = np.random.default_rng([s, 3]).permutation(10)
         first = np.isin(ytr, order[:2])
         labels = np.searchsorted(np.sort(order[:2]), ytr[first])
@@ -348,7 +349,7 @@ def _effnet_rows(cfg: Config, name: str, seeds) -> list[dict]:
     C = int(y.max()) + 1
     k = cfg.photo_classes_per_task if name == "photos" else 2
     rows = []
-    for s in seeds:
+    for s in track(seeds, f"EfficientNet {name} (seeds)"):
         order = np.random.default_rng([s, 4]).permutation(C)[: (C // k) * k]
         keep = np.isin(y, order)
         rows.append(cil_run(f"effnet_{name}", s, F[tr & keep], y[tr & keep], F[~tr & keep],

@@ -47,6 +47,7 @@ import numpy as np
 
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure, plt
+from neurips26.common.progress import track
 
 from . import (
     SOLVERS,
@@ -464,7 +465,7 @@ def run(config: Config) -> RunResult:
         mu1 = mu.sum(axis=2)  # (M, n) 1-D marginals
         instances.append(_solve_instance(f"1-D n={cfg.size_1d}", mu1 / mu1.sum(1, keepdims=True),
                                          _unit_grid((cfg.size_1d,)), cfg))
-    for n in cfg.sizes:
+    for n in track(cfg.sizes, "grid sizes"):
         mu, kinds = synthetic_densities(n, cfg.num_inputs, rng=rng)
         instances.append(_solve_instance(f"shapes {n}x{n}", mu, _unit_grid((n, n)), cfg))
         instances[-1]["row"]["kinds"] = "/".join(kinds)

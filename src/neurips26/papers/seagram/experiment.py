@@ -56,6 +56,7 @@ import numpy as np
 
 from neurips26.common.cache import cache_key, cached_module
 from neurips26.common.experiment import RunResult, param
+from neurips26.common.progress import track
 
 from . import (
     SEAGRAM,
@@ -322,7 +323,7 @@ def run(cfg: Config) -> RunResult:
     per_seed: dict[str, list] = {k: [] for k in ("ap", "ap_rand", "kept", "kept_rand",
                                                  "need_al", "need_rs", "prec_al", "prec_rs",
                                                  "calls", "fit_calls", "secs", "flips")}
-    for k in range(cfg.num_seeds):
+    for k in track(range(cfg.num_seeds), "SEAGRAM fits (seeds)"):
         s = cfg.seed * 1000 + k
         common = dict(budget=cfg.budget, tau=cfg.tau, pool_size=cfg.pool_size,
                       init_labels=cfg.init_labels, per_round=cfg.per_round,

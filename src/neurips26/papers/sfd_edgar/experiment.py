@@ -47,6 +47,7 @@ from statistics import median
 import numpy as np
 
 from neurips26.common.experiment import RunResult, param
+from neurips26.common.progress import track
 from neurips26.common.stats import bootstrap_ci
 
 from . import (
@@ -322,7 +323,7 @@ def run(cfg: Config) -> RunResult:
     outputs: dict[str, dict[str, str]] = {c: {} for c in convs}
     ours = {}
     html = {f: load_filing(f) for f in cfg.files}
-    for f in cfg.files:
+    for f in track(cfg.files, "converting filings"):
         t0 = time.perf_counter()
         ours[f] = html_to_mmd(html[f])
         seconds["ours"] += time.perf_counter() - t0

@@ -24,6 +24,7 @@ import numpy as np
 
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
+from neurips26.common.progress import track
 
 from . import (
     InfeasibleWeightsError,
@@ -342,7 +343,7 @@ def _run(cfg: Config) -> RunResult:
     mass_ratio: list[float] = []
     certified: list[bool] = []
     sweep_infeasible = 0
-    for k, eta in enumerate(cfg.sweep_etas):
+    for k, eta in enumerate(track(cfg.sweep_etas, "noise-rate sweep")):
         for i in range(cfg.sweep_seeds):
             data = make_margin_halfspace(
                 n,

@@ -59,6 +59,7 @@ from neurips26.common.data import (
 from neurips26.common.experiment import RunResult, param, validate_config
 from neurips26.common.models import GPT, GPTConfig
 from neurips26.common.plotting import figure_png, new_figure
+from neurips26.common.progress import track
 from neurips26.common.torch import get_device, seeded
 
 from . import (
@@ -362,7 +363,7 @@ def run(config: Config) -> RunResult:
             raise ValueError(f"dims: {d} is not divisible by num_heads={cfg.num_heads}")
     get_device(cfg.device)  # a clear error when cuda is asked for and absent
     data = load_corpus(cfg)
-    rows = [measure(inst, cfg, data) for inst in instances(cfg)]
+    rows = [measure(inst, cfg, data) for inst in track(instances(cfg), "training models")]
     metrics, table = summarize(rows, cfg)
 
     # gradient analysis on the trained models of the first seed, largest size
