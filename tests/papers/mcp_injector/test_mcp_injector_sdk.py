@@ -116,6 +116,51 @@ def test_tool_error_empty_malformed(layer):
     run(go)
 
 
+@pytest.mark.parametrize("layer", LAYERS)
+def test_empty_result_on_a_tool_with_an_output_schema_is_valid_for_it(layer):
+    """Issue 14, bug 5: the SDK client used to raise on an empty result of ``echo``."""
+
+    async def go():
+        inj = FaultInjector(FaultProfile(rules=(FaultRule(tool="echo",
+                                                          mode=FaultMode.EMPTY_RESULT),)))
+        _, client = await _client_for(layer, inj)
+        async with client as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            assert tools["echo"].output_schema is not None
+            r = await c.call_tool("echo", {"text": "a"})
+            assert r.content == [] and r.structured_content == {"result": ""}
+            assert r.is_error is not True
+
+    run(go)
+
+
+def test_empty_instance_is_valid_for_its_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    from neurips26.papers.mcp_injector import empty_instance
+
+    schemas = [
+        {"type": "object", "properties": {"a": {"type": "string", "minLength": 2},
+                                          "b": {"type": "integer", "minimum": 3},
+                                          "c": {"type": "array", "minItems": 1,
+                                                "items": {"type": "boolean"}},
+                                          "d": {"enum": ["x", "y"]}},
+         "required": ["a", "b", "c", "d"]},
+        {"$defs": {"P": {"type": "object", "properties": {"n": {"type": "number",
+                                                                "exclusiveMinimum": 0}},
+                         "required": ["n"]}},
+         "type": "object", "properties": {"p": {"$ref": "#/$defs/P"}}, "required": ["p"]},
+        {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+        {"type": ["object", "null"]},
+        {},
+    ]
+    for schema in schemas:
+        jsonschema.validate(empty_instance(schema), schema)
+    with pytest.raises(TypeError, match="schema"):
+        empty_instance(None)
+    with pytest.raises(ValueError, match="schema"):
+        empty_instance({"$ref": "#"})  # a schema that refers to itself forever
+
+
 def test_connection_drop_ends_connection():
     async def go():
         inj = _inj("connection_drop", tool="book")

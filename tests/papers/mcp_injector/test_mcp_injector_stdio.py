@@ -143,6 +143,23 @@ def test_proxy_sdk_client_sees_faults_and_same_tools(tmp_path):
     ]
 
 
+@pytest.mark.parametrize("after", (False, True))
+def test_proxy_empty_result_is_valid_for_the_output_schema(tmp_path, after):
+    """Issue 14, bug 5: the SDK client raised on an empty result of a structured tool."""
+    cfg = _config(tmp_path, f"rules: [{{tool: echo, mode: empty_result, "
+                            f"after_server: {str(after).lower()}}}]\n")
+
+    async def go(cmd):
+        with anyio.fail_after(T):
+            async with Client(_params(cmd)) as c:
+                await c.list_tools()
+                r = await c.call_tool("echo", {"text": "x"})
+                return r.content, r.structured_content, r.is_error
+
+    content, structured, is_error = anyio.run(go, [*CLI, "--config", cfg, "--", *SERVER])
+    assert content == [] and structured == {"result": ""} and is_error is not True
+
+
 def test_same_seed_same_log_over_stdio(tmp_path):
     cfg = _config(
         tmp_path,

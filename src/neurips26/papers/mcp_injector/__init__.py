@@ -61,6 +61,7 @@ from .injector import (
     FaultInjector,
     apply_fault,
     corrupt_result,
+    empty_instance,
 )
 from .proxy import ProxyConfig, load_config, parse_config, run_proxy
 from .travel import TRAVEL_TOOLS, build_travel_server, make_tasks, stdio_server_command
@@ -91,6 +92,7 @@ __all__ = [
     "build_travel_server",
     "corrupt_result",
     "default_profile",
+    "empty_instance",
     "load_config",
     "load_profile",
     "make_tasks",

@@ -48,6 +48,7 @@ __all__ = [
     "FaultInjector",
     "apply_fault",
     "corrupt_result",
+    "empty_instance",
 ]
 
 #: The SDK's code for a closed connection (``mcp_types.CONNECTION_CLOSED``).
@@ -68,7 +69,83 @@ def _corrupt_value(v: Any) -> Any:
     return "corrupted"
 
 
-def corrupt_result(decision: FaultDecision, result: Mapping[str, Any] | None) -> dict[str, Any]:
+def empty_instance(schema: Mapping[str, Any]) -> Any:
+    """The emptiest JSON value that a tool's JSON Schema accepts.
+
+    Objects get their ``required`` properties only, each filled recursively; strings are
+    ``""`` (``minLength`` padded with spaces), numbers their ``minimum`` or 0, booleans
+    ``false``, arrays ``minItems`` empty items, ``null`` where the type allows it;
+    ``const``, ``enum`` and ``default`` are honoured, and ``anyOf`` / ``oneOf`` take their
+    first branch. Local ``$ref`` (``#/$defs/...``) are followed.
+
+    Examples
+    --------
+    >>> empty_instance({"type": "object", "properties": {"result": {"type": "string"}},
+    ...                 "required": ["result"]})
+    {'result': ''}
+    >>> empty_instance({"type": ["integer", "null"]}) is None
+    True
+    """
+    if not isinstance(schema, Mapping):
+        raise TypeError(f"schema must be a JSON Schema object, got {type(schema).__name__}")
+    return _empty(schema, schema, 0)
+
+
+def _empty(node: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> Any:
+    if depth > 32:
+        raise ValueError("schema: nesting deeper than 32 (a recursive $ref?)")
+    ref = node.get("$ref")
+    if isinstance(ref, str) and (ref == "#" or ref.startswith("#/")):
+        target: Any = root
+        for part in ref[2:].split("/") if ref != "#" else ():
+            target = target.get(part, {}) if isinstance(target, Mapping) else {}
+        return _empty(target, root, depth + 1)
+    if "const" in node:
+        return copy.deepcopy(node["const"])
+    if isinstance(node.get("enum"), list) and node["enum"]:
+        return copy.deepcopy(node["enum"][0])
+    if "default" in node:
+        return copy.deepcopy(node["default"])
+    for key in ("anyOf", "oneOf"):
+        if isinstance(node.get(key), list) and node[key]:
+            return _empty(node[key][0], root, depth + 1)
+    if isinstance(node.get("allOf"), list) and node["allOf"]:
+        merged: dict[str, Any] = {}
+        for part in node["allOf"]:
+            if isinstance(part, Mapping):
+                merged.update(part)
+        return _empty(merged, root, depth + 1)
+    types = node.get("type")
+    if isinstance(types, list):
+        if "null" in types:
+            return None
+        types = types[0] if types else None
+    if types is None and ("properties" in node or "required" in node):
+        types = "object"
+    if types == "object":
+        props = node.get("properties") or {}
+        return {name: _empty(props.get(name, {}), root, depth + 1)
+                for name in node.get("required") or ()}
+    if types == "array":
+        item = node.get("items") if isinstance(node.get("items"), Mapping) else {}
+        return [_empty(item, root, depth + 1) for _ in range(int(node.get("minItems", 0)))]
+    if types == "string":
+        return " " * int(node.get("minLength", 0))
+    if types in ("integer", "number"):
+        low = node.get("minimum", node.get("exclusiveMinimum"))
+        value = 0 if low is None or low <= 0 else low
+        if "exclusiveMinimum" in node and value <= node["exclusiveMinimum"]:
+            value = node["exclusiveMinimum"] + 1
+        return int(value) if types == "integer" else float(value)
+    if types == "boolean":
+        return False
+    if types == "null":
+        return None
+    return {}  # an unconstrained schema accepts anything; {} is the emptiest object
+
+
+def corrupt_result(decision: FaultDecision, result: Mapping[str, Any] | None, *,
+                   output_schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``CallToolResult`` wire dict (camelCase) that ``decision`` turns ``result`` into.
 
     Parameters
@@ -77,12 +154,17 @@ def corrupt_result(decision: FaultDecision, result: Mapping[str, Any] | None) ->
         A ``tool_error``, ``empty_result`` or ``malformed_result`` decision.
     result : mapping or None
         The server's original ``result`` object (``None`` when it was not computed).
+    output_schema : mapping or None
+        The tool's declared ``outputSchema`` (from ``tools/list``), if any. A client that
+        knows it rejects a result without ``structuredContent``, so ``empty_result`` then
+        carries :func:`empty_instance` of the schema.
 
     Returns
     -------
     dict
         ``tool_error``: ``{"content": [text], "isError": true}``; ``empty_result``:
-        ``{"content": []}``; ``malformed_result``: text halved mid-token and every
+        ``{"content": []}`` (plus the emptiest valid ``structuredContent`` when the tool
+        declares an output schema); ``malformed_result``: text halved mid-token and every
         ``structuredContent`` field given a value of the wrong JSON type. Keys such as
         ``_meta`` and ``resultType`` of the original are kept; without an original (the
         call never reached the server) ``resultType`` is ``"complete"``.
@@ -95,6 +177,8 @@ def corrupt_result(decision: FaultDecision, result: Mapping[str, Any] | None) ->
     if mode is FaultMode.TOOL_ERROR:
         return {**base, "content": [{"type": "text", "text": decision.message}], "isError": True}
     if mode is FaultMode.EMPTY_RESULT:
+        if output_schema is not None:
+            return {**base, "content": [], "structuredContent": empty_instance(output_schema)}
         return {**base, "content": []}
     if mode is FaultMode.MALFORMED_RESULT:
         out = copy.deepcopy(dict(result or {}))
@@ -117,7 +201,8 @@ def corrupt_result(decision: FaultDecision, result: Mapping[str, Any] | None) ->
     raise ValueError(f"corrupt_result: mode {mode.value!r} does not produce a result")
 
 
-def apply_fault(decision: FaultDecision | None, response: Mapping[str, Any]) -> Any:
+def apply_fault(decision: FaultDecision | None, response: Mapping[str, Any], *,
+                output_schema: Mapping[str, Any] | None = None) -> Any:
     """Rewrite one JSON-RPC response (a dict) to a ``tools/call`` according to ``decision``.
 
     Returns the new response dict, the original when ``decision`` is ``None``, ``DROP``
@@ -130,6 +215,8 @@ def apply_fault(decision: FaultDecision | None, response: Mapping[str, Any]) -> 
         The injector's decision for this call (``None``: no fault).
     response : mapping
         The server's JSON-RPC response (``result`` or ``error``) to the ``tools/call``.
+    output_schema : mapping or None
+        The called tool's ``outputSchema``, passed to :func:`corrupt_result`.
 
     Returns
     -------
@@ -147,7 +234,8 @@ def apply_fault(decision: FaultDecision | None, response: Mapping[str, Any]) -> 
     if mode is FaultMode.PROTOCOL_ERROR:
         err = {"code": decision.error_code, "message": decision.message}
         return {"jsonrpc": "2.0", "id": rid, "error": err}
-    return {"jsonrpc": "2.0", "id": rid, "result": corrupt_result(decision, response.get("result"))}
+    result = corrupt_result(decision, response.get("result"), output_schema=output_schema)
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
 
 
 class FaultInjector:
@@ -207,6 +295,7 @@ class FaultInjector:
         self.log_: list[dict[str, Any]] = []
         self.calls_: dict[tuple[str, str], int] = {}
         self.cancelled_ = 0
+        self.output_schemas_: dict[str, dict[str, Any]] = {}
         self._n_connections = 0
         self._session_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         if self.log_path is not None:
@@ -239,6 +328,22 @@ class FaultInjector:
         if d is not None:
             self._append(d.to_record(seed=self.seed))
         return d
+
+    def note_tools(self, tools: Any) -> None:
+        """Remember each listed tool's ``outputSchema`` (from a ``tools/list`` result)."""
+        if not isinstance(tools, list):
+            return
+        for t in tools:
+            if isinstance(t, Mapping) and isinstance(t.get("name"), str):
+                schema = t.get("outputSchema")
+                if isinstance(schema, Mapping):
+                    self.output_schemas_[t["name"]] = dict(schema)
+                else:
+                    self.output_schemas_.pop(t["name"], None)
+
+    def output_schema(self, tool: str | None) -> dict[str, Any] | None:
+        """The ``outputSchema`` last listed for ``tool``, or None."""
+        return self.output_schemas_.get(tool) if isinstance(tool, str) else None
 
     def record_anomaly(self, direction: str, detail: str, *, connection: str = "default") -> None:
         """Log unexpected traffic (unparsable lines, unknown ids, batches) passed through."""
@@ -320,6 +425,14 @@ class FaultInjectionMiddleware:
         self.injector = injector
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        if ctx.method == "tools/list":
+            res = await call_next(ctx)
+            tools = res.get("tools") if isinstance(res, dict) else getattr(res, "tools", None)
+            if tools is not None:
+                self.injector.note_tools([t.model_dump(by_alias=True, mode="json",
+                                                       exclude_none=True)
+                                          if hasattr(t, "model_dump") else t for t in tools])
+            return res
         if ctx.method != "tools/call" or ctx.request_id is None:
             return await call_next(ctx)
         params = ctx.params or {}
@@ -358,7 +471,8 @@ class FaultInjectionMiddleware:
         if hasattr(res, "model_dump"):
             res = res.model_dump(by_alias=True, mode="json", exclude_none=True)
         # a model, so the runner serialises it for the negotiated protocol version
-        return CallToolResult.model_validate(corrupt_result(d, res))
+        return CallToolResult.model_validate(
+            corrupt_result(d, res, output_schema=self.injector.output_schema(tool)))
 
 
 class FaultInjectingTransport:
@@ -439,7 +553,8 @@ class FaultInjectingTransport:
                             if d.mode is FaultMode.CONNECTION_DROP:
                                 await self._disconnect()
                                 break
-                            new = apply_fault(d, {"jsonrpc": "2.0", "id": m.id})
+                            new = apply_fault(d, {"jsonrpc": "2.0", "id": m.id},
+                                              output_schema=self.injector.output_schema(tool))
                             if new != DROP:
                                 reply = SessionMessage(
                                     message=jsonrpc_message_adapter.validate_python(new)
@@ -464,11 +579,14 @@ class FaultInjectingTransport:
                 if self._closed:
                     break
                 m = getattr(msg, "message", None)
+                if isinstance(m, JSONRPCResponse) and isinstance(m.result, dict):
+                    self.injector.note_tools(m.result.get("tools"))
                 if isinstance(m, (JSONRPCResponse, JSONRPCError)) and m.id in self._pending:
                     d = self._pending.pop(m.id)
                     if d is not None:
                         wire = m.model_dump(by_alias=True, mode="json", exclude_unset=True)
-                        new = apply_fault(d, wire)
+                        new = apply_fault(d, wire,
+                                          output_schema=self.injector.output_schema(d.tool))
                         if new == DROP:
                             continue
                         if new == DISCONNECT:  # connection_drop with after_server

@@ -461,7 +461,8 @@ async def _from_client(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
                     if d.mode is FaultMode.CONNECTION_DROP:
                         _disconnect(relay, proc, tg, f"injected connection drop on {tool!r}")
                         return True
-                    new = apply_fault(d, {"jsonrpc": "2.0", "id": msg["id"]})
+                    new = apply_fault(d, {"jsonrpc": "2.0", "id": msg["id"]},
+                                      output_schema=relay.inj.output_schema(tool))
                     if new == DROP:
                         relay.swallowed.add(key)
                     else:
@@ -557,7 +558,7 @@ def _from_server(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
         relay.outstanding.pop(key, None)
     if ("result" in msg or "error" in msg) and key is not None and key in relay.pending:
         d = relay.pending.pop(key)
-        new = apply_fault(d, msg)
+        new = apply_fault(d, msg, output_schema=relay.inj.output_schema(d.tool) if d else None)
         if new == DROP:
             return True
         if new == DISCONNECT:  # connection_drop after the server acted
@@ -570,6 +571,7 @@ def _from_server(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
         relay.write_client(out)
         return True
     if isinstance(msg.get("result"), dict) and isinstance(msg["result"].get("tools"), list):
+        relay.inj.note_tools(msg["result"]["tools"])
         names = [t.get("name") for t in msg["result"]["tools"] if isinstance(t, dict)]
         try:
             for pattern in relay.inj.check_tools_quiet(names):
