@@ -42,6 +42,27 @@ def check_bool(name: str, value: Any) -> bool:
     return value
 
 
+def check_grids(name: str, value: Any) -> list:
+    """``value`` as a list if it is a list or tuple of ``TableGrid``."""
+    from .tables import TableGrid
+
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{name} must be a list of TableGrid, got {type(value).__name__}")
+    for i, g in enumerate(value):
+        if not isinstance(g, TableGrid):
+            raise TypeError(f"{name}[{i}] must be a TableGrid, got {type(g).__name__}")
+    return list(value)
+
+
+def check_grid(name: str, value: Any):
+    """``value`` if it is a ``TableGrid``."""
+    from .tables import TableGrid
+
+    if not isinstance(value, TableGrid):
+        raise TypeError(f"{name} must be a TableGrid, got {type(value).__name__}")
+    return value
+
+
 def check_text(name: str, value: Any) -> str:
     """``value`` if it is a str."""
     if not isinstance(value, str):

@@ -504,7 +504,7 @@ def html_to_mmd(
     check_choice("rowspan", rowspan, ("mmd6", "empty"))
     check_bool("detect_headings", detect_headings)
     check_bool("strict", strict)
-    text, encoding = decode_html(html)
+    text, encoding = decode_html(html, name="html")
     stats: dict[str, Any] = Counter(
         input_chars=len(text), num_tables=0, num_headings=0, skipped_hidden=0,
         skipped_images=0, skipped_scripts_styles_headers=0, skipped_page_artifacts=0,
@@ -576,7 +576,7 @@ def submission_to_mmd(text: str | bytes, **kw: Any) -> list[DocumentResult]:
     ValueError
         For an unterminated ``<DOCUMENT>`` (naming its sequence number).
     """
-    text, _ = decode_html(text)
+    text, _ = decode_html(text, name="text")
     out = []
     for doc in split_submission(text):
         body = doc.text

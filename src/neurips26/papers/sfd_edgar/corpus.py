@@ -42,6 +42,9 @@ def shingles(text: str, k: int = 5) -> set[str]:
 
 def jaccard(a: set, b: set) -> float:
     """Exact Jaccard similarity of two sets (1 for two empty sets)."""
+    for name, v in (("a", a), ("b", b)):
+        if not isinstance(v, (set, frozenset)):
+            raise TypeError(f"{name} must be a set, got {type(v).__name__}")
     if not a and not b:
         return 1.0
     return len(a & b) / len(a | b)
@@ -98,7 +101,7 @@ def near_duplicates(
     threshold = check_float("threshold", threshold, lo=0.0, hi=1.0)
     check_int("num_perm", num_perm, lo=16, hi=4096)
     check_int("shingle", shingle, lo=1)
-    check_int("seed", seed, lo=0)
+    check_int("seed", seed, lo=0, hi=2**32 - 1)
     for k, v in docs.items():
         if not isinstance(k, str) or not isinstance(v, str):
             raise TypeError("docs must map str ids to str texts")
@@ -155,7 +158,7 @@ def ngram_overlap(corpus_a, corpus_b, *, n: int = 13) -> OverlapReport:
     """
     check_int("n", n, lo=1)
     for name, c in (("corpus_a", corpus_a), ("corpus_b", corpus_b)):
-        if isinstance(c, str) or not all(isinstance(t, str) for t in c):
+        if not isinstance(c, (list, tuple)) or not all(isinstance(t, str) for t in c):
             raise TypeError(f"{name} must be a list of str")
     corpus_a = list(corpus_a)
     if not corpus_a:

@@ -27,7 +27,7 @@ def detect_binary(data: bytes) -> str | None:
     return None
 
 
-def decode_html(data: str | bytes) -> tuple[str, str]:
+def decode_html(data: str | bytes, *, name: str = "data") -> tuple[str, str]:
     """Decode a filing to text.
 
     Parameters
@@ -35,6 +35,8 @@ def decode_html(data: str | bytes) -> tuple[str, str]:
     data : str or bytes
         A str is returned as is. Bytes are decoded with the charset of a ``<meta>`` or XML
         declaration if there is one, else UTF-8, else cp1252 (older filings).
+    name : str
+        The argument's name in error messages (callers pass their own, e.g. ``"html"``).
 
     Returns
     -------
@@ -57,17 +59,17 @@ def decode_html(data: str | bytes) -> tuple[str, str]:
     >>> decode_html(b"%PDF-1.7 ...")
     Traceback (most recent call last):
     ...
-    ValueError: html: the input is a PDF, not HTML or text
+    ValueError: data: the input is a PDF, not HTML or text
     """
     if isinstance(data, str):
         return data, "str"
     if isinstance(data, (bytearray, memoryview)):
         data = bytes(data)
     if not isinstance(data, bytes):
-        raise TypeError(f"html must be str or bytes, got {type(data).__name__}")
+        raise TypeError(f"{name} must be str or bytes, got {type(data).__name__}")
     kind = detect_binary(data)
     if kind:
-        raise ValueError(f"html: the input is a {kind}, not HTML or text")
+        raise ValueError(f"{name}: the input is a {kind}, not HTML or text")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     candidates = []
@@ -85,7 +87,7 @@ def decode_html(data: str | bytes) -> tuple[str, str]:
                 first_error = exc
     pos = first_error.start if first_error else 0
     raise ValueError(
-        f"html: bytes not decodable as {', '.join(dict.fromkeys(candidates))}; "
+        f"{name}: bytes not decodable as {', '.join(dict.fromkeys(candidates))}; "
         f"first bad byte at offset {pos}"
     )
 

@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from ._checks import check_grid, check_grids, check_int
 from .tables import TableGrid, clean_text
 
 _NUM = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
@@ -208,6 +209,7 @@ def numeric_recall(pred: list[TableGrid], gold: list[TableGrid]) -> float:
     non-empty cell of the row, and header rows of the gold are skipped, so a year in a
     header is not a number to recall.
     """
+    pred, gold = check_grids("pred", pred), check_grids("gold", gold)
     want = _row_numbers(gold, skip_header=True)
     have = _row_numbers(pred)
     total = sum(want.values())
@@ -243,6 +245,7 @@ def table_metrics(pred: TableGrid | None, gold: TableGrid) -> TableMetrics:
         raise TypeError(f"gold must be a TableGrid, got {type(gold).__name__}")
     if pred is None:
         return TableMetrics(0.0, 0.0, 0.0)
+    check_grid("pred", pred)
     rec = numeric_recall([pred], [gold])
     return TableMetrics(
         teds=teds(pred, gold),
@@ -253,6 +256,7 @@ def table_metrics(pred: TableGrid | None, gold: TableGrid) -> TableMetrics:
 
 def match_tables(pred: list[TableGrid], gold: list[TableGrid]) -> list[TableMetrics]:
     """Score each gold table against its best predicted table (by cell F1, then TEDS)."""
+    pred, gold = check_grids("pred", pred), check_grids("gold", gold)
     out = []
     for g in gold:
         best = TableMetrics(0.0, 0.0, 0.0)
@@ -290,7 +294,7 @@ def ixbrl_facts(html: str) -> list[tuple[str, str]]:
 
     from .decode import decode_html
 
-    text, _ = decode_html(html)
+    text, _ = decode_html(html, name="html")
     text = re.sub(r"^\s*<\?xml[^>]*\?>", "", text)
     root = lxml.html.document_fromstring(text)
     out = []
@@ -314,9 +318,16 @@ def ixbrl_facts(html: str) -> list[tuple[str, str]]:
 
 def fact_recall(grids: list[TableGrid], facts: list[tuple[str, str]]) -> float:
     """Share of iXBRL facts (row label, number) found in a row of that label in ``grids``."""
+    grids = check_grids("grids", grids)
+    if not isinstance(facts, (list, tuple)):
+        raise TypeError(f"facts must be a list of (label, number) pairs, got "
+                        f"{type(facts).__name__}")
+    for i, f in enumerate(facts):
+        if not (isinstance(f, tuple) and len(f) == 2 and all(isinstance(x, str) for x in f)):
+            raise TypeError(f"facts[{i}] must be a (label, number) pair of str, got {f!r}")
     want = Counter(facts)
     if not want:
-        return float("nan")
+        return float("nan")  # no facts to recall: nothing measured
     have = _row_numbers(grids)
     return float(sum(min(n, have[k]) for k, n in want.items()) / sum(want.values()))
 
@@ -335,7 +346,8 @@ def duplication_rate(source_html: str, output: str, *, min_chars: int = 30) -> f
 
     if not isinstance(output, str):
         raise TypeError(f"output must be a str, got {type(output).__name__}")
-    text, _ = decode_html(source_html)
+    check_int("min_chars", min_chars, lo=1, hi=10**6)
+    text, _ = decode_html(source_html, name="source_html")
     text = re.sub(r"^\s*<\?xml[^>]*\?>", "", text)
     root = lxml.html.document_fromstring(text)
     for el in list(root.iter("ix:header", "script", "style", "head")):
