@@ -8,14 +8,23 @@ from numbers import Integral, Real
 import numpy as np
 
 
-def check_int(name: str, value, *, min_value: int | None = None) -> int:
-    """An integer (not a bool), at least ``min_value``."""
+def check_int(name: str, value, *, min_value: int | None = None,
+              max_value: int | None = None) -> int:
+    """An integer (not a bool) in ``[min_value, max_value]``."""
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     value = int(value)
     if min_value is not None and value < min_value:
         raise ValueError(f"{name} must be >= {min_value}, got {value}")
+    if max_value is not None and value > max_value:
+        raise ValueError(f"{name} must be <= {max_value}, got {value}")
     return value
+
+
+#: Longest schedule accepted (steps); a longer one cannot be laid out in memory here.
+MAX_STEPS = 10**8
+#: Largest learning rate accepted (far above any real one; keeps the schedule finite).
+MAX_LR = 1e6
 
 
 def check_real(

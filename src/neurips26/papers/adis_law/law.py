@@ -49,7 +49,7 @@ from scipy import optimize
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from ._checks import check_array, check_int, check_real
+from ._checks import MAX_LR, check_array, check_int, check_real
 from .schedule import InjectionPolicy, Schedule, schedule_features, wsd_schedule
 
 __all__ = [
@@ -562,10 +562,10 @@ def fit_adis_law(
     """
     trajs = _as_trajectories(trajectories)
     zeta = check_real("zeta", zeta, low=0.0, high=1.0, low_open=True, high_open=True)
-    restarts = check_int("restarts", restarts, min_value=1)
-    max_nfev = check_int("max_nfev", max_nfev, min_value=1)
+    restarts = check_int("restarts", restarts, min_value=1, max_value=10_000)
+    max_nfev = check_int("max_nfev", max_nfev, min_value=1, max_value=10**7)
     seed = check_int("seed", seed, min_value=0)
-    f_scale = check_real("f_scale", f_scale, low=0.0, low_open=True)
+    f_scale = check_real("f_scale", f_scale, low=0.0, high=1e100, low_open=True)
     if loss not in _LOSSES:
         raise ValueError(f"loss must be one of {_LOSSES}, got {loss!r}")
     sizes = {t.num_params for t in trajs}
@@ -588,7 +588,7 @@ def fit_adis_law(
         raise ValueError("trajectories: a model-scale fit needs runs of at least 3 model sizes")
     if lr_ref is None:
         lr_ref = max(float(t.lrs.max()) for t in trajs)
-    lr_ref = check_real("lr_ref", lr_ref, low=0.0, low_open=True)
+    lr_ref = check_real("lr_ref", lr_ref, low=0.0, high=MAX_LR, low_open=True)
     n_ref = min(sizes) if scaled else None
     d = _design(trajs, zeta, lr_ref, n_ref)
     if x0 is not None and not isinstance(x0, ADISParams):
@@ -713,7 +713,15 @@ def simulate_trajectory(
     if not isinstance(schedule, Schedule):
         raise TypeError(f"schedule must be a Schedule, got {type(schedule).__name__}")
     noise = check_real("noise", noise, low=0.0)
-    steps = np.asarray(list(steps), dtype=int)
+    if isinstance(steps, (str, bytes)) or not hasattr(steps, "__iter__"):
+        raise TypeError(f"steps must be an iterable of int, got {type(steps).__name__}")
+    raw = list(steps)
+    for i, s in enumerate(raw):
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"steps[{i}] must be an int, got {type(s).__name__} {s!r}")
+        if not 0 <= s < schedule.total_steps:
+            raise ValueError(f"steps must lie in [0, {schedule.total_steps - 1}], got {s}")
+    steps = np.asarray(raw, dtype=np.int64)
     if noise > 0 and rng is None:
         raise ValueError("rng is required when noise > 0")
     pred = adis_predict(params, schedule_features(schedule, zeta=zeta), num_params=num_params)
@@ -792,6 +800,9 @@ def rank_policies(
         params = params.params
     if not isinstance(params, ADISParams):
         raise TypeError(f"params must be ADISParams or ADISFit, got {type(params).__name__}")
+    if not isinstance(candidates, (list, tuple)):
+        raise TypeError(f"candidates must be a list of InjectionPolicy, got "
+                        f"{type(candidates).__name__}")
     candidates = list(candidates)
     if not candidates:
         raise ValueError("candidates must hold at least one InjectionPolicy")

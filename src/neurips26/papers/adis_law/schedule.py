@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import lfilter
 
-from ._checks import check_array, check_int, check_real
+from ._checks import MAX_LR, MAX_STEPS, check_array, check_int, check_real
 
 __all__ = [
     "InjectionPolicy",
@@ -129,6 +129,12 @@ def min_total_steps(*, warmup_frac: float = 0.02, anneal_frac: float = 0.2,
     >>> min_total_steps(fraction=0.25)
     13
     """
+    warmup_frac = check_real("warmup_frac", warmup_frac, low=0.0, high=1.0, high_open=True)
+    anneal_frac = check_real("anneal_frac", anneal_frac, low=0.0, high=1.0, low_open=True,
+                             high_open=True)
+    if fraction is not None:
+        fraction = check_real("fraction", fraction, low=0.0, high=1.0, low_open=True)
+    rewarm_frac = check_real("rewarm_frac", rewarm_frac, low=0.0, high=1.0, high_open=True)
     for s in range(1, 10_000_000):
         if _layout(s, warmup_frac, anneal_frac, fraction, rewarm_frac) is not None:
             return s
@@ -189,8 +195,8 @@ def wsd_schedule(
     >>> [round(float(x), 12) for x in (sch.lrs[91], sch.lrs[-1], sch.mix[89], sch.mix[90])]
     [0.6, 0.1, 0.0, 0.3]
     """
-    total_steps = check_int("total_steps", total_steps, min_value=1)
-    peak_lr = check_real("peak_lr", peak_lr, low=0.0, low_open=True)
+    total_steps = check_int("total_steps", total_steps, min_value=1, max_value=MAX_STEPS)
+    peak_lr = check_real("peak_lr", peak_lr, low=0.0, high=MAX_LR, low_open=True)
     warmup_frac = check_real("warmup_frac", warmup_frac, low=0.0, high=1.0, high_open=True)
     anneal_frac = check_real("anneal_frac", anneal_frac, low=0.0, high=1.0, low_open=True,
                              high_open=True)
