@@ -50,26 +50,7 @@ CALLS = [
 # Bad inputs this paper does not yet refuse with a message naming the argument (found by
 # this test when it was written; issue 10). The property runs over every other case; each gap
 # is an xfail(strict) below, so fixing one makes the test say to remove it from this list.
-KNOWN_GAPS = frozenset(
-    {
-        ("Market", "rationality", 0),
-        ("Market", "rationality", 1),
-        ("Market", "rationality", 10),
-        ("Market", "tie_tol", 0),
-        ("Market", "tie_tol", 1),
-        ("Market", "tie_tol", 8),
-        ("Market", "tie_tol", 10),
-        ("effective_data", "alpha", 1),
-        ("effective_data", "alpha", 6),
-        ("effective_data", "sizes", 8),
-        ("fit_power_law", "scores", 1),
-        ("fit_power_law", "scores", 6),
-        ("fit_power_law", "train_sizes", 1),
-        ("fit_power_law", "train_sizes", 6),
-        ("market_shares", "acc", 1),
-        ("market_shares", "acc", 6),
-    }
-)
+KNOWN_GAPS = frozenset()
 
 
 @settings(max_examples=len(cases(CALLS, KNOWN_GAPS)))

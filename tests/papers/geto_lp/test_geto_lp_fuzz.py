@@ -55,21 +55,7 @@ CALLS = [
 # Bad inputs this paper does not yet refuse with a message naming the argument (found by
 # this test when it was written; issue 10). The property runs over every other case; each gap
 # is an xfail(strict) below, so fixing one makes the test say to remove it from this list.
-KNOWN_GAPS = frozenset(
-    {
-        ("geto_distance", "source", 5),
-        ("geto_distance", "source", 7),
-        ("geto_distance", "source", 8),
-        ("geto_distance", "target", 5),
-        ("geto_distance", "target", 7),
-        ("geto_distance", "target", 8),
-        ("lp_size", "num_inputs", 0),
-        ("lp_size", "num_inputs", 1),
-        ("lp_size", "num_inputs", 2),
-        ("lp_size", "num_inputs", 3),
-        ("lp_size", "num_inputs", 10),
-    }
-)
+KNOWN_GAPS = frozenset()
 
 
 @settings(max_examples=len(cases(CALLS, KNOWN_GAPS)))

@@ -118,8 +118,10 @@ def test_tiny_masses_warn():
 def test_fixed_barycenter_and_distance_inputs():
     with pytest.raises(ValueError, match="sum to 1"):
         build_geto_lp(GOOD, GRID, fixed_barycenter=np.ones((3, 3)))
-    with pytest.raises(ValueError, match=r"shape \(M, \*grid.shape\)"):
+    with pytest.raises(ValueError, match=r"source must have shape \(3, 3\)"):
         geto_distance(np.full(9, 1 / 9), GOOD[0], GRID)
+    with pytest.raises(ValueError, match="target must sum to 1"):
+        geto_distance(GOOD[0], np.ones((3, 3)), GRID)
 
 
 def test_quota_recolor_inputs():

@@ -42,12 +42,7 @@ CALLS = [
 # Bad inputs this paper does not yet refuse with a message naming the argument (found by
 # this test when it was written; issue 10). The property runs over every other case; each gap
 # is an xfail(strict) below, so fixing one makes the test say to remove it from this list.
-KNOWN_GAPS = frozenset(
-    {
-        ("category_probabilities", "eta", 8),
-        ("expected_score", "eta", 8),
-    }
-)
+KNOWN_GAPS = frozenset()
 
 
 @settings(max_examples=len(cases(CALLS, KNOWN_GAPS)))

@@ -38,18 +38,7 @@ CALLS = [
 # Bad inputs this paper does not yet refuse with a message naming the argument (found by
 # this test when it was written; issue 10). The property runs over every other case; each gap
 # is an xfail(strict) below, so fixing one makes the test say to remove it from this list.
-KNOWN_GAPS = frozenset(
-    {
-        ("make_tasks", "seed", 0),
-        ("make_tasks", "seed", 5),
-        ("parse_profile", "data", 0),
-        ("parse_profile", "data", 1),
-        ("parse_profile", "data", 2),
-        ("parse_profile", "data", 3),
-        ("profile_from_counts", "alpha", 3),
-        ("profile_from_counts", "alpha", 9),
-    }
-)
+KNOWN_GAPS = frozenset()
 
 
 @settings(max_examples=len(cases(CALLS, KNOWN_GAPS)))

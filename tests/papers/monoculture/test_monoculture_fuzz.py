@@ -34,40 +34,7 @@ CALLS = [
 # Bad inputs this paper does not yet refuse with a message naming the argument (found by
 # this test when it was written; issue 10). The property runs over every other case; each gap
 # is an xfail(strict) below, so fixing one makes the test say to remove it from this list.
-KNOWN_GAPS = frozenset(
-    {
-        ("bivariate_normal_cdf", "h", 0),
-        ("bivariate_normal_cdf", "h", 1),
-        ("bivariate_normal_cdf", "h", 3),
-        ("bivariate_normal_cdf", "h", 4),
-        ("bivariate_normal_cdf", "h", 6),
-        ("bivariate_normal_cdf", "k", 0),
-        ("bivariate_normal_cdf", "k", 1),
-        ("bivariate_normal_cdf", "k", 3),
-        ("bivariate_normal_cdf", "k", 4),
-        ("bivariate_normal_cdf", "k", 6),
-        ("bivariate_normal_cdf", "rho", 0),
-        ("bivariate_normal_cdf", "rho", 1),
-        ("bivariate_normal_cdf", "rho", 3),
-        ("bivariate_normal_cdf", "rho", 4),
-        ("bivariate_normal_cdf", "rho", 6),
-        ("bivariate_normal_cdf", "rho", 7),
-        ("bivariate_normal_cdf", "rho", 8),
-        ("bivariate_normal_cdf", "rho", 9),
-        ("bivariate_normal_cdf", "rho", 10),
-        ("bivariate_normal_cdf", "rho", 11),
-        ("bivariate_normal_cdf", "rho", 12),
-        ("bivariate_normal_cdf", "rho", 13),
-        ("bivariate_normal_cdf", "rho", 15),
-        ("bivariate_normal_cdf", "rho", 17),
-        ("bivariate_normal_cdf", "rho", 18),
-        ("bivariate_normal_cdf", "rho", 19),
-        ("fit_null", "ridge", 0),
-        ("fit_null", "ridge", 1),
-        ("fit_null", "ridge", 8),
-        ("fit_null", "ridge", 10),
-    }
-)
+KNOWN_GAPS = frozenset()
 
 
 @settings(max_examples=len(cases(CALLS, KNOWN_GAPS)))

@@ -30,7 +30,14 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from neurips26.common.validation import check_float, check_int, check_size
+from neurips26.common.validation import (
+    check_array,
+    check_float,
+    check_int,
+    check_rng,
+    check_seed,
+    check_size,
+)
 
 __all__ = [
     "KINDS",
@@ -401,16 +408,39 @@ def critical_path_latency(
     -------
     float
         End-to-end latency of the request on an uncontended system (s).
+
+    Refuses a non-``Workflow`` workflow, a latency without ``solo_time``, a non-finite
+    ``edge_cost`` and one so large that the path length overflows to inf.
     """
+    if not isinstance(workflow, Workflow):
+        raise TypeError(f"workflow must be a Workflow, got {type(workflow).__name__}")
+    if not callable(getattr(latency, "solo_time", None)):
+        raise TypeError(
+            f"latency must be a LatencyModel (with solo_time), got {type(latency).__name__}"
+        )
+    edge_cost = check_float(edge_cost, "edge_cost")
     finish = [0.0] * len(workflow.modules)
     for m in workflow.topo_order:
         start = max((finish[p] + edge_cost for p in workflow.preds[m]), default=0.0)
         finish[m] = start + latency.solo_time(workflow.modules[m])
-    return max(finish)
+    total = max(finish)
+    if not math.isfinite(total):
+        raise ValueError(f"edge_cost = {edge_cost:g} makes the path latency overflow to inf")
+    return total
 
 
 # --------------------------------------------------------------------------------------
 # Templates of the reproduction (token and tool latencies drawn from lognormals).
+
+
+#: Largest ``tool_cv_scale`` the templates accept (``log1p(cv**2)`` overflows near 1e154).
+MAX_TOOL_CV_SCALE = 1e100
+
+
+def _check_template_args(rng: Any, tool_cv_scale: Any) -> float:
+    """Check a template's ``rng`` and ``tool_cv_scale``; return the scale as a float."""
+    check_rng(rng, "rng")
+    return check_float(tool_cv_scale, "tool_cv_scale", min=0, max=MAX_TOOL_CV_SCALE)
 
 
 def _lognormal(rng: np.random.Generator, mean: float, cv: float) -> float:
@@ -434,6 +464,7 @@ def _tool(rng, name, role, mean, cv):
 
 def react_loop(*, rng: np.random.Generator, tool_cv_scale: float = 1.0) -> Workflow:
     """ReAct: (LLM reason -> tool) x K, K ~ Geometric(0.35) on {1, 2, ...}, then an answer."""
+    tool_cv_scale = _check_template_args(rng, tool_cv_scale)
     k = int(rng.geometric(0.35))
     mods = []
     for i in range(k):
@@ -444,7 +475,12 @@ def react_loop(*, rng: np.random.Generator, tool_cv_scale: float = 1.0) -> Workf
 
 
 def rag_pipeline(*, rng: np.random.Generator, tool_cv_scale: float = 1.0) -> Workflow:
-    """RAG: fast retrieval tool -> short LLM rerank -> long LLM answer."""
+    """RAG: fast retrieval tool -> short LLM rerank -> long LLM answer.
+
+    ``rng`` must be a numpy Generator and ``tool_cv_scale`` in ``[0, 1e100]`` (as for
+    every template).
+    """
+    tool_cv_scale = _check_template_args(rng, tool_cv_scale)
     mods = [
         _tool(rng, "retrieve", "rag.retrieve", 0.1, 0.5 * tool_cv_scale),
         _llm(rng, "rerank", "rag.rerank", 1500, 50),
@@ -455,7 +491,7 @@ def rag_pipeline(*, rng: np.random.Generator, tool_cv_scale: float = 1.0) -> Wor
 
 def debate(*, rng: np.random.Generator, tool_cv_scale: float = 1.0) -> Workflow:
     """Multi-agent debate: 3 agents x 2 rounds (parallel within a round), then a judge."""
-    del tool_cv_scale  # no tools
+    _check_template_args(rng, tool_cv_scale)  # no tools: the scale is unused
     mods, edges = [], []
     for r in range(2):
         for a in range(3):
@@ -469,6 +505,7 @@ def debate(*, rng: np.random.Generator, tool_cv_scale: float = 1.0) -> Workflow:
 
 def code_agent(*, rng: np.random.Generator, tool_cv_scale: float = 1.0) -> Workflow:
     """Coding agent: LLM write -> execute (heavy-tailed) -> LLM fix -> ... until Bernoulli(0.6)."""
+    tool_cv_scale = _check_template_args(rng, tool_cv_scale)
     mods = [
         _llm(rng, "write", "code.write", 1000, 400),
         _tool(rng, "exec_0", "code.exec", 2.0, 2.0 * tool_cv_scale),
@@ -519,7 +556,8 @@ def poisson_arrivals(
     seed : int
         Seed of the arrival times, template choice and sampled lengths.
     tool_cv_scale : float
-        Multiplies every tool-latency coefficient of variation (sensitivity sweeps).
+        Multiplies every tool-latency coefficient of variation (sensitivity sweeps); in
+        ``[0, MAX_TOOL_CV_SCALE]``.
 
     Returns
     -------
@@ -538,10 +576,13 @@ def poisson_arrivals(
     horizon = check_float(horizon, "horizon", min=0, min_inclusive=False)
     check_size(rate * horizon, "rate * horizon", limit=MAX_ARRIVALS, what="expected arrivals")
     k = len(templates)
-    p = np.full(k, 1.0 / k) if mix is None else np.asarray(mix, dtype=float)
+    p = np.full(k, 1.0 / k) if mix is None else check_array(
+        mix, "mix", ndim=None, min_size=0, finite=False
+    )
     if p.shape != (k,) or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
         raise ValueError(f"mix must be {k} non-negative probabilities summing to 1, got {mix}")
-    rng = np.random.default_rng(seed)
+    tool_cv_scale = check_float(tool_cv_scale, "tool_cv_scale", min=0, max=MAX_TOOL_CV_SCALE)
+    rng = np.random.default_rng(check_seed(seed, "seed"))
     out, t = [], 0.0
     while True:
         t += float(rng.exponential(1.0 / rate))

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from neurips26.common.validation import check_array, check_int
+
 from .bounds import certified_different, confidence_bounds
 from .localize import (
     LocalizationResult,
@@ -79,11 +81,13 @@ def offline_change_points(
     >>> offline_change_points([0.0, 0.1, 0.0, 2.0, 2.1, 0.0], num_change_points=2).tolist()
     [3, 5]
     """
-    y = np.asarray(signal, dtype=float).reshape(-1)
+    y = check_array(signal, "signal", ndim=None, min_size=0, finite=False).reshape(-1)
     K = y.size
     if not np.all(np.isfinite(y)):
         raise ValueError("signal must be finite (no NaN or inf)")
-    N = int(num_change_points)
+    if K < 2:
+        raise ValueError(f"signal needs at least 2 points to hold a change point, got {K}")
+    N = check_int(num_change_points, "num_change_points")
     if not 1 <= N < K:
         raise ValueError(f"num_change_points must be in [1, K - 1] = [1, {K - 1}], got {N}")
     w = np.ones(K) if weights is None else np.asarray(weights, dtype=float).reshape(-1)

@@ -69,15 +69,27 @@ def confidence_radius(n: Any, *, delta: Any, sigma: float = 1.0) -> np.ndarray:
     0.5041
     """
     sigma = _check_sigma(sigma)
-    d = np.asarray(delta, dtype=float)
+    d = check_array(delta, "delta", ndim=None, min_size=0, finite=False)
     if np.any(~(d > 0)) or np.any(d >= 1):
         raise ValueError(f"delta must lie in the open interval (0, 1), got {delta!r}")
     n = check_array(n, "n", ndim=None, min_size=0, min=0.0)
     if np.any(n < 0):
         raise ValueError("sample counts n must be >= 0")
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         r = sigma * np.sqrt(2.0 * np.log(UNION_CONSTANT * n**2 / d) / n)  # Eq. (1)
+        # n**2 overflows past ~1e154: take the log of the product term by term there
+        big = n > _BIG_N
+        if np.any(big):
+            log_term = np.log(UNION_CONSTANT) + 2.0 * np.log(n) - np.log(d)
+            r = np.where(big, sigma * np.sqrt(2.0 * log_term / n), r)
     return np.where(n > 0, r, np.inf)
+
+
+#: Counts above which :func:`confidence_radius` avoids ``n**2`` (it would overflow).
+_BIG_N = 1e150
+
+#: Most samples :func:`min_samples_to_separate` searches for (sigma / gap too large).
+MAX_SEPARATION_SAMPLES = 10**15
 
 
 @dataclass(frozen=True)
@@ -172,14 +184,25 @@ def min_samples_to_separate(gap: float, *, delta: float, sigma: float = 1.0) -> 
     sigma : float, default 1.0
         Sub-Gaussian parameter.
 
+    Refuses ``sigma / gap`` so large that more than ``MAX_SEPARATION_SAMPLES`` (``1e15``)
+    samples would be needed.
+
     Examples
     --------
     >>> min_samples_to_separate(1.0, delta=0.05)
     102
     """
     delta = _check_delta(delta)
-    if not (math.isfinite(gap) and gap > 0):
-        raise ValueError(f"gap must be a finite number > 0, got {gap!r}")
+    gap = check_float(gap, "gap", min=0, min_inclusive=False)
+    sigma = _check_sigma(sigma)
+    # r(n) >= sigma sqrt(2 log(c / delta) / n), so n > 8 sigma^2 log(c / delta) / gap^2
+    ratio = sigma / gap  # plain float arithmetic: overflows to inf, never raises
+    need = 8.0 * ratio * ratio * math.log(UNION_CONSTANT / delta)
+    if not need <= MAX_SEPARATION_SAMPLES:
+        raise ValueError(
+            f"sigma / gap = {ratio:.3g} needs more than {need:.3g} samples, beyond the "
+            f"limit of {MAX_SEPARATION_SAMPLES}"
+        )
     lo, hi = 1, 2
     while 2 * float(confidence_radius(hi, delta=delta, sigma=sigma)) >= gap:
         lo, hi = hi, hi * 2

@@ -22,7 +22,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from neurips26.common.validation import check_array, check_int
+from neurips26.common.validation import (
+    check_array,
+    check_float,
+    check_int,
+    check_seed,
+    check_size,
+)
 
 __all__ = [
     "LAYOUTS",
@@ -332,6 +338,10 @@ def as_environment(env: Any) -> QueryEnvironment:
     )
 
 
+#: Most change points :func:`make_step_function` draws.
+MAX_CHANGE_POINTS = 10**6
+
+
 def make_step_function(
     *,
     num_change_points: int = 3,
@@ -346,7 +356,7 @@ def make_step_function(
     Parameters
     ----------
     num_change_points : int, default 3
-        ``N >= 1``.
+        ``N >= 1``, at most :data:`MAX_CHANGE_POINTS` (``10**6``).
     jump : float, default 1.0
         ``|Delta_k|``, the same for every change point. Signs alternate (a random first
         sign), so two close change points form a bump that cancels in coarse cells.
@@ -377,8 +387,10 @@ def make_step_function(
         raise TypeError(f"num_change_points must be an integer, got {num_change_points!r}")
     if num_change_points < 1:
         raise ValueError(f"num_change_points must be >= 1, got {num_change_points}")
-    if not np.isfinite(jump) or jump <= 0:
-        raise ValueError(f"jump must be a finite number > 0, got {jump!r}")
+    check_size(num_change_points, "num_change_points", limit=MAX_CHANGE_POINTS,
+               what="change points")
+    jump = check_float(jump, "jump", min=0, min_inclusive=False)
+    seed = check_seed(seed, "seed")
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     N = int(num_change_points)

@@ -89,11 +89,18 @@ def bernoulli_kl(p, q):
     ndarray
         The divergence, >= 0.
 
-    Refuses ``p`` or ``q`` outside ``[0, 1]`` or NaN (``ValueError``); ``q`` is clipped to
+    Refuses ``p`` or ``q`` outside ``[0, 1]``, NaN, or of shapes that do not broadcast
+    (``ValueError``); ``q`` is clipped to
     ``[1e-15, 1 - 1e-15]`` so the divergence stays finite.
     """
     p = check_array(p, "p", min_size=0, min=0.0, max=1.0)
     q = check_array(q, "q", min_size=0, min=0.0, max=1.0)
+    try:
+        np.broadcast_shapes(p.shape, q.shape)
+    except ValueError:
+        raise ValueError(
+            f"p and q must broadcast together, got shapes {p.shape} and {q.shape}"
+        ) from None
     q = np.clip(q, 1e-15, 1 - 1e-15)
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0) / q), 0.0)

@@ -19,7 +19,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from neurips26.common.validation import check_array, check_int
+from neurips26.common.validation import (
+    check_array,
+    check_float,
+    check_int,
+    check_seed,
+    check_size,
+)
 
 __all__ = [
     "INSTANCE_KINDS",
@@ -371,6 +377,10 @@ def _set_gap(Q: np.ndarray, i: int, j: int, gap: float) -> None:
     Q[j, i] = 0.5 - gap
 
 
+#: Most arms :func:`make_instance` builds (its pair loops take minutes beyond this).
+MAX_INSTANCE_ARMS = 5000
+
+
 def make_instance(
     kind: str,
     *,
@@ -400,11 +410,13 @@ def make_instance(
           earlier blocks beat later blocks by ``background_gap``; ``w`` beats all by
           ``winner_gap``.
     num_arms : int, default 20
-        ``K >= 2``. With fewer than 4 arms no cycle of non-winners exists and the
+        ``K >= 2`` and at most :data:`MAX_INSTANCE_ARMS` (5000; the pair loops would take
+        many minutes beyond). With fewer than 4 arms no cycle of non-winners exists and the
         cyclic families fall back to a transitive order among non-winners.
     winner_gap, beater_gap, background_gap : float
         Gaps ``Delta`` in ``(0, 1/2]``.
     seed : int, default 0
+        An integer in ``[0, 2**63 - 1]``.
 
     Returns
     -------
@@ -425,14 +437,14 @@ def make_instance(
         raise TypeError(f"num_arms must be an integer, got {num_arms!r}")
     if num_arms < 2:
         raise ValueError(f"num_arms must be >= 2, got {num_arms}")
+    check_size(num_arms, "num_arms", limit=MAX_INSTANCE_ARMS, what="arms")
     for name, gap in (
         ("winner_gap", winner_gap),
         ("beater_gap", beater_gap),
         ("background_gap", background_gap),
     ):
-        if not (np.isfinite(gap) and 0.0 < gap <= 0.5):
-            raise ValueError(f"{name} must lie in (0, 0.5], got {gap!r}")
-    rng = np.random.default_rng(seed)
+        check_float(gap, name, min=0.0, max=0.5, min_inclusive=False)
+    rng = np.random.default_rng(check_seed(seed, "seed"))
     K = int(num_arms)
     Q = np.full((K, K), 0.5)
     # Build with the winner at index 0, non-winners 1..K-1, then relabel.

@@ -24,6 +24,7 @@ import numpy as np
 
 from neurips26.common.stats import fit_power_law as common_fit_power_law
 from neurips26.common.threads import limit_threads
+from neurips26.common.validation import check_array
 
 __all__ = ["DATASETS", "PowerLawCurve", "dataset_curve", "fit_learning_curve", "fit_power_law"]
 
@@ -88,8 +89,8 @@ def fit_power_law(train_sizes, scores) -> PowerLawCurve:
     >>> round(curve.gamma, 6)
     0.7
     """
-    d = np.asarray(train_sizes, dtype=float)
-    y = np.asarray(scores, dtype=float)
+    d = check_array(train_sizes, "train_sizes", ndim=None, min_size=0, finite=False)
+    y = check_array(scores, "scores", ndim=None, min_size=0, finite=False)
     if d.ndim != 1 or d.shape != y.shape:
         raise ValueError(
             f"train_sizes and scores must be 1-D of equal length, got {d.shape}, {y.shape}"

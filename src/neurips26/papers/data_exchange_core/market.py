@@ -56,6 +56,23 @@ DEMANDS = ("wta", "logit")
 MAX_FIRMS = 6
 
 
+def _check_real(value, name: str) -> float:
+    """A real number (not a bool) as a float; ``TypeError`` naming ``name`` otherwise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(f"{name} must be a real number, got {value!r}") from None
+
+
+def _check_rationality(rationality) -> float:
+    lam = _check_real(rationality, "rationality")
+    if not np.isfinite(lam) or lam <= 0:
+        raise ValueError(f"rationality (logit lambda) must be finite and > 0, got {lam}")
+    return lam
+
+
 def _check_sizes(sizes) -> np.ndarray:
     m = check_array(sizes, "sizes", ndim=1, min_size=0)
     if m.shape[0] < 2:
@@ -67,6 +84,8 @@ def _check_sizes(sizes) -> np.ndarray:
         )
     if np.any(m <= 0):
         raise ValueError(f"sizes must be positive data counts, got {m}")
+    if not np.isfinite(m.sum()):  # the pooled data d_j and the total M would be inf
+        raise ValueError(f"sizes sum to more than a float holds (inf), got {m}")
     return m
 
 
@@ -77,7 +96,8 @@ class Market:
     Parameters
     ----------
     sizes : array_like, shape (n,)
-        Data held by each firm, ``m_j > 0``; ``2 <= n <= MAX_FIRMS`` (more is refused).
+        Data held by each firm, ``m_j > 0``; ``2 <= n <= MAX_FIRMS`` (more is refused, as
+        are sizes whose sum overflows to inf).
     accuracy : callable
         The learning curve ``f``: maps an array of data counts (any shape) to accuracies
         of the same shape; must be finite, at most 1 and non-decreasing on
@@ -114,11 +134,12 @@ class Market:
             raise TypeError(f"accuracy must be callable, got {type(self.accuracy).__name__}")
         if self.demand not in DEMANDS:
             raise ValueError(f"unknown demand model {self.demand!r}; valid: {DEMANDS}")
-        lam = float(self.rationality)
-        if not np.isfinite(lam) or lam <= 0:
-            raise ValueError(f"rationality (logit lambda) must be finite and > 0, got {lam}")
-        if not np.isfinite(self.tie_tol) or self.tie_tol < 0:
+        lam = _check_rationality(self.rationality)
+        tie_tol = _check_real(self.tie_tol, "tie_tol")
+        if not np.isfinite(tie_tol) or tie_tol < 0:
             raise ValueError(f"tie_tol must be finite and >= 0, got {self.tie_tol}")
+        object.__setattr__(self, "rationality", lam)
+        object.__setattr__(self, "tie_tol", tie_tol)
         grid = np.linspace(m.min(), m.sum(), 257)
         a = np.asarray(self.accuracy(grid), dtype=float)
         if a.shape != grid.shape:
@@ -185,7 +206,7 @@ def check_alpha(alpha, n: int) -> np.ndarray:
         On a wrong shape, non-finite entries, entries outside ``[0, 1]`` or a non-zero
         diagonal, with a message naming the problem.
     """
-    a = np.asarray(alpha, dtype=float)
+    a = check_array(alpha, "alpha", ndim=None, min_size=0, finite=False)
     if a.shape != (n, n):
         raise ValueError(f"alpha must have shape ({n}, {n}), got {a.shape}")
     if not np.all(np.isfinite(a)):
@@ -252,18 +273,16 @@ def market_shares(
     >>> market_shares([0.9, 0.9, 0.8], demand="wta")
     array([0.5, 0.5, 0. ])
     """
-    a = np.asarray(acc, dtype=float)
+    a = check_array(acc, "acc", ndim=None, min_size=0, finite=False)
     if a.ndim == 0 or a.shape[-1] < 1:
         raise ValueError(f"acc must have a last axis of firms, got shape {a.shape}")
     if not np.all(np.isfinite(a)):
-        raise ValueError("accuracies contain NaN or infinite values")
+        raise ValueError("acc (accuracies) contains NaN or infinite values")
     if demand == "wta":
         win = a >= a.max(axis=-1, keepdims=True) - tie_tol  # (..., n) winners W
         return win / win.sum(axis=-1, keepdims=True)
     if demand == "logit":
-        lam = float(rationality)
-        if not np.isfinite(lam) or lam <= 0:
-            raise ValueError(f"rationality (logit lambda) must be finite and > 0, got {lam}")
+        lam = _check_rationality(rationality)
         z = lam * (a - a.max(axis=-1, keepdims=True))  # stable softmax
         e = np.exp(z)
         return e / e.sum(axis=-1, keepdims=True)

@@ -406,8 +406,7 @@ def lp_size(
     3146752
     """
     shape = GridSpec(tuple(shape)).shape
-    if num_inputs < 1:
-        raise ValueError(f"num_inputs must be >= 1, got {num_inputs}")
+    num_inputs = check_int(num_inputs, "num_inputs", min=1)
     n, m, d = math.prod(shape), int(num_inputs), len(shape)
     extra = n if add_mass_constraint else 0
     if formulation == "geto":
@@ -928,6 +927,15 @@ class TransportResult:
     num_variables: int
 
 
+def _check_one_histogram(h: Any, name: str, grid: GridSpec) -> np.ndarray:
+    """One histogram of the grid's shape, nonnegative, finite, summing to 1."""
+    h = check_array(h, name, shape=grid.shape, min=0)
+    total = float(h.sum())
+    if abs(total - 1.0) > _SUM_TOL:
+        raise ValueError(f"{name} must sum to 1 within {_SUM_TOL:g}, got a sum of {total!r}")
+    return h
+
+
 def geto_distance(
     source: np.ndarray, target: np.ndarray, grid: GridSpec, *, solver: str = "auto",
     tol: float = 1e-9, time_limit: float | None = None,
@@ -962,8 +970,9 @@ def geto_distance(
     """
     grid = _check_grid(grid)
     _check_solver(solver, tol, time_limit)
-    source = check_array(source, "source", ndim=None)  # None would mean "free barycenter"
-    target = check_array(target, "target", ndim=None)
+    # None would mean "free barycenter" downstream; refuse it (and bad shapes) here, by name
+    source = _check_one_histogram(source, "source", grid)
+    target = _check_one_histogram(target, "target", grid)
     model = build_geto_lp(target[None], grid, fixed_barycenter=source)
     res = _solve(model, solver=solver, tol=tol, time_limit=time_limit)
     out = _finish(model, grid, np.ones(1), res, build_seconds=0.0, solve_seconds=0.0,

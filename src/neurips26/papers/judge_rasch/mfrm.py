@@ -70,6 +70,12 @@ def category_probabilities(eta, tau) -> np.ndarray:
     ndarray, shape (..., K)
         ``P(X = k)`` for ``k = 1..K``; each row sums to one.
 
+    Raises
+    ------
+    ValueError
+        If ``eta`` or ``tau`` hold NaN/inf, or ``|eta| * (K-1)`` exceeds ``1e300``
+        (the category scores would overflow).
+
     Examples
     --------
     >>> category_probabilities([0.0], [-1.0, 1.0]).round(3)
@@ -79,8 +85,18 @@ def category_probabilities(eta, tau) -> np.ndarray:
     tau = check_array(tau, "tau", ndim=None, min_size=0)
     if tau.ndim == 0 or tau.shape[-1] < 1:
         raise ValueError("tau must hold K-1 >= 1 thresholds in its last axis")
+    # psi_k = k * eta - ... overflows to inf (and the softmax to NaN) when |eta| is huge.
+    if eta.size and tau.shape[-1] * float(np.max(np.abs(eta))) > _MAX_PSI:
+        raise ValueError(
+            f"eta must have |eta| * (K-1) <= {_MAX_PSI:g} (the category scores overflow), "
+            f"got max |eta| = {float(np.max(np.abs(eta))):g}"
+        )
     logp = _log_probs(eta, tau)
     return np.exp(logp)
+
+
+#: Largest ``|eta| * (K-1)`` accepted by :func:`category_probabilities` (float overflow).
+_MAX_PSI = 1e300
 
 
 def _log_probs(eta: np.ndarray, tau: np.ndarray) -> np.ndarray:

@@ -353,7 +353,7 @@ def spearman_brown(rho: float, factor: float) -> float:
     rho : float
         Reliability of the original test, in [0, 1].
     factor : float
-        Length ratio ``K'/K`` (> 0).
+        Length ratio ``K'/K`` (finite, > 0).
 
     Returns
     -------
@@ -365,10 +365,8 @@ def spearman_brown(rho: float, factor: float) -> float:
     0.666667
     """
     rho = _check_unit(rho, "rho")
-    if isinstance(factor, bool) or not isinstance(factor, (int, float, np.number)):
-        raise TypeError(f"factor must be a number, got {factor!r}")
-    if not factor > 0:
-        raise ValueError(f"factor must be > 0, got {factor}")
+    # inf is refused: factor * rho / (1 + (factor - 1) rho) is inf / inf (NaN) there
+    factor = check_float(factor, "factor", min=0.0, min_inclusive=False)
     return float(factor * rho / (1.0 + (factor - 1.0) * rho))
 
 
@@ -427,12 +425,15 @@ def ranking_tau(scores_a: ArrayLike, scores_b: ArrayLike) -> float:
     """
     a = _to_array(scores_a, "scores_a")
     b = _to_array(scores_b, "scores_b")
-    if a.ndim != 2 or b.ndim != 2:
-        raise ValueError(f"scores must be 2-D (models × items); got {a.shape} and {b.shape}")
+    for name, arr in (("scores_a", a), ("scores_b", b)):
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (models × items); got shape {arr.shape}")
+        if arr.size == 0:
+            raise ValueError(f"{name} must not be empty; got shape {arr.shape}")
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} contains NaN or infinite values")
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"scores_a and scores_b must have the same models: {a.shape} vs {b.shape}")
-    if not (np.isfinite(a).all() and np.isfinite(b).all()):
-        raise ValueError("scores contain NaN or infinite values")
     ma, mb = a.mean(axis=1), b.mean(axis=1)  # (N,)
     if np.ptp(ma) == 0 or np.ptp(mb) == 0:
         return 0.0

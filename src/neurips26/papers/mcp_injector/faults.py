@@ -491,7 +491,7 @@ def parse_profile(data: Mapping[str, Any] | None) -> FaultProfile:
     Raises
     ------
     ProfileError
-        (a ``ValueError``) naming the rule and the field at fault.
+        (a ``ValueError``) naming ``data``, the rule and the field at fault.
 
     Examples
     --------
@@ -499,6 +499,15 @@ def parse_profile(data: Mapping[str, Any] | None) -> FaultProfile:
     >>> p.rules[0].mode.value
     'timeout'
     """
+    try:
+        return _parse_profile(data)
+    except ProfileError as e:
+        msg = str(e).removeprefix("profile: ").removeprefix("profile ")
+        raise ProfileError(f"profile data: {msg}") from None
+
+
+def _parse_profile(data: Mapping[str, Any] | None) -> FaultProfile:
+    """:func:`parse_profile` without the ``profile data:`` prefix on its errors."""
     if data is None:
         return FaultProfile()
     if not isinstance(data, Mapping):
@@ -557,9 +566,13 @@ def load_profile(path: str | Path) -> FaultProfile:
     if isinstance(data, Mapping) and "profile" in data and set(data) <= {"profile"}:
         data = data["profile"]
     try:
-        return parse_profile(data)
+        return _parse_profile(data)
     except ProfileError as e:
         raise ProfileError(f"profile {str(path)!r}: {e}") from None
+
+
+#: Largest Dirichlet ``alpha`` accepted by :func:`profile_from_counts` (float overflow).
+_MAX_ALPHA = 1e300
 
 
 def profile_from_counts(
@@ -577,7 +590,8 @@ def profile_from_counts(
         Mined incident counts per failure mode (missing modes count 0).
     alpha : float
         Symmetric Dirichlet prior ``alpha``; the weight of mode ``m`` is the posterior mean
-        ``(n_m + alpha) / (N + 6 alpha)``.
+        ``(n_m + alpha) / (N + 6 alpha)``. Must lie in ``(0, 1e300]`` (larger values
+        overflow the normaliser).
     persistence_counts : mapping or None
         Optional counts per persistence class, smoothed the same way; uniform if ``None``.
     fault_rate : float
@@ -594,8 +608,15 @@ def profile_from_counts(
     >>> round(p.mode_weights["timeout"], 3)  # (8 + 1) / (8 + 6)
     0.643
     """
-    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not alpha > 0:
-        raise ProfileError(f"profile_from_counts: alpha must be > 0, got {alpha!r}")
+    if (
+        not isinstance(alpha, (int, float))
+        or isinstance(alpha, bool)
+        or not 0 < alpha <= _MAX_ALPHA
+    ):
+        # inf gives NaN weights and ~1e308 overflows the normaliser to inf (weights 0)
+        raise ProfileError(
+            f"profile_from_counts: alpha must lie in (0, {_MAX_ALPHA:g}], got {alpha!r}"
+        )
 
     def smooth(c: Mapping[str, int] | None, valid: tuple[str, ...], name: str) -> dict:
         c = dict(c or {})

@@ -36,7 +36,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from .faults import FaultMode, FaultProfile, ProfileError, parse_profile
+from .faults import FaultMode, FaultProfile, ProfileError, _parse_profile
 from .injector import DISCONNECT, DROP, FaultInjector, apply_fault
 
 __all__ = ["MAX_LINE", "LineSplitter", "ProxyConfig", "load_config", "parse_config", "run_proxy"]
@@ -129,7 +129,7 @@ def parse_config(data: Any, *, source: str = "config") -> ProxyConfig:
         raise ProfileError(f"{source}: give profile keys either under 'profile:' or at top level")
     prof_data = data.get("profile", {k: v for k, v in data.items() if k in _PROFILE_KEYS})
     try:
-        profile = parse_profile(prof_data)
+        profile = _parse_profile(prof_data)
     except ProfileError as e:
         raise ProfileError(f"{source}: {e}") from None
     seed = data.get("seed", 0)

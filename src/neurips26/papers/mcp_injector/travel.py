@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neurips26.common.validation import check_seed
+
 __all__ = [
     "TRAVEL_TOOLS",
     "Step",
@@ -234,6 +236,7 @@ def make_tasks(num_tasks: int = 25, *, seed: int = 0) -> list[Task]:
         raise ValueError(f"num_tasks must be a positive int, got {num_tasks!r}")
     if num_tasks > MAX_TASKS:
         raise ValueError(f"num_tasks = {num_tasks} is more than the limit of {MAX_TASKS}")
+    seed = check_seed(seed, "seed")
     rng = np.random.default_rng([seed, 7])
     cities = list(_CITIES)
     tasks = []

@@ -692,11 +692,34 @@ def bivariate_normal_cdf(h, k, rho) -> np.ndarray:
     ndarray
         Same shape as ``h``.
 
+    Refuses non-numeric or non-finite ``h``, ``k`` or ``rho``, ``|rho| >= 1`` and shapes
+    that do not broadcast (``ValueError`` / ``TypeError`` naming the argument).
+
     Examples
     --------
     >>> round(float(bivariate_normal_cdf(0.0, 0.0, 0.5)), 6)  # 1/4 + asin(0.5)/(2 pi)
     0.333333
     """
+    h = check_array(h, "h", ndim=None, min_size=0)
+    k = check_array(k, "k", ndim=None, min_size=0)
+    rho = check_array(rho, "rho", ndim=None, min_size=0)
+    if rho.size and float(np.max(np.abs(rho))) >= 1.0:
+        raise ValueError(
+            f"rho must lie in the open interval (-1, 1), got max |rho| = "
+            f"{float(np.max(np.abs(rho))):g}"
+        )
+    try:
+        np.broadcast_shapes(h.shape, k.shape, rho.shape)
+    except ValueError:
+        raise ValueError(
+            f"h, k and rho must broadcast together, got shapes {h.shape}, {k.shape}, "
+            f"{rho.shape}"
+        ) from None
+    return _bvn_cdf(h, k, rho)
+
+
+def _bvn_cdf(h, k, rho) -> np.ndarray:
+    """:func:`bivariate_normal_cdf` without the input checks (the tetrachoric fits' path)."""
     h = np.asarray(h, dtype=float)
     k = np.asarray(k, dtype=float)
     rho = np.asarray(rho, dtype=float)[..., None]
@@ -803,7 +826,7 @@ def residual_correlation(
 
             def nll(rho, t1=t1, t2=t2, y1=y1, y2=y2, pr=pr, v=v):
                 r_obs = np.clip((v + rho) / (1 + v), -0.999, 0.999)
-                p11 = bivariate_normal_cdf(t1, t2, r_obs)  # both correct
+                p11 = _bvn_cdf(t1, t2, r_obs)  # both correct
                 p10 = pr[0] - p11
                 p01 = pr[1] - p11
                 p00 = 1.0 - pr[0] - pr[1] + p11

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, log_ndtr
 
-from neurips26.common.validation import check_choice
+from neurips26.common.validation import check_choice, check_float
 
 __all__ = [
     "KINDS",
@@ -268,10 +268,8 @@ def fit_null(
         raise ValueError(f"unknown link {link!r}; valid: {LINKS}")
     if link == "probit" and kind == "2pl":
         raise ValueError("link='probit' is implemented for kind='rasch' (and 'accuracy') only")
-    if not np.isfinite(ridge) or ridge < 0:
-        raise ValueError(f"ridge must be a finite number >= 0, got {ridge}")
-    if not np.isfinite(ridge_log_a) or ridge_log_a < 0:
-        raise ValueError(f"ridge_log_a must be a finite number >= 0, got {ridge_log_a}")
+    ridge = check_float(ridge, "ridge", min=0)
+    ridge_log_a = check_float(ridge_log_a, "ridge_log_a", min=0)
     if int(max_iter) < 1:
         raise ValueError(f"max_iter must be >= 1, got {max_iter}")
     if not tol > 0:
