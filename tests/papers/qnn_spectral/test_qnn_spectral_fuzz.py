@@ -47,26 +47,7 @@ CALLS = [
 # Bad inputs this paper does not yet refuse with a message naming the argument (found by
 # this test when it was written; issue 10). The property runs over every other case; each gap
 # is an xfail(strict) below, so fixing one makes the test say to remove it from this list.
-KNOWN_GAPS = frozenset(
-    {
-        ("fourier_coefficients", "num_points", 1),
-        ("fourier_coefficients", "num_points", 2),
-        ("fourier_coefficients", "num_points", 3),
-        ("fourier_coefficients", "num_points", 4),
-        ("fourier_coefficients", "num_points", 8),
-        ("fourier_coefficients", "num_points", 9),
-        ("fourier_coefficients", "num_points", 10),
-        ("fourier_coefficients", "params", 0),
-        ("fourier_coefficients", "params", 1),
-        ("fourier_coefficients", "params", 6),
-        ("partial_spearman", "x", 1),
-        ("partial_spearman", "x", 6),
-        ("partial_spearman", "y", 1),
-        ("partial_spearman", "y", 6),
-        ("partial_spearman", "z", 1),
-        ("partial_spearman", "z", 6),
-    }
-)
+KNOWN_GAPS: frozenset = frozenset()
 
 
 @settings(max_examples=len(cases(CALLS, KNOWN_GAPS)))

@@ -43,26 +43,7 @@ CALLS = [
 # Bad inputs this paper does not yet refuse with a message naming the argument (found by
 # this test when it was written; issue 10). The property runs over every other case; each gap
 # is an xfail(strict) below, so fixing one makes the test say to remove it from this list.
-KNOWN_GAPS = frozenset(
-    {
-        ("compare_law_models", "accuracy", 1),
-        ("compare_law_models", "accuracy", 6),
-        ("compare_law_models", "sizes", 1),
-        ("compare_law_models", "sizes", 6),
-        ("fit_log_law", "accuracy", 1),
-        ("fit_log_law", "accuracy", 6),
-        ("fit_log_law", "sizes", 1),
-        ("fit_log_law", "sizes", 6),
-        ("slope_rescue_coupling", "b", 8),
-        ("slope_rescue_coupling", "rescue", 1),
-        ("slope_rescue_coupling", "rescue", 6),
-        ("slope_rescue_coupling", "rescue", 8),
-        ("tokenize", "text", 0),
-        ("tokenize", "text", 1),
-        ("tokenize", "text", 2),
-        ("tokenize", "text", 3),
-    }
-)
+KNOWN_GAPS: frozenset = frozenset()
 
 
 @settings(max_examples=len(cases(CALLS, KNOWN_GAPS)))

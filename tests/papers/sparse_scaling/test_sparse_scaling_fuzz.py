@@ -27,7 +27,9 @@ CALLS = [
     Call(
         fit_power_law,
         {"x": [1.0, 2.0, 4.0, 8.0], "y": [1.0, 0.7, 0.5, 0.35]},
-        {"x": A, "y": A, "num_bootstrap": S},
+        # num_bootstrap=0 (S[7]) is valid: it disables the interval, so ci95 is NaN by
+        # design (the docstring says so); it is left out of the bad values.
+        {"x": A, "y": A, "num_bootstrap": S[:7] + S[8:]},
     ),
     Call(activation_probs, {"model": SparseFeatureModel(dim=4)}, {"model": (None, "x")}),
     Call(
@@ -52,26 +54,7 @@ CALLS = [
 # Bad inputs this paper does not yet refuse with a message naming the argument (found by
 # this test when it was written; issue 10). The property runs over every other case; each gap
 # is an xfail(strict) below, so fixing one makes the test say to remove it from this list.
-KNOWN_GAPS = frozenset(
-    {
-        ("SparseFeatureModel", "noise", 0),
-        ("SparseFeatureModel", "noise", 1),
-        ("SparseFeatureModel", "noise", 8),
-        ("SparseFeatureModel", "noise", 10),
-        ("fit_power_law", "num_bootstrap", 7),
-        ("fit_power_law", "num_bootstrap", 8),
-        ("fit_power_law", "x", 1),
-        ("fit_power_law", "x", 2),
-        ("fit_power_law", "x", 3),
-        ("fit_power_law", "x", 4),
-        ("fit_power_law", "x", 6),
-        ("fit_power_law", "x", 7),
-        ("fit_power_law", "x", 8),
-        ("fit_power_law", "y", 1),
-        ("fit_power_law", "y", 6),
-        ("sample_inputs", "num_samples", 8),
-    }
-)
+KNOWN_GAPS: frozenset = frozenset()
 
 
 @settings(max_examples=len(cases(CALLS, KNOWN_GAPS)))

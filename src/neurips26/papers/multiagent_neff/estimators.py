@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from neurips26.common.validation import check_array, check_float
+
 __all__ = [
     "answer_neff",
     "answer_neff_per_question",
@@ -69,7 +71,8 @@ def hill_numbers(answers, *, order: float = 1.0) -> np.ndarray:
         One row per question, one column per agent; any hashable labels.
     order : float
         Hill order ``q >= 0``: 0 counts distinct answers, 1 is ``exp`` of the Shannon
-        entropy, 2 the inverse Simpson index.
+        entropy, 2 the inverse Simpson index. Finite (NaN and inf are refused); a huge
+        order, where ``p^q`` underflows, is computed in log form (tending to ``1 / max p``).
 
     Returns
     -------
@@ -89,8 +92,7 @@ def hill_numbers(answers, *, order: float = 1.0) -> np.ndarray:
     arr = np.asarray(answers)
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"answers must be a non-empty (Q, N) array, got shape {arr.shape}")
-    if not np.isfinite(order) or order < 0:
-        raise ValueError(f"order must be a finite number >= 0, got {order}")
+    order = check_float(order, "order", min=0)
     q, n = arr.shape
     codes, uniques = pd.factorize(arr.ravel())  # (Q*N,), NaN -> -1
     if np.any(codes < 0):
@@ -106,7 +108,14 @@ def hill_numbers(answers, *, order: float = 1.0) -> np.ndarray:
         if order == 0.0:
             return (counts > 0).sum(axis=1).astype(float)
         s = np.sum(np.where(p > 0, p, 0.0) ** order, axis=1)  # (Q,)
-        return s ** (1.0 / (1.0 - order))
+        out = s ** (1.0 / (1.0 - order))
+        bad = ~np.isfinite(out) | (s == 0)  # p^q underflowed (a huge order)
+        if np.any(bad):  # log form: log s = m + log sum exp(q log p - m), m = q log max p
+            logp = np.where(p[bad] > 0, np.log(np.where(p[bad] > 0, p[bad], 1.0)), -np.inf)
+            m = order * logp.max(axis=1, keepdims=True)  # (Qb, 1)
+            log_s = m[:, 0] + np.log(np.sum(np.exp(order * logp - m), axis=1))
+            out[bad] = np.exp(log_s / (1.0 - order))
+        return out
 
 
 def answer_neff_per_question(answers, *, order: float = 1.0) -> np.ndarray:
@@ -178,7 +187,7 @@ def mean_pairwise_correlation(x, weights=None) -> np.ndarray:
         columns, equal to the mean of ``numpy.corrcoef(x.T)`` off the diagonal. NaN
         where a column is constant under a weight row.
     """
-    xx = np.asarray(x, dtype=float)
+    xx = check_array(x, "x", ndim=2, finite=False, min_size=0)
     q, n = xx.shape
     w = np.ones((1, q)) if weights is None else np.asarray(weights, dtype=float)
     tot = w.sum(axis=1, keepdims=True)  # (B, 1)

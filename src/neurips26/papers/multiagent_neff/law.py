@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import least_squares
 
-from neurips26.common.validation import check_array, check_int, check_size
+from neurips26.common.validation import check_array, check_float, check_int, check_size
 
 __all__ = [
     "REGIMES",
@@ -89,10 +89,8 @@ def neff_ratio(N, c: float, beta: float) -> np.ndarray:
     1.935483870967742
     """
     n = _check_team_sizes(np.atleast_1d(N))
-    if not np.isfinite(c) or c < 0:
-        raise ValueError(f"c must be a finite number >= 0, got {c}")
-    if not np.isfinite(beta) or beta < 0:
-        raise ValueError(f"beta must be a finite number >= 0, got {beta}")
+    c = check_float(c, "c", min=0)
+    beta = check_float(beta, "beta", min=0)
     return 1.0 / (1.0 + c * (n - 1.0) * n ** (-beta))  # Eq. (1)
 
 
@@ -121,6 +119,7 @@ def kish_neff(N, rho: float) -> np.ndarray:
     5.5
     """
     n = _check_team_sizes(np.atleast_1d(N))
+    rho = check_float(rho, "rho")
     denom = 1.0 + (n - 1.0) * rho
     if np.any(denom <= 0):
         raise ValueError(f"rho={rho} is below -1/(N-1) for some N; the design effect is undefined")
@@ -150,13 +149,10 @@ def classify_regime(beta_ci, *, atol: float = 1e-3) -> str:
     >>> classify_regime((0.0, 0.2)), classify_regime((0.3, 0.6)), classify_regime((0.9, 1.3))
     ('hard_ceiling', 'sublinear', 'linear')
     """
-    lo, hi = (float(v) for v in beta_ci)
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        raise ValueError(f"beta_ci must be finite, got {beta_ci}")
+    lo, hi = (float(v) for v in check_array(beta_ci, "beta_ci", shape=(2,)))
     if lo > hi:
         raise ValueError(f"beta_ci must be (lower, upper) with lower <= upper, got {beta_ci}")
-    if atol < 0:
-        raise ValueError(f"atol must be >= 0, got {atol}")
+    atol = check_float(atol, "atol", min=0)
     has_zero = lo <= atol
     has_one = hi >= 1.0
     if has_zero and has_one:
@@ -260,7 +256,7 @@ def _r2(n, r, params) -> float:
 
 def _check_curve(N, ratio, name: str = "ratio") -> tuple[np.ndarray, np.ndarray]:
     n = _check_team_sizes(N)
-    r = np.asarray(ratio, dtype=float)
+    r = check_array(ratio, name, finite=False, min_size=0)  # type only; checked below
     if n.ndim != 1:
         raise ValueError(f"N must be 1-D, got shape {n.shape}")
     if r.shape != n.shape:

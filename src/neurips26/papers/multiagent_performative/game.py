@@ -24,6 +24,8 @@ import networkx as nx
 import numpy as np
 from scipy.stats import ortho_group
 
+from neurips26.common.validation import check_array, check_float
+
 from .reflexivity import _finite_array, reflexivity_matrix, spectral_radius, spectral_threshold
 
 __all__ = ["GRAPHS", "QuadraticPerformativeGame", "make_game", "project_to_ball"]
@@ -38,18 +40,24 @@ def project_to_ball(theta, radius: float | None) -> np.ndarray:
     Parameters
     ----------
     theta : array_like, shape (n, d)
+        Finite numbers (``None``, strings, objects, NaN and inf are refused).
     radius : float or None
-        B > 0; None means no constraint.
+        B > 0 (``inf``: no constraint); None means no constraint.
 
     Returns
     -------
     ndarray, shape (n, d)
     """
-    th = np.asarray(theta, dtype=float)
+    th = check_array(theta, "theta", min_size=0)
+    if radius is not None:
+        radius = check_float(radius, "radius", min=0, min_inclusive=False, allow_inf=True)
+    return _project(th, radius)
+
+
+def _project(th: np.ndarray, radius: float | None) -> np.ndarray:
+    """:func:`project_to_ball` without the input checks (the retraining loop's inner step)."""
     if radius is None:
         return th.copy()
-    if not radius > 0:
-        raise ValueError(f"radius must be positive, got {radius}")
     norms = np.linalg.norm(th, axis=-1, keepdims=True)  # (n, 1)
     scale = np.minimum(1.0, radius / np.maximum(norms, 1e-300))
     return th * scale

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from neurips26.common.validation import check_array, check_float
+
 __all__ = [
     "Threshold",
     "reflexivity_matrix",
@@ -173,9 +175,16 @@ def weighted_max_norm(errors, v) -> float:
     -------
     float
         ``max_i |e_i| / v_i``.
+
+    Raises
+    ------
+    TypeError
+        Non-numeric ``errors`` or ``v``.
+    ValueError
+        Empty, NaN or inf entries, shapes that differ, a weight ``<= 0``.
     """
-    e = np.abs(np.asarray(errors, dtype=float))
-    w = np.asarray(v, dtype=float)
+    e = np.abs(check_array(errors, "errors"))
+    w = check_array(v, "v")
     if e.shape != w.shape:
         raise ValueError(f"errors {e.shape} and weights {w.shape} must have the same shape")
     if np.any(w <= 0):
@@ -223,7 +232,8 @@ def spectral_threshold(Gamma, *, regularization: float | None = None) -> Thresho
         Nonnegative reflexivity matrix Γ.
     regularization : float, optional
         δ >= 0 added to every entry before taking the Perron vector. Default: 0 when Γ is
-        irreducible, else ``1e-9 * max(1, max Γ)``.
+        irreducible, else ``1e-9 * max(1, max Γ)``. A δ so large that ``Γ + δ 11ᵀ``
+        overflows is refused (``ValueError``).
 
     Returns
     -------
@@ -252,9 +262,7 @@ def spectral_threshold(Gamma, *, regularization: float | None = None) -> Thresho
     if regularization is None:
         delta = 0.0 if irreducible and np.any(G > 0) else 1e-9 * max(1.0, float(G.max()))
     else:
-        if not np.isfinite(regularization) or regularization < 0:
-            raise ValueError(f"regularization must be a finite number >= 0, got {regularization}")
-        delta = float(regularization)
+        delta = check_float(regularization, "regularization", min=0)
     Gd = G + delta  # Γ_δ = Γ + δ 11ᵀ, (n, n)
     if n == 1:
         v = np.ones(1)
@@ -272,7 +280,14 @@ def spectral_threshold(Gamma, *, regularization: float | None = None) -> Thresho
             v_svd = _positive(Vt[-1])
             if float(np.max(Gd @ v_svd / v_svd)) < c_eig:
                 v = v_svd
-    contraction = float(np.max(Gd @ v / v))  # Collatz-Wielandt: Γ_δ v <= c v
+    with np.errstate(over="ignore", invalid="ignore"):
+        contraction = float(np.max(Gd @ v / v))  # Collatz-Wielandt: Γ_δ v <= c v
+    if not (np.isfinite(contraction) and np.all(np.isfinite(v))):
+        what = "regularization" if regularization is not None else "Gamma"
+        raise ValueError(
+            f"{what} is too large: the Perron vector of Gamma + delta 11^T overflows "
+            f"(max Gamma = {float(G.max()):g}, delta = {delta:g})"
+        )
     return Threshold(
         rho=float(rho),
         perron_vector=v,

@@ -29,9 +29,9 @@ import numpy as np
 from scipy import linalg, stats
 from sklearn.base import BaseEstimator
 
-from neurips26.common.validation import check_choice, check_float, check_int
+from neurips26.common.validation import check_array, check_choice, check_float, check_int
 
-from .game import QuadraticPerformativeGame, project_to_ball
+from .game import QuadraticPerformativeGame, _project, project_to_ball
 from .reflexivity import spectral_radius, spectral_threshold
 
 __all__ = [
@@ -124,17 +124,26 @@ def fitted_rate(distance, *, floor: float = 1e-10) -> float:
     -------
     float
         The fitted rate; 0.0 if the distance drops below the floor after one round; NaN if
-        the distance is not finite or starts at 0.
+        the distance starts at 0 (no rate is defined).
+
+    Raises
+    ------
+    TypeError
+        ``distance`` not numeric, ``floor`` not a real number.
+    ValueError
+        ``distance`` not 1-D, shorter than 2 rounds, negative, NaN or inf (a norm series);
+        ``floor`` negative or not finite.
 
     Examples
     --------
     >>> round(fitted_rate(0.7 ** np.arange(30)), 12)
     0.7
     """
-    d = np.asarray(distance, dtype=float)
-    if d.ndim != 1 or d.size < 2 or not np.isfinite(d[0]) or d[0] <= 0:
+    d = check_array(distance, "distance", ndim=1, min_size=2, min=0)
+    floor = check_float(floor, "floor", min=0)
+    if d[0] <= 0:
         return float("nan")
-    above = np.isfinite(d) & (d > floor * d[0])
+    above = d > floor * d[0]
     k = int(np.argmin(above)) if not above.all() else d.size  # length of the leading run
     if k < 2:
         return 0.0
@@ -315,11 +324,11 @@ def repeated_retraining(
             g = rng.standard_normal((n, num_samples, d)).mean(axis=1)  # (n, d)
             br = br + k * game.noise * g
         if learner == "rrm":
-            new = project_to_ball(br, game.radius)
+            new = _project(br, game.radius)
         elif learner == "damped":
-            new = (1 - eta) * th + eta * project_to_ball(br, game.radius)
+            new = (1 - eta) * th + eta * _project(br, game.radius)
         else:  # gd: θ - lr (γ θ - β z̄) = θ - lr γ (θ - BR)
-            new = project_to_ball(th - eta * (th - br), game.radius)
+            new = _project(th - eta * (th - br), game.radius)
         th = new
         if not np.all(np.isfinite(th)) or np.linalg.norm(th) > blow_up:
             diverged = True
@@ -343,7 +352,7 @@ def repeated_retraining(
         weighted_distance=wdist,
         excess_loss=excess_arr,
         cumulative_excess=np.cumsum(excess_arr),
-        rate=fitted_rate(dist),
+        rate=fitted_rate(dist) if theta_star is not None else float("nan"),
         converged=converged,
         diverged=diverged,
         theta_star=theta_star,

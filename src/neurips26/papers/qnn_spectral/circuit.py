@@ -36,6 +36,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from neurips26.common.validation import check_array
+
 __all__ = [
     "ENCODINGS",
     "ENTANGLERS",
@@ -290,11 +292,18 @@ def _z_signs(n: int) -> np.ndarray:
     return np.stack([1.0 - 2.0 * ((idx >> (n - 1 - q)) & 1) for q in range(n)])
 
 
+def _as_float_tensor(value, name: str) -> torch.Tensor:
+    """A float64 tensor (gradients kept); ``None``, strings and object arrays are refused."""
+    if not isinstance(value, torch.Tensor):
+        check_array(value, name, dtype=None, finite=False, min_size=0)
+    return torch.as_tensor(value, dtype=torch.float64)
+
+
 def _check_inputs(params, x, config: QNNConfig) -> tuple[torch.Tensor, torch.Tensor]:
     if not isinstance(config, QNNConfig):
         raise TypeError(f"config must be a QNNConfig, got {type(config).__name__}")
-    params = torch.as_tensor(params, dtype=torch.float64)
-    x = torch.as_tensor(x, dtype=torch.float64)
+    params = _as_float_tensor(params, "params")
+    x = _as_float_tensor(x, "x")
     P = num_parameters(config)
     if params.shape != (P,):
         raise ValueError(

@@ -36,6 +36,8 @@ import torch
 from scipy import stats
 from torch import nn
 
+from neurips26.common.validation import check_array, check_int, check_size
+
 from .circuit import QNNConfig, max_frequency, simulate
 
 __all__ = [
@@ -64,6 +66,8 @@ OPTIMIZERS = ("adam", "gd")
 
 
 def _finite_1d(name: str, values, *, allow_empty: bool = False) -> np.ndarray:
+    if not isinstance(values, torch.Tensor):  # None, strings, objects: TypeError naming it
+        check_array(values, name, dtype=None, finite=False, min_size=0)
     arr = np.asarray(values, dtype=float)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
@@ -243,6 +247,10 @@ def residual_spectrum(residual, num_frequencies: int) -> np.ndarray:
     return spec
 
 
+#: Most amplitudes (``num_points * 2**num_qubits``) :func:`fourier_coefficients` simulates at once.
+MAX_STATE_AMPLITUDES = 10**8
+
+
 def fourier_coefficients(params, config: QNNConfig, *, num_points: int | None = None):
     """Fourier coefficients ``c_omega`` of the circuit output by exact sampling.
 
@@ -260,11 +268,24 @@ def fourier_coefficients(params, config: QNNConfig, *, num_points: int | None = 
     -------
     ndarray, shape (M,), complex
         In ``numpy.fft`` order: ``c_0, c_1, ..., c_{-1}``.
+
+    Raises
+    ------
+    TypeError
+        ``num_points`` not an integer, ``params`` not numeric.
+    ValueError
+        ``num_points < 2D + 1`` (aliasing), or ``num_points * 2**num_qubits`` above
+        :data:`MAX_STATE_AMPLITUDES` (the batched statevector would not fit in memory).
     """
     D = max_frequency(config)
-    M = 2 * D + 1 if num_points is None else int(num_points)
+    if num_points is None:
+        M = 2 * D + 1
+    else:
+        M = check_int(num_points, "num_points")
     if M < 2 * D + 1:
         raise ValueError(f"num_points must be >= 2D + 1 = {2 * D + 1} to avoid aliasing, got {M}")
+    check_size(M * 2**config.num_qubits, "num_points", limit=MAX_STATE_AMPLITUDES,
+               what="statevector amplitudes (num_points * 2**num_qubits)")
     with torch.no_grad():
         f = simulate(params, training_grid(M), config).numpy()
     return np.fft.fft(f) / M

@@ -27,7 +27,9 @@ def _prep(ys, init_mean, init_cov, H, R):
     P = np.atleast_2d(check_array(init_cov, "init_cov", ndim=(0, 1, 2)))
     n = mu.size
     if P.shape != (n, n):
-        raise ValueError(f"init_cov has shape {P.shape}, expected {(n, n)}")
+        raise ValueError(
+            f"init_cov has shape {P.shape}, expected {(n, n)} to match init_mean of length {n}"
+        )
     if not np.allclose(P, P.T) or np.linalg.eigvalsh(0.5 * (P + P.T)).min() < -1e-12 * max(
         1.0, float(np.abs(P).max())
     ):
@@ -50,11 +52,15 @@ def _check_square(A, name: str, n: int) -> np.ndarray:
     return A
 
 
+#: Most Euler steps per observation interval a baseline takes (``num_substeps``).
+MAX_SUBSTEPS = 10**6
+
+
 def _check_dynamics(model, dt, num_substeps) -> tuple[float, int]:
     if not isinstance(model, (PolySDE, PolyMap)):
         raise TypeError(f"model must be a PolySDE or a PolyMap, got {type(model).__name__}")
     dt = check_float(dt, "dt", min=0, min_inclusive=False)
-    return dt, check_int(num_substeps, "num_substeps", min=1)
+    return dt, check_int(num_substeps, "num_substeps", min=1, max=MAX_SUBSTEPS)
 
 
 def _result(means, covs, times) -> FilterResult:
@@ -138,7 +144,7 @@ def ekf(ys, init_mean, init_cov, *, model, H, R, dt, num_substeps=10) -> FilterR
     dt : float
         Observation interval.
     num_substeps : int
-        Euler steps per interval.
+        Euler steps per interval, at most :data:`MAX_SUBSTEPS`.
 
     Returns
     -------
@@ -183,7 +189,9 @@ def ukf(
     ys, init_mean, init_cov, model, H, R, dt, num_substeps
         As :func:`ekf`.
     alpha, beta, kappa : float
-        Sigma-point spread and weights.
+        Sigma-point spread and weights; ``alpha`` must lie in ``(0, 1]`` (Van der Merwe's
+        range: beyond it ``1 - alpha^2`` swamps the centre weight and, for huge values,
+        ``alpha^2`` overflows).
 
     Returns
     -------
@@ -192,6 +200,7 @@ def ukf(
     ys, mu, P, H, R = _prep(ys, init_mean, init_cov, H, R)
     dt, num_substeps = _check_dynamics(model, dt, num_substeps)
     alpha = check_float(alpha, "alpha", min=0, min_inclusive=False)
+    alpha = check_float(alpha, "alpha", max=1)
     beta = check_float(beta, "beta")
     kappa = check_float(kappa, "kappa")
     n = mu.size

@@ -52,8 +52,13 @@ def monomials_up_to(dim: int, degree: int, *, min_degree: int = 0) -> list[Expon
     dim = check_int(dim, "dim", min=1)
     degree = check_int(degree, "degree", min=0)
     min_degree = check_int(min_degree, "min_degree", min=0)
-    check_size(math.comb(dim + degree, degree), "degree", limit=MAX_MONOMIALS,
-               what=f"monomials in {dim} variables")
+    driver = "dim" if dim > degree else "degree"  # the argument that makes the basis large
+    if degree + 1 > MAX_MONOMIALS or (degree >= 1 and dim > MAX_MONOMIALS):
+        count = float(max(degree + 1, dim))  # a lower bound; math.comb would not finish
+    else:
+        count = math.comb(dim + degree, degree)
+    check_size(count, driver, limit=MAX_MONOMIALS,
+               what=f"monomials in {dim} variables up to degree {degree}")
     out: list[Exponent] = []
     for d in range(min_degree, degree + 1):
         combos = itertools.combinations_with_replacement(range(dim), d)
@@ -223,7 +228,9 @@ def gaussian_moments(
     sig = np.atleast_2d(check_array(cov, "cov", ndim=(0, 1, 2)))
     n = mu.size
     if sig.shape != (n, n):
-        raise ValueError(f"cov has shape {sig.shape}, expected {(n, n)}")
+        raise ValueError(
+            f"cov has shape {sig.shape}, expected {(n, n)} to match mean of length {n}"
+        )
     scale = max(1.0, float(np.abs(sig).max()))
     if not np.allclose(sig, sig.T, atol=1e-12 * scale):
         raise ValueError("cov must be symmetric")
@@ -250,6 +257,11 @@ def gaussian_moments(
         cache[a] = float(val)
         return cache[a]
 
+    if isinstance(exponents, (str, bytes)) or not isinstance(exponents, Iterable):
+        raise TypeError(
+            f"exponents must be an iterable of tuples of {n} integers, got "
+            f"{type(exponents).__name__}"
+        )
     out = {}
     for a in exponents:
         a = _as_exponent(a, n, "exponents")

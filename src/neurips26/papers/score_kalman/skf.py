@@ -98,7 +98,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from neurips26.common.threads import limit_threads
-from neurips26.common.validation import check_float, check_int
+from neurips26.common.validation import check_array, check_float, check_int
 
 from .basis import Exponent, Moments, MonomialBasis, _check_moments
 from .models import PolyMap, PolySDE
@@ -1076,8 +1076,8 @@ class _UpdatePlan:
 
 
 def _check_obs(y, H, R, n) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    H = np.atleast_2d(np.asarray(H, dtype=float))
-    R = np.atleast_2d(np.asarray(R, dtype=float))
+    H = np.atleast_2d(check_array(H, "H", finite=False, min_size=0))
+    R = np.atleast_2d(check_array(R, "R", finite=False, min_size=0))
     if H.ndim != 2 or H.shape[1] != n:
         raise ValueError(f"H has shape {H.shape}, expected (m, {n})")
     m = H.shape[0]

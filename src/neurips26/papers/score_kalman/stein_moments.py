@@ -27,11 +27,15 @@ from math import comb
 import numpy as np
 import scipy.linalg
 
+from neurips26.common.validation import check_int, check_size
+
 from .basis import Exponent, monomials_up_to
 
 __all__ = ["Poly", "compose_affine", "stein_moments"]
 
 Poly = dict[Exponent, float]
+#: Most entries (rows x unknowns) of the dense Stein system :func:`stein_moments` solves.
+MAX_STEIN_ENTRIES = 10**8
 WEIGHT_M0 = 1e6  # weight of the normalisation row E[1] = 1
 
 
@@ -85,7 +89,8 @@ def stein_moments(
     degree : int
         Return all moments of degree ``<= degree``.
     truncation : int
-        Truncation degree ``K`` (``> degree``); accuracy improves with ``K``.
+        Truncation degree ``K`` (``> degree``); accuracy improves with ``K``. A system of
+        more than :data:`MAX_STEIN_ENTRIES` dense entries is refused (``ValueError``).
 
     Returns
     -------
@@ -101,8 +106,16 @@ def stein_moments(
     d = len(scores)
     if d < 1:
         raise ValueError("scores needs at least one component")
+    degree = check_int(degree, "degree", min=0)
+    truncation = check_int(truncation, "truncation", min=1)
     if degree < 0 or truncation <= degree:
         raise ValueError(f"need 0 <= degree < truncation, got {degree}, {truncation}")
+    if truncation > MAX_STEIN_ENTRIES:  # the count below is at least truncation + 1
+        entries = float(truncation + 1)
+    else:
+        entries = (d * comb(d + truncation - 1, d) + 1) * comb(d + truncation, d)
+    check_size(entries, "truncation", limit=MAX_STEIN_ENTRIES,
+               what=f"entries of the dense Stein system in {d} variables")
     for k, s in enumerate(scores):
         for a, c in s.items():
             if len(a) != d:

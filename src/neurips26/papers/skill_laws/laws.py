@@ -236,6 +236,14 @@ class LogLaw:
     r2: float
 
 
+def _numeric(value: object, name: str) -> np.ndarray:
+    """A float array; ``None``, strings and objects are refused (``TypeError`` naming it).
+
+    Shape, emptiness and finiteness are left to the caller's own checks.
+    """
+    return check_array(value, name, dtype=np.float64, finite=False, min_size=0)
+
+
 def fit_log_law(sizes: Sequence[float], accuracy: Sequence[float]) -> LogLaw:
     """Fit ``Acc(N) = a - b ln N`` by ordinary least squares.
 
@@ -259,8 +267,8 @@ def fit_log_law(sizes: Sequence[float], accuracy: Sequence[float]) -> LogLaw:
     >>> round(fit.b, 6), round(fit.r2, 6)
     (0.05, 1.0)
     """
-    n = np.asarray(sizes, dtype=np.float64)  # (S,)
-    y = np.asarray(accuracy, dtype=np.float64)  # (S,)
+    n = _numeric(sizes, "sizes")  # (S,)
+    y = _numeric(accuracy, "accuracy")  # (S,)
     if n.shape != y.shape or n.ndim != 1:
         raise ValueError(
             f"sizes and accuracy must be 1-D of equal length, got {n.shape}, {y.shape}"
@@ -322,8 +330,8 @@ def compare_law_models(sizes: Sequence[float], accuracy: Sequence[float]) -> Law
     -------
     LawComparison
     """
-    n = np.asarray(sizes, dtype=np.float64)
-    y = np.asarray(accuracy, dtype=np.float64)
+    n = _numeric(sizes, "sizes")
+    y = _numeric(accuracy, "accuracy")
     fit = fit_log_law(n, y)
     r_log = y - (fit.a - fit.b * np.log(n))
     lin = np.polyfit(n, y, 1)
@@ -767,17 +775,33 @@ def slope_rescue_coupling(b: Sequence[float], rescue: Sequence[float]) -> Coupli
     Returns
     -------
     Coupling
+
+    Raises
+    ------
+    ValueError
+        Shapes that disagree, fewer than 3 routers, NaN or inf, a constant ``b`` or
+        ``rescue`` (the rank correlation is undefined), or values so large that the
+        linear fit overflows.
     """
-    x = np.asarray(b, dtype=np.float64)
-    y = np.asarray(rescue, dtype=np.float64)
+    x = _numeric(b, "b")
+    y = _numeric(rescue, "rescue")
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(f"b and rescue must be 1-D of equal length, got {x.shape}, {y.shape}")
     if x.size < 3:
         raise ValueError(f"need at least 3 routers for a correlation, got {x.size}")
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise ValueError("b and rescue must be finite")
+    for name, v in (("b", x), ("rescue", y)):
+        if np.ptp(v) == 0:
+            raise ValueError(f"{name} is constant ({v[0]:g}); its rank correlation is undefined")
     res = stats.spearmanr(x, y)
-    slope, intercept = np.polyfit(x, y, 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        slope, intercept = np.polyfit(x, y, 1)
+    if not (np.isfinite(slope) and np.isfinite(intercept) and np.isfinite(res.statistic)):
+        raise ValueError(
+            f"b and rescue are too large to fit a line (max |b| = {np.max(np.abs(x)):g}, "
+            f"max |rescue| = {np.max(np.abs(y)):g})"
+        )
     return Coupling(
         spearman_rho=float(res.statistic),
         p_value=float(res.pvalue),
@@ -838,7 +862,11 @@ class SkillScalingStudy:
     def run(
         self, library: SkillLibrary, queries: QuerySet, chains: ChainSet | None = None
     ) -> StudyResult:
-        """Run the study; with ``chains`` also the execution law and the coupling."""
+        """Run the study; with ``chains`` also the execution law and the coupling.
+
+        The coupling is ``None`` without chains, with fewer than 3 routers, or when the
+        slopes or the rescue ratios are all equal (their rank correlation is undefined).
+        """
         if not self.routers:
             raise ValueError("routers is empty; give at least one named router")
         queries = _check_queries(queries, library)
@@ -857,7 +885,8 @@ class SkillScalingStudy:
         coupling = None
         if chains is not None and len(self.routers) >= 3:
             names = list(self.routers)
-            coupling = slope_rescue_coupling(
-                [laws[n].b for n in names], [execs[n].rescue_ratio for n in names]
-            )
+            slopes = [laws[n].b for n in names]
+            rescues = [execs[n].rescue_ratio for n in names]
+            if np.ptp(slopes) != 0 and np.ptp(rescues) != 0:  # else rho is undefined
+                coupling = slope_rescue_coupling(slopes, rescues)
         return StudyResult(laws=laws, taxonomies=taxes, execution=execs, coupling=coupling)

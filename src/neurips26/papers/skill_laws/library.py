@@ -61,7 +61,14 @@ def tokenize(text: str) -> list[str]:
     -------
     list of str
         The tokens, in order.
+
+    Raises
+    ------
+    TypeError
+        ``text`` is not a ``str`` (``bytes`` included).
     """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     return _TOKEN.findall(text.lower())
 
 

@@ -71,10 +71,14 @@ def check_sparsity(sparsity, dim: int) -> int:
 
 
 def check_positive(value, name: str) -> float:
-    """A finite float > 0."""
+    """A finite float > 0 (Python ints too large for a float are refused)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {value!r}")
-    if not np.isfinite(value) or value <= 0:
+    try:
+        as_float = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be a finite number > 0, got {value}") from None
+    if not np.isfinite(as_float) or as_float <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
     return float(value)
 

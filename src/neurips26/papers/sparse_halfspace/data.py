@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, stats
 
+from neurips26.common.validation import MAX_ELEMENTS, check_size
+
 from ._validation import check_int, check_noise_rate, check_positive, check_sparsity
 
 ADVERSARIES = ("label_flip", "flip_cluster", "large_norm")
@@ -71,6 +73,11 @@ def sample_clean(
     return X, sign
 
 
+#: Largest margin :func:`make_margin_halfspace` accepts: ``P(z >= 30)`` is about 5e-198, and
+#: near 38 the normal tail underflows to 0.
+MAX_MARGIN = 30.0
+
+
 def make_margin_halfspace(
     num_samples: int,
     dim: int,
@@ -88,13 +95,13 @@ def make_margin_halfspace(
     Parameters
     ----------
     num_samples : int
-        Sample size ``n``.
+        Sample size ``n`` (``n * d`` above ``MAX_ELEMENTS`` is refused).
     dim : int
         Ambient dimension ``d``.
     sparsity : int
         Number ``s`` of nonzeros of ``w*`` (1 <= s <= d).
     margin : float
-        Margin ``gamma`` > 0 of the clean points.
+        Margin ``gamma`` of the clean points, in ``(0, MAX_MARGIN]``.
     noise_rate : float
         Malicious noise rate ``eta`` in [0, 1/2): each row is corrupted independently with
         this probability.
@@ -126,8 +133,14 @@ def make_margin_halfspace(
     """
     n = check_int(num_samples, "num_samples", minimum=1)
     d = check_int(dim, "dim", minimum=1)
+    check_size(n * d, "num_samples", limit=MAX_ELEMENTS, what="entries (num_samples * dim)")
     s = check_sparsity(sparsity, d)
     gamma = check_positive(margin, "margin")
+    if gamma > MAX_MARGIN:
+        raise ValueError(
+            f"margin must be <= {MAX_MARGIN:g} (beyond it the Gaussian tail P(z >= margin) "
+            f"underflows), got {gamma:g}"
+        )
     eta = check_noise_rate(noise_rate)
     if adversary not in ADVERSARIES:
         raise ValueError(f"unknown adversary {adversary!r}; choose one of {ADVERSARIES}")

@@ -13,6 +13,8 @@ import math
 import cvxpy as cp
 import numpy as np
 
+from neurips26.common.validation import check_array as _check_array
+
 from ._validation import check_labels, check_matrix, check_positive, check_sparsity
 
 
@@ -60,7 +62,7 @@ def project_l1_l2(v, *, radius_l1: float, radius_l2: float = 1.0) -> np.ndarray:
     >>> np.round(w, 6).tolist()
     [1.0, 0.0, 0.0]
     """
-    v = np.asarray(v, dtype=float)
+    v = _check_array(v, "v", ndim=1)
     r1 = check_positive(radius_l1, "radius_l1")
     r2 = check_positive(radius_l2, "radius_l2")
 
@@ -163,11 +165,23 @@ def hinge_objective(w, X, y, *, margin: float, sample_weight=None) -> float:
     Returns
     -------
     float
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-numeric, empty or non-finite ``w``, ``X``, ``sample_weight``; shapes that
+        disagree; labels outside {-1, +1}; ``margin`` not finite and positive.
     """
-    X = np.asarray(X, dtype=float)
-    n = X.shape[0]
-    q = np.full(n, 1.0 / n) if sample_weight is None else np.asarray(sample_weight, float)
-    return float(q @ np.maximum(0.0, 1.0 - np.asarray(y) * (X @ np.asarray(w)) / margin))
+    X = check_matrix(X)
+    n, d = X.shape
+    w = _check_array(w, "w", shape=(d,))
+    y_pm, _ = check_labels(y, n)
+    gamma = check_positive(margin, "margin")
+    if sample_weight is None:
+        q = np.full(n, 1.0 / n)
+    else:
+        q = _check_array(sample_weight, "sample_weight", shape=(n,))
+    return float(q @ np.maximum(0.0, 1.0 - y_pm * (X @ w) / gamma))
 
 
 def sparse_hinge(

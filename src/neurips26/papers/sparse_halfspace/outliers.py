@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from neurips26.common.validation import check_array as _check_array
+
 from ._validation import check_fraction, check_int, check_matrix, check_positive, check_sparsity
 from .hinge import maximize_linear_l1_l2
 
@@ -40,9 +42,22 @@ def filter_threshold(num_samples: int, dim: int, *, filter_const: float = 3.0) -
     Returns
     -------
     float
+
+    Raises
+    ------
+    TypeError
+        ``num_samples`` or ``dim`` not an integer, ``filter_const`` not a number.
+    ValueError
+        ``num_samples`` or ``dim`` below 1, ``filter_const`` not finite and positive, or so
+        large that the threshold overflows.
     """
-    check_positive(filter_const, "filter_const")
-    return float(filter_const * math.sqrt(math.log(max(num_samples * dim, 2))))
+    num_samples = check_int(num_samples, "num_samples", minimum=1)
+    dim = check_int(dim, "dim", minimum=1)
+    c = check_positive(filter_const, "filter_const")
+    out = float(c * math.sqrt(math.log(max(num_samples * dim, 2))))
+    if not math.isfinite(out):
+        raise ValueError(f"filter_const={c:g} is too large: the threshold overflows")
+    return out
 
 
 def linf_filter(X, *, threshold: float) -> np.ndarray:
@@ -210,15 +225,24 @@ def project_capped_simplex(v, *, cap: float) -> np.ndarray:
     Parameters
     ----------
     v : array_like, shape (n,)
+        Finite numbers. The projection is unchanged by adding a constant to every entry,
+        so entries larger than ``1e6`` in magnitude are first shifted by ``max(v)``; a
+        range too wide for that (``max(v) - min(v)`` overflowing) is refused.
     cap : float
-        Upper bound per entry; needs ``cap * n >= 1``.
+        Upper bound per entry, finite and ``> 0``; needs ``cap * n >= 1``.
 
     Returns
     -------
     ndarray, shape (n,)
     """
-    v = np.asarray(v, dtype=float)
+    v = _check_array(v, "v", ndim=1)
+    cap = check_positive(cap, "cap")
     n = v.shape[0]
+    if np.abs(v).max() > 1e6:  # the bisection below cannot resolve a huge common offset
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = v - v.max()
+        if not np.all(np.isfinite(v)):
+            raise ValueError("v spans too wide a range: max(v) - min(v) overflows")
     if cap * n < 1 - 1e-12:
         raise ValueError(f"capped simplex is empty: cap {cap} * n {n} < 1")
     lo, hi = float(v.min() - cap - 1.0), float(v.max() + 1.0)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neurips26.common.stats import fit_power_law as common_fit_power_law
-from neurips26.common.validation import check_int
+from neurips26.common.validation import MAX_ELEMENTS, check_array, check_int, check_size
 
 from .simulate import ScalingGrid
 
@@ -65,9 +65,12 @@ def fit_power_law(x, y, *, x_range=None, num_bootstrap: int = 1000, seed: int = 
 
     Raises
     ------
+    TypeError
+        ``x`` or ``y`` not numeric (``None``, strings, objects).
     ValueError
         Fewer than 3 points in the window, non-positive or non-finite values, shapes
-        that disagree.
+        that disagree, empty arrays, ``num_bootstrap * S * n`` above
+        :data:`~neurips26.common.validation.MAX_ELEMENTS`.
 
     Examples
     --------
@@ -75,17 +78,22 @@ def fit_power_law(x, y, *, x_range=None, num_bootstrap: int = 1000, seed: int = 
     >>> round(fit_power_law(x, 3 * x**-0.5).exponent, 6)
     0.5
     """
-    xa = np.asarray(x, dtype=float)
-    ya = np.asarray(y, dtype=float)
-    if xa.ndim != 1:
-        raise ValueError(f"x must be 1-d, got shape {xa.shape}")
+    xa = check_array(x, "x", ndim=1)
+    ya = check_array(y, "y", ndim=(1, 2))
     if ya.ndim == 1:
         ya = ya[None, :]
-    if ya.ndim != 2 or ya.shape[1] != xa.size:
-        raise ValueError(f"y must have shape (n,) or (S, n) with n = {xa.size}, got {ya.shape}")
-    if not (np.all(np.isfinite(xa)) and np.all(np.isfinite(ya))):
-        raise ValueError("x and y must be finite (no NaN or inf)")
+    if ya.shape[1] != xa.size:
+        raise ValueError(
+            f"x and y disagree: y must have shape (n,) or (S, n) with n = len(x) = {xa.size}, "
+            f"got {ya.shape}"
+        )
     num_bootstrap = check_int(num_bootstrap, "num_bootstrap", min=0)
+    check_size(
+        num_bootstrap * ya.shape[0] * xa.size,
+        "num_bootstrap",
+        limit=MAX_ELEMENTS,
+        what="resampled values (num_bootstrap * S * n)",
+    )
     keep = np.ones(xa.size, dtype=bool)
     if x_range is not None:
         lo, hi = x_range

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.common.validation import check_array, check_choice, check_float, check_int, check_rng
+from neurips26.common.validation import (
+    MAX_ELEMENTS,
+    check_array,
+    check_choice,
+    check_float,
+    check_int,
+    check_rng,
+    check_size,
+)
 
 ACTIVATIONS = ("linear", "relu")
 
@@ -81,8 +89,7 @@ class SparseFeatureModel:
             raise ValueError(f"p0 must lie in (0, 1], got {self.p0}")
         if not isinstance(self.dense, bool):
             raise TypeError(f"dense must be a bool, got {type(self.dense).__name__}")
-        if not np.isfinite(self.noise) or self.noise < 0:
-            raise ValueError(f"noise must be a finite number >= 0, got {self.noise}")
+        check_float(self.noise, "noise", min=0)
 
     def control(self) -> SparseFeatureModel:
         """The dense control with the same covariance (or ``self`` if already dense)."""
@@ -121,7 +128,8 @@ def sample_inputs(model: SparseFeatureModel, num_samples: int, *, rng) -> np.nda
     ----------
     model : SparseFeatureModel
     num_samples : int
-        ``T >= 1``.
+        ``T >= 1``; ``T * D`` above :data:`~neurips26.common.validation.MAX_ELEMENTS` is
+        refused (``ValueError``).
     rng : numpy.random.Generator
 
     Returns
@@ -137,6 +145,8 @@ def sample_inputs(model: SparseFeatureModel, num_samples: int, *, rng) -> np.nda
     """
     model = _check_model(model)
     num_samples = _check_int("num_samples", num_samples, minimum=1)
+    check_size(num_samples * model.dim, "num_samples", limit=MAX_ELEMENTS,
+               what="input coordinates (num_samples * dim)")
     rng = _check_rng(rng)
     p = activation_probs(model)  # (D,)
     if model.dense:
