@@ -106,12 +106,12 @@ def central_difference(loss_fn: Callable[[Tensor], Tensor], a: Tensor, u: Tensor
 
     Examples
     --------
-    >>> a, u = torch.tensor([1.0, 2.0]), torch.tensor([0.5, -1.0])
-    >>> float(central_difference(lambda z: (z ** 2).sum() / 2, a, u, sigma=0.1))
+    >>> a, u = torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([0.5, -1.0])
+    >>> round(float(central_difference(lambda z: (z ** 2).sum() / 2, a, u, sigma=0.1)), 12)
     -1.5
     """
     a, sigma, _ = _check_probe_args(loss_fn, a, sigma, 1, None)
-    u = as_tensor(u, "u")
+    u = as_tensor(u, "u", cast=a.dtype)
     if u.shape != a.shape:
         raise ValueError(f"u must have the shape of a {tuple(a.shape)}, got {tuple(u.shape)}")
     with torch.no_grad():
@@ -128,12 +128,12 @@ def forward_difference(loss_fn: Callable[[Tensor], Tensor], a: Tensor, u: Tensor
 
     Examples
     --------
-    >>> a, u = torch.tensor([1.0, 2.0]), torch.tensor([0.5, -1.0])
+    >>> a, u = torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([0.5, -1.0])
     >>> round(float(forward_difference(lambda z: (z ** 2).sum() / 2, a, u, sigma=0.1)), 6)
     -1.4375
     """
     a, sigma, _ = _check_probe_args(loss_fn, a, sigma, 1, None)
-    u = as_tensor(u, "u")
+    u = as_tensor(u, "u", cast=a.dtype)
     if u.shape != a.shape:
         raise ValueError(f"u must have the shape of a {tuple(a.shape)}, got {tuple(u.shape)}")
     with torch.no_grad():

@@ -156,7 +156,9 @@ def measure_step(model: nn.Module, x: Tensor, y: Tensor, *, mode: str = "blanp",
     --------
     >>> net = torch.nn.Sequential(torch.nn.Linear(4, 3))
     >>> measure_step(net, torch.ones(2, 4), torch.tensor([0, 1]), repeats=1).peak_bytes
-    56
+    76
+
+    (the 2x4 input, the 2x3 log-softmax, the int64 labels and the loss's weight total).
     """
     from .estimators import as_tensor
     from .local import BLANPNet, check_labels, check_mode, run_module
