@@ -32,10 +32,25 @@ Deviations from the paper
 
 What does not reproduce at the small tier, and why we think so
 ----------------------------------------------------------------
-The verdicts come from the run (see the store). Where BLANP trails backprop by more
-than the spec's 5 points we think it is the short training: a one-probe zeroth-order
-estimate in 256 dimensions has a per-step signal-to-noise ratio near sqrt(B / D), so it
-needs many more steps than backprop; the paper trains for tens of epochs.
+The verdicts come from the run (see the store); these are our readings of them.
+
+- BLANP close to backprop: it trails by far more than the spec's 5 points. A one-probe
+  zeroth-order estimate in 256 dimensions is a weak signal: the run reports the cosine
+  between BLANP's weight-gradient estimate and the exact local gradient on a trained
+  layer (``grad_cosine_blanp_exact``), and it is small, so BLANP needs many times
+  backprop's steps; the paper trains for many epochs, we for a few hundred steps.
+- BLANP-Exact within 3.90 points of backprop, and above DGL on the CNN: at a few hundred
+  steps the EMA critic (tau = 0.99, a lag of about a hundred steps) scores the block
+  against a stale head, while DGL follows the current head; BLANP-Exact trails DGL in our
+  runs, most on Fashion-MNIST. The paper's figures are for long CIFAR-10 training, where
+  the lag is a small fraction of training. Our DGL stand-in is also a strong baseline
+  (the same heads, exact local gradients), not the paper's tuned prior method.
+- The EMA critic stabilises: with three seeds a standard deviation is itself uncertain
+  by about half its value, and at this length BLANP's spread is not below the ablation's.
+- Even-order cancellation holds per probe where the loss is smooth (the tests check the
+  sigma^2 vs sigma orders; ``directional_error_ratio_smooth`` is tiny), but on a trained
+  ReLU layer many probes move a unit across the kink, which costs both estimates an
+  O(sigma) error; so over all examples the ratio is near 1 and its verdict is fragile.
 """
 
 from __future__ import annotations
@@ -53,6 +68,7 @@ from neurips26.common.plotting import figure_png, new_figure
 from neurips26.common.stats import seed_ci
 
 from . import (
+    antithetic_grad,
     central_difference,
     forward_difference,
     local_net,
@@ -118,7 +134,8 @@ METRICS = (
     "exact_minus_blanp_min", "exact_minus_blanp_min_ci",
     "exact_minus_dgl_cnn", "exact_minus_dgl_cnn_ci", "exact_minus_bp_cnn",
     "blanp_minus_forward_min", "ema_std_pairs_fraction", "std_*",
-    "directional_error_ratio", "mem_bytes_*", "mem_ratio_blanp", "mem_ratio_exact",
+    "directional_error_ratio", "directional_error_ratio_smooth", "grad_cosine_blanp_exact",
+    "mem_bytes_*", "mem_ratio_blanp", "mem_ratio_exact",
     "mem_ratio_backprop", "mem_ratio_backprop_8_2", "mem_exact_over_bp_deepest",
     "time_ratio_*",
     "check_antithetic_quadratic_error", "check_cross_layer_grad_max", "check_exact_grad_error",
@@ -186,32 +203,52 @@ def _min_gap(acc, a, b, datasets, arch="mlp"):
     return float(gaps[worst].mean()), float(seed_ci(gaps[worst]).half_width)
 
 
-def _directional_errors(net, data, cfg: Config, rng):
-    """Median |central - exact| / median |forward - exact| on a trained BLANP layer."""
+def _estimator_diagnostics(net, data, cfg: Config, rng) -> tuple[float, float, float]:
+    """On the last layer of a trained BLANP net (float64, 256 training inputs):
+
+    - median |central - exact| / median |forward - exact| of the per-example directional
+      estimates (exact: autograd), one probe per example at the run's sigma, over all
+      examples and over those whose probe moves no unit across the ReLU kink;
+    - the cosine between the one-probe BLANP estimate of the block's weight gradient and
+      the exact local gradient (the same critic loss): the per-step signal-to-noise.
+    """
     xtr, ytr, _, _ = data
-    x = torch.as_tensor(xtr[:256]).reshape(min(256, len(xtr)), -1).double()
-    y = torch.as_tensor(ytr[: len(x)])
+    n = min(256, len(xtr))
+    x = torch.as_tensor(xtr[:n]).reshape(n, -1).double()
+    y = torch.as_tensor(ytr[:n])
     net = net.double()
     layer = net.layers[-1]
     with torch.no_grad():
         h = x
         for lay in net.layers[:-1]:
             h = lay(h)
-        a = layer.block(h)
-    sigma = cfg.sigma * float(a.std())
+    a = layer.block(h)  # (n, D), graph to the block's weights
+    sigma = cfg.sigma * float(a.detach().std())
 
     def loss_fn(z):
         return F.cross_entropy(layer.critic(layer.activation(z)), y, reduction="none")
 
-    a_req = a.clone().requires_grad_(True)
+    a_req = a.detach().clone().requires_grad_(True)
     (grad,) = torch.autograd.grad(loss_fn(a_req).sum(), a_req)
     gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
     u = torch.randn(a.shape, generator=gen, dtype=a.dtype)
     exact = (grad * u).sum(1)
-    ec = (central_difference(loss_fn, a, u, sigma=sigma) - exact).abs()
-    ef = (forward_difference(loss_fn, a, u, sigma=sigma) - exact).abs()
+    ec = (central_difference(loss_fn, a.detach(), u, sigma=sigma) - exact).abs()
+    ef = (forward_difference(loss_fn, a.detach(), u, sigma=sigma) - exact).abs()
+    ratio = float(ec.median() / ef.median())
+    with torch.no_grad():  # examples whose probe flips no unit across a ReLU kink
+        ad = a.detach()
+        side = ad > 0
+        smooth = (((ad + sigma * u) > 0) == side).all(1) & (((ad - sigma * u) > 0) == side).all(1)
+    ratio_smooth = (float(ec[smooth].median() / ef[smooth].median()) if bool(smooth.any())
+                    else float("nan"))  # fmt: skip
+    est = antithetic_grad(loss_fn, a.detach(), sigma=sigma, generator=gen)
+    weights = [p for p in layer.block.parameters() if p.ndim >= 2]
+    (g_est,) = torch.autograd.grad(a, weights[:1], est / n, retain_graph=True)
+    (g_true,) = torch.autograd.grad(a, weights[:1], grad / n)
+    cos = float(F.cosine_similarity(g_est.flatten(), g_true.flatten(), dim=0))
     net.float()
-    return float(ec.median() / ef.median())
+    return ratio, ratio_smooth, cos
 
 
 def _checks(cfg: Config) -> dict:
@@ -335,8 +372,10 @@ def run(cfg: Config) -> RunResult:
     wins = [np.std(acc[("blanp", d, k)], ddof=1) <= np.std(acc[("blanp_no_ema", d, k)], ddof=1)
             for d, k in pairs]  # fmt: skip
     metrics["ema_std_pairs_fraction"] = float(np.mean(wins)) if wins else float("nan")
-    metrics["directional_error_ratio"] = (_directional_errors(blanp_net, blanp_data, cfg, rng)
-                                          if blanp_net is not None else float("nan"))  # fmt: skip
+    (metrics["directional_error_ratio"], metrics["directional_error_ratio_smooth"],
+     metrics["grad_cosine_blanp_exact"]) = (
+        _estimator_diagnostics(blanp_net, blanp_data, cfg, rng) if blanp_net is not None
+        else (float("nan"),) * 3)  # fmt: skip
 
     input_dim = int(np.prod(_data(cfg.datasets[0], 20, 10, cfg.seed)[0].shape[1:]))
     mem = _memory(cfg, input_dim)

@@ -183,4 +183,5 @@ PAPER = Paper(
         ("paper", "full MNIST and Fashion-MNIST, 20k steps, 5 seeds, every method on a "
                   "(64, 128, 256) CNN on 28x28; run with --set device=cuda; not run here"),
     ),
+    paper_hours=6.0,
 )
