@@ -1,0 +1,226 @@
+"""Zeroth-order gradient estimators: antithetic (central) and forward node perturbation.
+
+For a loss ``L`` of a pre-activation ``a`` and a probe ``u ~ N(0, I)`` of ``a``'s shape,
+
+- the antithetic (central) difference ``(L(a + sigma u) - L(a - sigma u)) / (2 sigma)``
+  equals ``<grad L(a), u> + (sigma^2 / 6) D^3 L(a)[u, u, u] + O(sigma^4)``: every even
+  order of the Taylor expansion cancels, per probe (Eq. (2));
+- the forward difference ``(L(a + sigma u) - L(a)) / sigma`` equals
+  ``<grad L(a), u> + (sigma / 2) u' H u + O(sigma^2)``: the Hessian term stays, per probe.
+  It averages to ``(sigma / 2) tr H`` over symmetric probes, which is not zero in general,
+  and it adds variance.
+
+Either directional estimate times ``u`` is a gradient estimate (node perturbation,
+Williams 1992; Fiete & Seung 2006): ``E[(u' g) u] = g`` for ``u ~ N(0, I)``. The estimate
+is per example when the loss returns one value per example: the probe of example ``i``
+is scored by example ``i``'s loss only, which is what makes the estimator local to a layer
+and to an example.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from neurips26.common.validation import check_callable, check_float, check_int
+
+#: Most probe pairs one call may draw (each costs two forward passes).
+MAX_PROBES = 10_000
+
+
+def as_tensor(x, name: str, *, dtype=torch.float32, finite: bool = True,
+              cast: torch.dtype | None = None) -> Tensor:  # fmt: skip
+    """``x`` as a non-empty floating tensor (arrays are converted); NaN/inf refused.
+
+    Integer input becomes ``dtype``; with ``cast`` every floating input becomes ``cast``.
+    """
+    if x is None or isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be a tensor or numeric array, got {type(x).__name__}")
+    if not torch.is_tensor(x):
+        arr = np.asarray(x)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}")
+        x = torch.as_tensor(arr)
+    if x.dtype == torch.bool or x.is_complex():
+        raise TypeError(f"{name} must be a real numeric tensor, got dtype {x.dtype}")
+    if x.numel() == 0:
+        raise ValueError(f"{name} must not be empty, got shape {tuple(x.shape)}")
+    if not x.is_floating_point():
+        x = x.to(dtype)
+    if cast is not None and x.is_floating_point() and x.dtype != cast:
+        x = x.to(cast)
+    if finite and not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{name} must be finite; it contains NaN or inf")
+    return x
+
+
+def _check_probe_args(loss_fn, a, sigma, num_probes, generator):
+    check_callable(loss_fn, "loss_fn")
+    a = as_tensor(a, "a")
+    sigma = check_float(sigma, "sigma", min=0, min_inclusive=False)
+    num_probes = check_int(num_probes, "num_probes", min=1, max=MAX_PROBES)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    return a, sigma, num_probes
+
+
+def _loss(loss_fn, a: Tensor, name: str = "loss_fn") -> Tensor:
+    out = loss_fn(a)
+    if not torch.is_tensor(out):
+        raise TypeError(f"{name} must return a tensor, got {type(out).__name__}")
+    if out.ndim > 1 or (out.ndim == 1 and out.shape[0] != a.shape[0]):
+        raise ValueError(
+            f"{name} must return a scalar or one loss per example ({a.shape[0]},), "
+            f"got shape {tuple(out.shape)}"
+        )
+    return out
+
+
+def _expand(d: Tensor, u: Tensor) -> Tensor:
+    """A directional estimate ``d`` (scalar or (B,)) broadcast against a probe ``u``."""
+    return d.reshape(d.shape + (1,) * (u.ndim - d.ndim))
+
+
+def central_difference(loss_fn: Callable[[Tensor], Tensor], a: Tensor, u: Tensor, *,
+                       sigma: float) -> Tensor:  # fmt: skip
+    """The antithetic directional derivative ``(L(a + sigma u) - L(a - sigma u)) / (2 sigma)``.
+
+    Parameters
+    ----------
+    loss_fn : callable
+        ``a -> L``: a scalar, or one loss per example of shape ``(B,)``.
+    a : Tensor, shape (B, ...)
+        The point (the pre-activation ``a_l``).
+    u : Tensor, same shape as ``a``
+        The probe direction.
+    sigma : float
+        Perturbation size ``sigma > 0``.
+
+    Returns
+    -------
+    Tensor, the shape of ``loss_fn``'s output
+        ``<grad L, u>`` up to ``O(sigma^2)`` (exact for a quadratic ``L``).
+
+    Examples
+    --------
+    >>> a, u = torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([0.5, -1.0])
+    >>> round(float(central_difference(lambda z: (z ** 2).sum() / 2, a, u, sigma=0.1)), 12)
+    -1.5
+    """
+    a, sigma, _ = _check_probe_args(loss_fn, a, sigma, 1, None)
+    u = as_tensor(u, "u", cast=a.dtype)
+    if u.shape != a.shape:
+        raise ValueError(f"u must have the shape of a {tuple(a.shape)}, got {tuple(u.shape)}")
+    with torch.no_grad():
+        # Eq. (2): the even-order Taylor terms of L(a + s u) and L(a - s u) cancel.
+        return (_loss(loss_fn, a + sigma * u) - _loss(loss_fn, a - sigma * u)) / (2 * sigma)
+
+
+def forward_difference(loss_fn: Callable[[Tensor], Tensor], a: Tensor, u: Tensor, *,
+                       sigma: float) -> Tensor:  # fmt: skip
+    """The one-sided directional derivative ``(L(a + sigma u) - L(a)) / sigma`` (ablation).
+
+    Parameters are those of :func:`central_difference`. The result is ``<grad L, u> +
+    (sigma / 2) u' H u + O(sigma^2)``.
+
+    Examples
+    --------
+    >>> a, u = torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([0.5, -1.0])
+    >>> round(float(forward_difference(lambda z: (z ** 2).sum() / 2, a, u, sigma=0.1)), 6)
+    -1.4375
+    """
+    a, sigma, _ = _check_probe_args(loss_fn, a, sigma, 1, None)
+    u = as_tensor(u, "u", cast=a.dtype)
+    if u.shape != a.shape:
+        raise ValueError(f"u must have the shape of a {tuple(a.shape)}, got {tuple(u.shape)}")
+    with torch.no_grad():
+        return (_loss(loss_fn, a + sigma * u) - _loss(loss_fn, a)) / sigma
+
+
+def _probe_grad(loss_fn, a, sigma, num_probes, generator, central: bool) -> Tensor:
+    a, sigma, num_probes = _check_probe_args(loss_fn, a, sigma, num_probes, generator)
+    a = a.detach()
+    g = torch.zeros_like(a)
+    with torch.no_grad():
+        base = None if central else _loss(loss_fn, a)
+        for _ in range(num_probes):
+            u = torch.randn(a.shape, generator=generator, dtype=a.dtype, device=a.device)
+            plus = _loss(loss_fn, a + sigma * u)
+            if central:
+                d = (plus - _loss(loss_fn, a - sigma * u)) / (2 * sigma)  # Eq. (2)
+            else:
+                d = (plus - base) / sigma
+            g += _expand(d, u) * u  # Eq. (3): ghat_a = d * u
+    return g / num_probes
+
+
+def antithetic_grad(loss_fn: Callable[[Tensor], Tensor], a: Tensor, *, sigma: float,
+                    num_probes: int = 1, generator: torch.Generator | None = None
+                    ) -> Tensor:  # fmt: skip
+    """Antithetic node-perturbation estimate of ``dL/da`` from ``2 K`` forward passes.
+
+    ``ghat_a = (1/K) sum_k (L(a + sigma u_k) - L(a - sigma u_k)) / (2 sigma) * u_k`` with
+    ``u_k ~ N(0, I)``. When ``loss_fn`` returns one loss per example the probe of each
+    example is scored by its own loss, so the estimate is of the gradient of
+    ``loss_fn(a).sum()``; no autograd graph is built.
+
+    Parameters
+    ----------
+    loss_fn : callable
+        ``a -> L`` (scalar or ``(B,)``), evaluated under ``torch.no_grad``.
+    a : Tensor, shape (B, ...)
+        Pre-activation ``a_l``.
+    sigma : float
+        Perturbation size ``sigma > 0`` (absolute; :class:`LocalLayer` scales it by the
+        pre-activation's spread).
+    num_probes : int
+        ``K``, the number of antithetic pairs averaged (``1 <= K <= 10,000``).
+    generator : torch.Generator, optional
+        Source of the probes (the global generator when omitted).
+
+    Returns
+    -------
+    Tensor, shape of ``a``
+
+    Raises
+    ------
+    ValueError, TypeError
+        For ``sigma <= 0``, ``num_probes < 1``, a non-finite or empty ``a``, or a
+        ``loss_fn`` whose output is neither a scalar nor one value per example.
+
+    References
+    ----------
+    Fiete & Seung (2006), "Gradient learning in spiking neural networks by dynamic
+    perturbation of conductances"; the BLANP paper (NeurIPS 2026 submission).
+
+    Examples
+    --------
+    >>> g = torch.Generator().manual_seed(0)
+    >>> a = torch.zeros(4, 3)
+    >>> est = antithetic_grad(lambda z: (z * torch.tensor([1.0, 2.0, 3.0])).sum(1), a,
+    ...                       sigma=0.1, num_probes=2000, generator=g)
+    >>> est.mean(0).round(decimals=1).tolist()
+    [1.0, 2.0, 3.0]
+    """
+    return _probe_grad(loss_fn, a, sigma, num_probes, generator, central=True)
+
+
+def forward_difference_grad(loss_fn: Callable[[Tensor], Tensor], a: Tensor, *, sigma: float,
+                            num_probes: int = 1, generator: torch.Generator | None = None
+                            ) -> Tensor:  # fmt: skip
+    """Forward-difference node perturbation ``(L(a + sigma u) - L(a)) / sigma * u`` (ablation).
+
+    Same parameters and return as :func:`antithetic_grad`; ``K + 1`` forward passes.
+
+    Examples
+    --------
+    >>> g = torch.Generator().manual_seed(0)
+    >>> est = forward_difference_grad(lambda z: z.sum(1), torch.zeros(2, 3), sigma=0.1,
+    ...                               num_probes=3000, generator=g)
+    >>> est.mean(0).round(decimals=0).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    return _probe_grad(loss_fn, a, sigma, num_probes, generator, central=False)

@@ -1,0 +1,379 @@
+"""Training loops and estimators: local modes on a :class:`BLANPNet`, backprop on the same net.
+
+:func:`local_net` turns the shared :class:`~neurips26.common.models.MLPClassifier` or
+:class:`~neurips26.common.models.SmallCNN` (or any list of blocks) into a
+:class:`BLANPNet` with a local head per block; the backprop baseline trains the original
+model end to end through :func:`neurips26.common.train.train`. :class:`BLANP`,
+:class:`BLANPExact`, :class:`DGL` and :class:`Backprop` are scikit-learn style
+estimators over these (``fit(X, y)``, ``predict``, ``score``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin
+from torch import nn
+
+from neurips26.common.models import MLPClassifier, SmallCNN
+from neurips26.common.torch import get_device, make_generator, seeded
+from neurips26.common.train import array_batches
+from neurips26.common.train import train as common_train
+from neurips26.common.validation import check_float, check_int, check_seed
+
+from .estimators import as_tensor
+from .local import BLANPNet, check_labels, check_mode, run_module
+
+#: Most training steps one call accepts.
+MAX_ITER = 10**7
+ARCHS = ("mlp", "cnn")
+
+
+def make_model(kind: str, input_shape: Sequence[int], widths: Sequence[int], num_classes: int,
+               *, seed: int = 0) -> nn.Module:  # fmt: skip
+    """The shared MLP (``Linear -> ReLU`` per width) or small CNN (conv stages), seeded.
+
+    Parameters
+    ----------
+    kind : {"mlp", "cnn"}
+    input_shape : (C, H, W) or (D,)
+    widths : sequence of int
+        Hidden widths (MLP) or channels per conv stage (CNN).
+    num_classes : int
+    seed : int
+        Seeds the initialisation.
+
+    Examples
+    --------
+    >>> tuple(make_model("mlp", (1, 8, 8), (16, 16), 10)(torch.zeros(2, 1, 8, 8)).shape)
+    (2, 10)
+    """
+    if kind not in ARCHS:
+        raise ValueError(f"kind must be one of {ARCHS}; got unknown kind {kind!r}")
+    shape = tuple(check_int(int(s) if isinstance(s, (int, np.integer)) else s, "input_shape",
+                            min=1) for s in input_shape)  # fmt: skip
+    if not shape:
+        raise ValueError("input_shape must not be empty")
+    widths = tuple(check_int(w, "widths", min=1, max=1 << 16) for w in widths)
+    if not widths:
+        raise ValueError("widths must hold at least one width, got none")
+    num_classes = check_int(num_classes, "num_classes", min=2, max=1 << 16)
+    seed = check_seed(seed)
+    with seeded(seed):
+        if kind == "mlp":
+            return MLPClassifier(int(np.prod(shape)), widths, num_classes)
+        if len(shape) != 3:
+            raise ValueError(f"input_shape must be (C, H, W) for a CNN, got {shape}")
+        return SmallCNN(shape[0], widths, num_classes)
+
+
+def local_net(model: nn.Module, *, example, sigma: float = 1e-2, ema_decay: float = 0.99,
+              num_probes: int = 1, seed: int = 0) -> BLANPNet:  # fmt: skip
+    """A :class:`BLANPNet` of ``model``'s blocks, each with a new local head.
+
+    Parameters
+    ----------
+    model : MLPClassifier, SmallCNN, nn.Sequential or nn.ModuleList
+        The user's network. The shared models give their ``layers`` / ``stages`` (the
+        MLP's last local head starts as a copy of its ``head``); a ``Sequential`` or
+        ``ModuleList`` gives its children as blocks, and then the number of classes is
+        read from the last block's output.
+    example : array_like, shape (B, ...)
+        An input batch that sizes the heads.
+    sigma, ema_decay, num_probes : see :class:`LocalLayer`.
+    seed : int
+        Seeds the heads' initialisation.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a model without the expected layers, or a bad example.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    example = as_tensor(example, "example", cast=torch.float32)
+    seed = check_seed(seed)
+    with seeded(seed):
+        if isinstance(model, MLPClassifier):
+            blocks = [nn.Sequential(nn.Flatten(), *model.layers[0]), *model.layers[1:]]
+            num_classes = model.head.out_features
+        elif isinstance(model, SmallCNN):
+            blocks, num_classes = list(model.stages), model.head.out_features
+        elif isinstance(model, (nn.Sequential, nn.ModuleList)):
+            blocks = list(model.children())
+            if len(blocks) < 2:
+                raise ValueError("model must hold at least two blocks (the last is the classifier)")
+            with torch.no_grad():
+                h = example
+                for b in blocks:
+                    h = b(h)
+            num_classes = int(h.shape[1])
+            blocks = blocks[:-1]
+        else:
+            raise ValueError(
+                f"model: a {type(model).__name__} has no blocks we can read; pass an "
+                "MLPClassifier, SmallCNN, nn.Sequential or nn.ModuleList of blocks"
+            )
+        net = BLANPNet.from_blocks(blocks, num_classes=num_classes, example=example, sigma=sigma,
+                                   ema_decay=ema_decay, num_probes=num_probes)  # fmt: skip
+    if isinstance(model, MLPClassifier):  # the last head starts where the model's head does
+        net.layers[-1].head.load_state_dict(model.head.state_dict())
+        net.layers[-1].critic.load_state_dict(model.head.state_dict())
+    return net
+
+
+@dataclass(frozen=True)
+class LocalTrainResult:
+    """What :func:`train_local` did.
+
+    Attributes
+    ----------
+    losses : tuple of float
+        The last layer's local loss at every step.
+    layer_losses : tuple of float
+        Each layer's mean local loss over the last 10% of steps.
+    num_steps : int
+    """
+
+    losses: tuple[float, ...]
+    layer_losses: tuple[float, ...]
+    num_steps: int
+
+    @property
+    def final_loss(self) -> float:
+        k = max(1, len(self.losses) // 10)
+        return float(np.mean(self.losses[-k:]))
+
+
+def _check_data(x, y, name: str = "x"):
+    x = as_tensor(x, name, cast=torch.float32)
+    if x.ndim < 2:
+        raise ValueError(f"{name} must have shape (N, ...), got {tuple(x.shape)}")
+    y = check_labels(y, 1 << 30)
+    if len(y) != len(x):
+        raise ValueError(f"{name} and y must have the same length, got {len(x)} and {len(y)}")
+    return x, y
+
+
+def _check_train_args(max_iter, lr, batch_size, seed, n):
+    max_iter = check_int(max_iter, "max_iter", min=1, max=MAX_ITER)
+    lr = check_float(lr, "lr", min=0, min_inclusive=False, max=10.0)
+    batch_size = check_int(batch_size, "batch_size", min=1)
+    if batch_size > n:
+        raise ValueError(f"batch_size {batch_size} exceeds the {n} training examples")
+    return max_iter, lr, batch_size, check_seed(seed)
+
+
+def _num_classes(net: nn.Module, x, name: str = "x") -> int:
+    with torch.no_grad():
+        out = run_module(net, x[:1], name)
+    if out.ndim != 2:
+        raise ValueError(f"{name}: the model gives outputs of shape {tuple(out.shape)}, not logits")
+    return int(out.shape[1])
+
+
+def train_local(net: BLANPNet, x, y, *, mode: str = "blanp", max_iter: int, lr: float = 1e-3,
+                batch_size: int = 128, seed: int = 0, device: str = "cpu") -> LocalTrainResult:
+    """Train ``net`` layer-locally with Adam on shuffled mini-batches of ``(x, y)``.
+
+    Parameters
+    ----------
+    net : BLANPNet
+    x : array_like, shape (N, ...)
+    y : array_like, shape (N,)
+        Integer labels in ``[0, num_classes)``.
+    mode : {"blanp", "blanp_no_ema", "forward", "exact", "dgl"}
+    max_iter : int
+        Steps.
+    lr : float
+        Adam's learning rate (paper default ``1e-3``, inferred).
+    batch_size : int
+    seed : int
+        Seeds the batch order and the probes.
+    device : {"cpu", "cuda"}
+
+    Returns
+    -------
+    LocalTrainResult
+
+    Examples
+    --------
+    >>> from neurips26.common.data import load_digits
+    >>> xtr, ytr, _, _ = load_digits().flat()
+    >>> model = make_model("mlp", (64,), (32,), 10)
+    >>> net = local_net(model, example=xtr[:2])
+    >>> res = train_local(net, xtr, ytr, mode="exact", max_iter=20, batch_size=64)
+    >>> res.num_steps
+    20
+    """
+    if not isinstance(net, BLANPNet):
+        raise TypeError(f"net must be a BLANPNet, got {type(net).__name__}")
+    mode = check_mode(mode)
+    dev = get_device(device)
+    x, y = _check_data(x, y)
+    max_iter, lr, batch_size, seed = _check_train_args(max_iter, lr, batch_size, seed, len(y))
+    net.to(dev)
+    y = check_labels(y, _num_classes(net, x.to(dev)), len(x))
+    gen = make_generator(seed)
+    probe_gen = make_generator(seed + 1, dev)
+    opt = torch.optim.Adam([p for p in net.parameters() if p.requires_grad], lr=lr)
+    batches = array_batches(x, y, batch_size=batch_size, generator=gen, device=dev)
+    net.train()
+    losses, layer = [], []
+    for _ in range(max_iter):
+        xb, yb = next(batches)
+        res = net.train_step(xb, yb, optimizer=opt, mode=mode, generator=probe_gen)
+        losses.append(res.loss)
+        layer.append(res.losses)
+    net.eval()
+    k = max(1, len(layer) // 10)
+    layer_losses = tuple(float(v) for v in np.mean(np.asarray(layer[-k:]), axis=0))
+    return LocalTrainResult(tuple(losses), layer_losses, len(losses))
+
+
+def train_backprop(model: nn.Module, x, y, *, max_iter: int, lr: float = 1e-3,
+                   batch_size: int = 128, seed: int = 0, device: str = "cpu"):
+    """The backprop baseline: ``model`` trained end to end with Adam (no weight decay).
+
+    Same batches (order and size) as :func:`train_local` for the same seed. Returns the
+    :class:`~neurips26.common.train.TrainResult` of the shared loop.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    dev = get_device(device)
+    x, y = _check_data(x, y)
+    max_iter, lr, batch_size, seed = _check_train_args(max_iter, lr, batch_size, seed, len(y))
+    model.to(dev)
+    y = check_labels(y, _num_classes(model, x.to(dev)), len(x))
+    gen = make_generator(seed)
+    batches = array_batches(x, y, batch_size=batch_size, generator=gen, device=dev)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    return common_train(model, batches, max_iter=max_iter, lr=lr, seed=seed, device=device,
+                        optimizer=opt, progress=False)  # fmt: skip
+
+
+@torch.no_grad()
+def predict_logits(model: nn.Module, x, *, batch_size: int = 1000, device: str = "cpu"):
+    """Logits ``(N, K)`` of ``model`` on ``x`` in eval mode, in batches (a numpy array)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    x = as_tensor(x, "x", cast=torch.float32)
+    batch_size = check_int(batch_size, "batch_size", min=1)
+    dev = get_device(device)
+    model.to(dev).eval()
+    _num_classes(model, x.to(dev))
+    out = [model(x[i : i + batch_size].to(dev)).cpu() for i in range(0, len(x), batch_size)]
+    return torch.cat(out).numpy()
+
+
+class _Estimator(ClassifierMixin, BaseEstimator):
+    """Shared ``fit`` / ``predict`` of the estimators; ``_mode`` picks the training rule."""
+
+    _mode = "blanp"
+
+    def __init__(self, *, widths: tuple[int, ...] = (256, 256, 256), kind: str = "mlp",
+                 sigma: float = 1e-2, ema_decay: float = 0.99, num_probes: int = 1,
+                 max_iter: int = 1000, lr: float = 1e-3, batch_size: int = 128, seed: int = 0,
+                 device: str = "cpu") -> None:  # fmt: skip
+        self.widths = widths
+        self.kind = kind
+        self.sigma = sigma
+        self.ema_decay = ema_decay
+        self.num_probes = num_probes
+        self.max_iter = max_iter
+        self.lr = lr
+        self.batch_size = batch_size
+        self.seed = seed
+        self.device = device
+
+    def fit(self, X, y):
+        """Train on ``X`` ``(N, ...)`` (images ``(N, C, H, W)`` for a CNN) and labels ``y``."""
+        x, yt = _check_data(X, y, "X")
+        self.classes_ = np.unique(yt.numpy())
+        if len(self.classes_) < 2:
+            raise ValueError("y must hold at least two classes")
+        yi = torch.as_tensor(np.searchsorted(self.classes_, yt.numpy()))
+        model = make_model(self.kind, tuple(x.shape[1:]), self.widths, len(self.classes_),
+                           seed=self.seed)  # fmt: skip
+        if self._mode == "backprop":
+            train_backprop(model, x, yi, max_iter=self.max_iter, lr=self.lr,
+                           batch_size=min(self.batch_size, len(yi)), seed=self.seed,
+                           device=self.device)  # fmt: skip
+            self.model_ = model
+        else:
+            net = local_net(model, example=x[:2], sigma=self.sigma, ema_decay=self.ema_decay,
+                            num_probes=self.num_probes, seed=self.seed)  # fmt: skip
+            res = train_local(net, x, yi, mode=self._mode, max_iter=self.max_iter, lr=self.lr,
+                              batch_size=min(self.batch_size, len(yi)), seed=self.seed,
+                              device=self.device)  # fmt: skip
+            if not math.isfinite(res.final_loss):
+                raise ValueError("X: training diverged (non-finite loss)")
+            self.model_ = net
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels ``(N,)``."""
+        if not hasattr(self, "model_"):
+            raise ValueError("this estimator is not fitted yet; call fit(X, y) first")
+        logits = predict_logits(self.model_, X, device=self.device)
+        return self.classes_[logits.argmax(1)]
+
+
+class BLANP(_Estimator):
+    """BLANP: antithetic node perturbation per layer, scored by a frozen EMA critic.
+
+    Parameters
+    ----------
+    widths : tuple of int
+        Hidden widths (MLP) or conv channels (CNN); the paper's MLP is 3 x 256 (inferred).
+    kind : {"mlp", "cnn"}
+    sigma : float
+        Relative probe size (times the pre-activation's batch std).
+    ema_decay : float
+        ``tau`` of the critic.
+    num_probes : int
+        Antithetic pairs per step.
+    max_iter, lr, batch_size, seed, device
+        Adam steps, learning rate, mini-batch size, seed, torch device.
+
+    Examples
+    --------
+    >>> from neurips26.common.data import load_digits
+    >>> xtr, ytr, xte, yte = load_digits().flat()
+    >>> clf = BLANP(widths=(32,), max_iter=30, batch_size=64).fit(xtr, ytr)
+    >>> clf.predict(xte[:4]).shape
+    (4,)
+    """
+
+    _mode = "blanp"
+
+
+class BLANPExact(_Estimator):
+    """BLANP-Exact: exact local gradients through the frozen EMA critic (stop-gradient).
+
+    Parameters are those of :class:`BLANP` (``sigma`` and ``num_probes`` are unused).
+    """
+
+    _mode = "exact"
+
+
+class DGL(_Estimator):
+    """Greedy local learning (DGL-style): each block and its head trained on their own loss.
+
+    Parameters are those of :class:`BLANP` (``sigma``, ``ema_decay``, ``num_probes`` unused).
+    """
+
+    _mode = "dgl"
+
+
+class Backprop(_Estimator):
+    """The same network trained end to end by backpropagation (one head, on the last layer).
+
+    Parameters are those of :class:`BLANP` (the local ones unused).
+    """
+
+    _mode = "backprop"
