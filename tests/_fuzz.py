@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import signal
 from collections.abc import Callable, Mapping
 from contextlib import contextmanager
@@ -132,7 +133,9 @@ def check_bad_argument(call: Call, arg: str, index: int) -> None:
             out = call.fn(**kwargs)
     except (ValueError, TypeError) as exc:
         msg = str(exc)
-        assert arg in msg, f"{call!r}({arg}={value!r}) raised {exc!r}, not naming {arg!r}"
+        # the name as a word (so "x" is not found inside "expected")
+        named = re.search(rf"(?<![A-Za-z0-9_]){re.escape(arg)}(?![A-Za-z0-9_])", msg)
+        assert named, f"{call!r}({arg}={value!r}) raised {exc!r}, not naming {arg!r}"
         return
     except Hang as exc:  # pragma: no cover - a failure
         raise AssertionError(f"{call!r}({arg}={value!r}) hung") from exc

@@ -186,7 +186,7 @@ def weighted_max_norm(errors, v) -> float:
     e = np.abs(check_array(errors, "errors"))
     w = check_array(v, "v")
     if e.shape != w.shape:
-        raise ValueError(f"errors {e.shape} and weights {w.shape} must have the same shape")
+        raise ValueError(f"errors {e.shape} and weights v {w.shape} must have the same shape")
     if np.any(w <= 0):
         raise ValueError("weights v must be positive")
     return float(np.max(e / w))

@@ -61,9 +61,13 @@ def margin_decomposition(model: nn.Module, x, y) -> MarginParts:
     if not hasattr(model, "features") or not isinstance(head, nn.Linear):
         raise ValueError("model: needs a features(x) method and a linear `head`")
     x = _as_inputs(x)
-    y = torch.as_tensor(np.asarray(y))
+    y_arr = np.asarray(y)
+    if y_arr.dtype.kind not in "iu":
+        raise TypeError(f"y must hold integer labels, got dtype {y_arr.dtype}")
+    y = torch.as_tensor(y_arr)
     if y.ndim != 1 or len(y) != len(x):
-        raise ValueError(f"y: expected {len(x)} labels, got shape {tuple(y.shape)}")
+        raise ValueError(f"y: expected {len(x)} labels (one per row of x), got shape "
+                         f"{tuple(y.shape)}")
     k = head.out_features
     if k < 2:
         raise ValueError("model: the head needs at least two classes for a margin")
