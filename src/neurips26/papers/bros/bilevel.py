@@ -203,6 +203,8 @@ def draw_subspace(y: Mapping[str, torch.Tensor], rank_fraction: float = 0.125, *
     generator : torch.Generator
     sketch_vectors : bool
         Sketch 1-D tensors too (default: biases and other vectors stay full, ``None``).
+        A matrix whose sketch ``P`` would hold as many numbers as itself (``r >= n``)
+        stays full as well.
 
     Returns
     -------
@@ -222,9 +224,11 @@ def draw_subspace(y: Mapping[str, torch.Tensor], rank_fraction: float = 0.125, *
     sketch_vectors = check_bool(sketch_vectors, "sketch_vectors")
     out: Sketch = {}
     for name, t in y.items():
-        if t.ndim >= 2 or (t.ndim == 1 and sketch_vectors):
-            m = t.shape[0]
-            r = max(1, math.ceil(rank_fraction * m - 1e-9))
+        m = t.shape[0] if t.ndim else 1
+        r = max(1, math.ceil(rank_fraction * m - 1e-9))
+        wanted = t.ndim >= 2 or (t.ndim == 1 and sketch_vectors)
+        # A sketch at least as large as its tensor saves nothing: keep the tensor full.
+        if wanted and (t.ndim == 1 or m * r < t.numel()):
             out[name] = rademacher_sketch(m, r, generator=generator, dtype=t.dtype)
         else:
             out[name] = None

@@ -86,7 +86,7 @@ class QuadraticBilevel:
         noise = check_float(noise, "noise", min=0)
         rng = np.random.default_rng(seed)
         rows = rng.normal(size=(n, dim_y))
-        coupling = rng.normal(size=(dim_y, dim_x)) / np.sqrt(dim_x)
+        coupling = rng.normal(size=(dim_y, dim_x)) / np.sqrt(dim_y)
         center = rng.normal(size=dim_y)
         targets = center + noise * rng.normal(size=(n, dim_y))
         return cls(rows, coupling, targets, mu, lam)
