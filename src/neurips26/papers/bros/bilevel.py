@@ -482,7 +482,7 @@ def single_probe_expectation(hessian: torch.Tensor, rank: int) -> torch.Tensor:
     h = check_tensor(hessian, "hessian", ndim=2)
     if h.shape[0] != h.shape[1]:
         raise ValueError(f"hessian must be square, got shape {tuple(h.shape)}")
-    r = check_int(rank, "rank", min=1)
+    r = check_int(rank, "rank", min=1, max=MAX_SKETCH_ELEMENTS)
     eye = torch.eye(h.shape[0], dtype=h.dtype)
     return h + (torch.trace(h) * eye + h - 2 * torch.diag(torch.diagonal(h))) / r
 

@@ -143,6 +143,7 @@ class MASOBA(_Bilevel):
         return ma_soba_step
 
     def _step_kwargs(self):
+        check_seed(self.seed)
         return {"lr_x": check_lr(self.lr_x, "lr_x"), "lr_y": check_lr(self.lr_y, "lr_y"),
                 "lr_z": check_lr(self.lr_z, "lr_z"), "theta": check_theta(self.theta)}  # fmt: skip
 
@@ -232,5 +233,6 @@ class FirstOrderBilevel(_Bilevel):
         return first_order_step
 
     def _step_kwargs(self):
+        check_seed(self.seed)
         return {"lr_x": check_lr(self.lr_x, "lr_x"), "lr_y": check_lr(self.lr_y, "lr_y"),
                 "theta": check_theta(self.theta)}  # fmt: skip

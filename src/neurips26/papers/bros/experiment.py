@@ -99,9 +99,9 @@ class Config:
     hc_batch: int = param(64, help="minibatch size on Task 1", min=1)
     hc_mu: float = param(1e-4, help="weight decay mu of the lower loss", min=0.0)
     hc_lr_x: float = param(30.0, help="lr_x on Task 1", min=1e-8)
-    hc_lr_y: float = param(0.1, help="lr_y on Task 1 (MA-SOBA, first order)", min=1e-8)
+    hc_lr_y: float = param(0.4, help="lr_y on Task 1 (MA-SOBA, first order)", min=1e-8)
     hc_lr_z: float = param(0.1, help="lr_z on Task 1 (MA-SOBA)", min=1e-8)
-    hc_bros_lr_y: float = param(0.03, help="BROS lr_y on Task 1", min=1e-8)
+    hc_bros_lr_y: float = param(0.4, help="BROS lr_y on Task 1", min=1e-8)
     hc_bros_lr_z: float = param(0.01, help="BROS lr_z on Task 1", min=1e-8)
     # 4. memory
     memory_widths: tuple[int, ...] = param((256, 1024), help="MLP widths W of the memory "

@@ -17,9 +17,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from neurips26.common.validation import check_array, check_float, check_int, check_rng
+from neurips26.common.validation import (
+    check_array,
+    check_float,
+    check_int,
+    check_rng,
+    check_seed,
+)
 
-from .bilevel import BilevelProblem, check_tensor
+from .bilevel import BilevelProblem
 
 __all__ = ["QuadraticBilevel", "flip_labels", "hyper_cleaning_batches",
            "hyper_cleaning_problem"]  # fmt: skip
@@ -72,8 +78,9 @@ class QuadraticBilevel:
         object.__setattr__(self, "rows", rows)
         object.__setattr__(self, "coupling", b)
         object.__setattr__(self, "targets", c)
-        object.__setattr__(self, "mu", check_float(self.mu, "mu", min=0, min_inclusive=False))
-        object.__setattr__(self, "lam", check_float(self.lam, "lam", min=0))
+        object.__setattr__(self, "mu", check_float(self.mu, "mu", min=0, min_inclusive=False,
+                                                   max=1e6))  # fmt: skip
+        object.__setattr__(self, "lam", check_float(self.lam, "lam", min=0, max=1e6))
 
     @classmethod
     def random(cls, *, dim_x: int = 10, dim_y: int = 50, num_rows: int | None = None,
@@ -83,8 +90,8 @@ class QuadraticBilevel:
         dim_x = check_int(dim_x, "dim_x", min=1, max=MAX_DIM)
         dim_y = check_int(dim_y, "dim_y", min=1, max=MAX_DIM)
         n = 4 * dim_y if num_rows is None else check_int(num_rows, "num_rows", min=1, max=10**6)
-        noise = check_float(noise, "noise", min=0)
-        rng = np.random.default_rng(seed)
+        noise = check_float(noise, "noise", min=0, max=1e6)
+        rng = np.random.default_rng(check_seed(seed))
         rows = rng.normal(size=(n, dim_y))
         coupling = rng.normal(size=(dim_y, dim_x)) / np.sqrt(dim_y)
         center = rng.normal(size=dim_y)
@@ -145,10 +152,14 @@ class QuadraticBilevel:
     def batches(self, batch_size: int, *, seed: int = 0) -> Iterator[tuple]:
         """An endless stream of independent index triples ``(xi, phi, psi)``."""
         batch_size = check_int(batch_size, "batch_size", min=1, max=len(self.rows))
-        gen = torch.Generator().manual_seed(check_int(seed, "seed", min=0))
-        n = len(self.rows)
-        while True:
-            yield tuple(torch.randint(0, n, (batch_size,), generator=gen) for _ in range(3))
+        gen = torch.Generator().manual_seed(check_seed(seed))
+        return _index_stream(gen, (len(self.rows),) * 3, (batch_size,) * 3)
+
+
+def _index_stream(gen: torch.Generator, sizes: tuple, batch: tuple) -> Iterator[tuple]:
+    while True:
+        yield tuple(torch.randint(0, n, (b,), generator=gen) for n, b in zip(sizes, batch,
+                                                                             strict=True))
 
 
 def flip_labels(labels, fraction: float, num_classes: int, *, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -205,18 +216,32 @@ def hyper_cleaning_problem(model: nn.Module, x_train, y_train, x_val, y_val, *,
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    xtr = check_tensor(torch.as_tensor(x_train, dtype=torch.float32), "x_train")
-    xva = check_tensor(torch.as_tensor(x_val, dtype=torch.float32), "x_val")
+    xtr = torch.as_tensor(check_array(x_train, "x_train", ndim=(2, 3, 4)), dtype=torch.float32)
+    xva = torch.as_tensor(check_array(x_val, "x_val", ndim=(2, 3, 4)), dtype=torch.float32)
     ytr = torch.as_tensor(check_array(y_train, "y_train", ndim=1, dtype=np.int64))
     yva = torch.as_tensor(check_array(y_val, "y_val", ndim=1, dtype=np.int64))
     if len(ytr) != len(xtr):
         raise ValueError(f"y_train must have {len(xtr)} labels (one per x_train), got {len(ytr)}")
     if len(yva) != len(xva):
         raise ValueError(f"y_val must have {len(xva)} labels (one per x_val), got {len(yva)}")
-    mu = check_float(mu, "mu", min=0)
+    mu = check_float(mu, "mu", min=0, max=1e6)
     params = {k: v.detach().clone() for k, v in model.named_parameters()}
     if not params:
         raise ValueError("model must have parameters")
+    for name, data in (("x_train", xtr), ("x_val", xva)):
+        try:
+            with torch.no_grad():
+                out = model(data[:1])
+        except (RuntimeError, ValueError) as exc:
+            raise ValueError(f"{name}: model cannot run on inputs of shape "
+                             f"{tuple(data.shape[1:])}: {exc}") from None
+        if out.ndim != 2:
+            raise ValueError(f"{name}: model must return (B, num_classes) logits, got "
+                             f"shape {tuple(out.shape)}")
+    k = out.shape[1]
+    for name, lab in (("y_train", ytr), ("y_val", yva)):
+        if lab.min() < 0 or lab.max() >= k:
+            raise ValueError(f"{name} must lie in [0, {k}) (the model's classes)")
 
     def lower(x, y, idx):
         idx = torch.arange(len(xtr)) if idx is None else idx
@@ -236,11 +261,9 @@ def hyper_cleaning_problem(model: nn.Module, x_train, y_train, x_val, y_val, *,
 def hyper_cleaning_batches(num_train: int, num_val: int, batch_size: int, *,
                            seed: int = 0) -> Iterator[tuple]:  # fmt: skip
     """Endless independent minibatch index triples ``(val idx, train idx, train idx)``."""
-    num_train = check_int(num_train, "num_train", min=1)
-    num_val = check_int(num_val, "num_val", min=1)
+    num_train = check_int(num_train, "num_train", min=1, max=10**9)
+    num_val = check_int(num_val, "num_val", min=1, max=10**9)
     batch_size = check_int(batch_size, "batch_size", min=1, max=10**6)
-    gen = torch.Generator().manual_seed(check_int(seed, "seed", min=0))
-    while True:
-        yield (torch.randint(0, num_val, (min(batch_size, num_val),), generator=gen),
-               torch.randint(0, num_train, (min(batch_size, num_train),), generator=gen),
-               torch.randint(0, num_train, (min(batch_size, num_train),), generator=gen))  # fmt: skip
+    gen = torch.Generator().manual_seed(check_seed(seed))
+    sizes = (num_val, num_train, num_train)
+    return _index_stream(gen, sizes, tuple(min(batch_size, n) for n in sizes))
