@@ -195,7 +195,8 @@ class BROS(_Bilevel):
 
     def __init__(self, *, lr_x: float = 1e-2, lr_y: float = 1e-1, lr_z: float = 1e-1,
                  theta: float = 0.1, rank_fraction: float = 0.125, probes: int = 2,
-                 sketch_vectors: bool = False, max_iter: int = 1000, seed: int = 0) -> None:  # fmt: skip
+                 sketch_vectors: bool = False, max_iter: int = 1000,
+                 seed: int = 0) -> None:  # fmt: skip
         self.lr_x = lr_x
         self.lr_y = lr_y
         self.lr_z = lr_z

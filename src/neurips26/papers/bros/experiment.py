@@ -359,10 +359,10 @@ def run(config: Config) -> RunResult:
             "hyper_cleaning": [{"method": r.method, "seed": r.seed, "test_acc": r.test_acc,
                                 "f1": r.f1} for r in clean],
             "memory": mem_rows,
-        },  # fmt: skip
+        },
         figures={"stationarity": figure_png(fig)},
         captions={"stationarity": "Task 2: running minimum of the exact ||grad Phi||^2 "
                                   "against iterations (mean over seeds); the paper's "
-                                  "convergence-order statement."},  # fmt: skip
+                                  "convergence-order statement."},
         notes=notes,
     )

@@ -104,7 +104,7 @@ class _Ledger:
 
 
 class _Box:
-    __slots__ = ("tensor", "__weakref__")
+    __slots__ = ("__weakref__", "tensor")
 
     def __init__(self, tensor: torch.Tensor) -> None:
         self.tensor = tensor

@@ -166,7 +166,8 @@ def _update(t, d, lr):
 
 
 def ma_soba_step(state: BilevelState, problem: BilevelProblem, batches, *, lr_x: float = 1e-2,
-                 lr_y: float = 1e-1, lr_z: float = 1e-1, theta: float = 0.1) -> BilevelState:  # fmt: skip
+                 lr_y: float = 1e-1, lr_z: float = 1e-1,
+                 theta: float = 0.1) -> BilevelState:  # fmt: skip
     """One MA-SOBA iteration with exact Hessian-vector products (SOBA: ``theta=1``).
 
     Parameters
@@ -205,7 +206,8 @@ def ma_soba_step(state: BilevelState, problem: BilevelProblem, batches, *, lr_x:
 def bros_step(state: BilevelState, problem: BilevelProblem, batches, *, lr_x: float = 1e-2,
               lr_y: float = 1e-1, lr_z: float = 1e-1, theta: float = 0.1,
               rank_fraction: float = 0.125, probes: int = 2, generator: torch.Generator,
-              sketch: str = "rademacher", sketch_vectors: bool = False) -> BilevelState:  # fmt: skip
+              sketch: str = "rademacher",
+              sketch_vectors: bool = False) -> BilevelState:  # fmt: skip
     """One BROS iteration: lower and auxiliary steps in a fresh random subspace.
 
     Parameters
@@ -262,7 +264,8 @@ def bros_step(state: BilevelState, problem: BilevelProblem, batches, *, lr_x: fl
 
 
 def first_order_step(state: BilevelState, problem: BilevelProblem, batches, *,
-                     lr_x: float = 1e-2, lr_y: float = 1e-1, theta: float = 0.1) -> BilevelState:  # fmt: skip
+                     lr_x: float = 1e-2, lr_y: float = 1e-1,
+                     theta: float = 0.1) -> BilevelState:  # fmt: skip
     """One iteration of the first-order surrogate: the Hessian term is dropped (``z = 0``).
 
     ``h+ = (1 - theta) h + theta grad_x f``; ``y`` as in MA-SOBA. Cheap, but its fixed
