@@ -2,10 +2,12 @@
 
 GPU peak memory depends on the allocator; we count bytes instead, which is deterministic:
 
-* ``state_bytes``: the iterate ``(x, y, z, h)`` after the step plus the step's sketches;
+* ``state_bytes``: the iterate ``(x, y, z, h)`` after the step;
 * ``saved_tensor_bytes_peak``: the largest total, over the step, of the tensors autograd
   holds for backward (seen through :func:`torch.autograd.graph.saved_tensors_hooks`; a
-  tensor is counted once per storage, and storages of the state are not counted again);
+  tensor is counted once per storage, and storages of the state are not counted again).
+  BROS's sketches ``S`` and ``T`` are saved by every graph of the step, so they are
+  counted here (once each), not in the state;
 * ``grad_buffer_bytes``: every gradient and Hessian-action buffer the step produced.
 """
 
@@ -122,8 +124,7 @@ def measured_step(step_fn: Callable, state: BilevelState, *args, **kwargs):
     if not isinstance(new, BilevelState):
         raise TypeError(f"step_fn must return a BilevelState, got {type(new).__name__}")
     state_bytes = sum(t.numel() * t.element_size() for t in new.tensors())
-    report = MemoryReport(int(state_bytes + new.stats.sketch_bytes), int(ledger.peak),
-                          int(new.stats.grad_buffer_bytes))  # fmt: skip
+    report = MemoryReport(int(state_bytes), int(ledger.peak), int(new.stats.grad_buffer_bytes))
     return new, report
 
 
