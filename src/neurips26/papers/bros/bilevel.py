@@ -214,7 +214,7 @@ def draw_subspace(y: Mapping[str, torch.Tensor], rank_fraction: float = 0.125, *
     Examples
     --------
     >>> import torch
-    >>> s = draw_subspace({"W": torch.zeros(16, 3), "b": torch.zeros(16)}, 0.25,
+    >>> s = draw_subspace({"W": torch.zeros(16, 32), "b": torch.zeros(16)}, 0.25,
     ...                   generator=torch.Generator().manual_seed(0))
     >>> tuple(s["W"].shape), s["b"] is None
     ((16, 4), True)
@@ -282,9 +282,9 @@ def _coords(p: torch.Tensor | None, t: torch.Tensor) -> torch.Tensor:
 
 def _embed(y: Params, s: Sketch, t: Sketch):
     """Reparametrise ``y`` by coordinates in two subspaces; returns (y_eff, u, w)."""
-    empty = torch.empty(0)
     u, w, y_eff = {}, {}, {}
     for name, val in y.items():
+        empty = torch.empty(0, device=val.device)
         u[name] = _coords(s[name], val)
         w[name] = _coords(t[name], val)
         ps = empty if s[name] is None else s[name]

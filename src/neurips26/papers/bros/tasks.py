@@ -204,7 +204,7 @@ def hyper_cleaning_problem(model: nn.Module, x_train, y_train, x_val, y_val, *,
     ----------
     model : nn.Module
         Its parameters are ``y0`` (detached copies); it is run through
-        :func:`torch.func.functional_call`.
+        :func:`torch.func.functional_call`. The data are moved to its device.
     x_train : torch.Tensor, shape (n_train, ...)
     y_train : torch.Tensor of int64, shape (n_train,)
     x_val, y_val : the validation set
@@ -216,18 +216,19 @@ def hyper_cleaning_problem(model: nn.Module, x_train, y_train, x_val, y_val, *,
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    xtr = torch.as_tensor(check_array(x_train, "x_train", ndim=(2, 3, 4)), dtype=torch.float32)
-    xva = torch.as_tensor(check_array(x_val, "x_val", ndim=(2, 3, 4)), dtype=torch.float32)
-    ytr = torch.as_tensor(check_array(y_train, "y_train", ndim=1, dtype=np.int64))
-    yva = torch.as_tensor(check_array(y_val, "y_val", ndim=1, dtype=np.int64))
+    params = {k: v.detach().clone() for k, v in model.named_parameters()}
+    if not params:
+        raise ValueError("model must have parameters")
+    dev = next(iter(params.values())).device  # the data move to the model's device
+    xtr = _as_float(x_train, "x_train", dev)
+    xva = _as_float(x_val, "x_val", dev)
+    ytr = _as_labels(y_train, "y_train", dev)
+    yva = _as_labels(y_val, "y_val", dev)
     if len(ytr) != len(xtr):
         raise ValueError(f"y_train must have {len(xtr)} labels (one per x_train), got {len(ytr)}")
     if len(yva) != len(xva):
         raise ValueError(f"y_val must have {len(xva)} labels (one per x_val), got {len(yva)}")
     mu = check_float(mu, "mu", min=0, max=1e6)
-    params = {k: v.detach().clone() for k, v in model.named_parameters()}
-    if not params:
-        raise ValueError("model must have parameters")
     for name, data in (("x_train", xtr), ("x_val", xva)):
         try:
             with torch.no_grad():
@@ -244,18 +245,31 @@ def hyper_cleaning_problem(model: nn.Module, x_train, y_train, x_val, y_val, *,
             raise ValueError(f"{name} must lie in [0, {k}) (the model's classes)")
 
     def lower(x, y, idx):
-        idx = torch.arange(len(xtr)) if idx is None else idx
+        idx = torch.arange(len(xtr), device=dev) if idx is None else idx.to(dev)
         logits = torch.func.functional_call(model, y, (xtr[idx],))
         ce = nn.functional.cross_entropy(logits, ytr[idx], reduction="none")
         reg = sum(p.pow(2).sum() for p in y.values())
         return (torch.sigmoid(x[idx]) * ce).mean() + mu * reg
 
     def upper(x, y, idx):
-        idx = torch.arange(len(xva)) if idx is None else idx
+        idx = torch.arange(len(xva), device=dev) if idx is None else idx.to(dev)
         logits = torch.func.functional_call(model, y, (xva[idx],))
         return nn.functional.cross_entropy(logits, yva[idx])
 
-    return BilevelProblem(upper, lower, torch.zeros(len(xtr)), params)
+    return BilevelProblem(upper, lower, torch.zeros(len(xtr), device=dev), params)
+
+
+def _host(a):
+    return a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else a
+
+
+def _as_float(a, name: str, dev: torch.device) -> torch.Tensor:
+    arr = check_array(_host(a), name, ndim=(2, 3, 4))
+    return torch.as_tensor(arr, dtype=torch.float32, device=dev)
+
+
+def _as_labels(a, name: str, dev: torch.device) -> torch.Tensor:
+    return torch.as_tensor(check_array(_host(a), name, ndim=1, dtype=np.int64), device=dev)
 
 
 def hyper_cleaning_batches(num_train: int, num_val: int, batch_size: int, *,
