@@ -24,7 +24,6 @@ losses; no Hessian is ever formed.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -512,7 +511,3 @@ def _check_sketch(sketch, y: Params, name: str) -> Sketch | None:
             raise ValueError(f"{name}[{key!r}] must have {y[key].shape[0]} rows, "
                              f"got {p.shape[0]}")
     return dict(sketch)
-
-
-def is_real(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
