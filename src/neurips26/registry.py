@@ -28,6 +28,7 @@ TIERS = ("smoke", "small", "paper")
 SLUGS: tuple[str, ...] = (
     # seed 000_23679aaaf2254bad.txt
     "lambda6_star",
+    "bros",
     "sparse_halfspace",
     "sparse_scaling",
     "agentweave",
