@@ -18,7 +18,13 @@ from __future__ import annotations
 import numpy as np
 from scipy import ndimage
 
-from neurips26.common.validation import check_array, check_choice, check_int, check_rng
+from neurips26.common.validation import (
+    check_array,
+    check_choice,
+    check_float,
+    check_int,
+    check_rng,
+)
 
 #: Per-severity parameters (index = severity - 1).
 GAUSSIAN_SIGMA = (0.08, 0.12, 0.18, 0.26, 0.38)  # ImageNet-C gaussian_noise
@@ -62,9 +68,7 @@ def disk_kernel(radius: float) -> np.ndarray:
     >>> k.shape, round(float(k.sum()), 6), int((k > 0).sum())
     ((5, 5), 1.0, 9)
     """
-    radius = float(radius)
-    if not radius > 0 or not np.isfinite(radius) or radius > 1000:
-        raise ValueError(f"radius: expected a finite number in (0, 1000], got {radius!r}")
+    radius = check_float(radius, "radius", min=0.0, max=1000.0, min_inclusive=False)
     r = int(np.ceil(radius + 0.5))
     yy, xx = np.mgrid[-r : r + 1, -r : r + 1]
     k = np.clip(radius + 0.5 - np.sqrt(xx**2 + yy**2), 0.0, 1.0)

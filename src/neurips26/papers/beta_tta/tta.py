@@ -219,7 +219,8 @@ def spsa_gradient(fn: Callable[[np.ndarray], np.ndarray], theta, *, num_directio
     probes = np.concatenate([theta + c * u, theta - c * u])  # (2q, ...)
     values = np.asarray(fn(probes), dtype=float).reshape(-1)
     if values.shape != (2 * q,) or not np.isfinite(values).all():
-        raise ValueError(f"fn: expected {2 * q} finite values, got shape {values.shape}")
+        raise ValueError(f"fn: expected {2 * q} finite values at theta +- c u, got "
+                         f"{values[:4]} (shape {values.shape}); check fn and theta")
     diff = (values[:q] - values[q:]) / (2 * c)  # (q,)
     return np.tensordot(diff, u, axes=1) / q
 
@@ -273,6 +274,10 @@ def _query(api, x: np.ndarray) -> np.ndarray:
     return p
 
 
+def _mean_entropy(p: np.ndarray) -> float:
+    return float(-(p * np.log(np.clip(p, TINY, None))).sum(1).mean())
+
+
 # ------------------------------------------------------------------ results
 
 
@@ -289,7 +294,8 @@ class TTAOutput:
     api_calls : int
         Black-box samples queried in this step.
     loss : float
-        The adaptation objective at this step (NaN for methods without one).
+        The adaptation objective at this step (for methods without one, the mean entropy
+        of the returned probabilities).
     """
 
     pred: np.ndarray
@@ -559,7 +565,7 @@ class NoAdaptation(_Method):
     def step(self, x) -> TTAOutput:
         arr = check_images(x, "x", shape=getattr(self.api, "input_shape", None))
         p = _query(self.api, arr)
-        return TTAOutput(p.argmax(1), p, len(arr), float("nan"))
+        return TTAOutput(p.argmax(1), p, len(arr), _mean_entropy(p))
 
 
 class PosthocEM(_Method):
@@ -609,7 +615,7 @@ class PosthocEM(_Method):
                 break
         q = p * (prior / src)
         q /= q.sum(1, keepdims=True)
-        return TTAOutput(q.argmax(1), q, len(arr), float("nan"))
+        return TTAOutput(q.argmax(1), q, len(arr), _mean_entropy(q))
 
 
 class ZOOPrompt(_Method):
@@ -670,7 +676,7 @@ class ZOOPrompt(_Method):
         self._opt.step()
         with torch.no_grad():
             self.prompt_.clamp_(-self.prompt_eps, self.prompt_eps)
-        loss = float(-(p * np.log(np.clip(p, TINY, None))).sum(1).mean())
+        loss = _mean_entropy(p)
         return TTAOutput(p.argmax(1), p, b * (2 * self.num_directions + 1), loss)
 
 
