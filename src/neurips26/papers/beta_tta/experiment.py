@@ -43,7 +43,7 @@ from neurips26.common.experiment import RunResult, param
 from neurips26.common.models import SmallCNN
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.common.stats import seed_ci
-from neurips26.common.torch import make_generator, num_parameters
+from neurips26.common.torch import make_generator, num_parameters, seeded
 from neurips26.common.train import accuracy, array_batches, cosine_schedule, train
 
 from . import (
@@ -114,7 +114,7 @@ METRICS = (
     "beta_minus_zoo", "beta_minus_zoo_ci", "beta_worst_drop", "tent_steering_worst_drop",
     "beta_gain_mild", "beta_calls_per_sample", "zoo_calls_per_sample", "zoo_call_ratio",
     "beta_time_per_sample", "blackbox_time_per_sample", "beta_added_latency_ratio",
-    "zoo_added_latency_ratio",
+    "zoo_added_latency_ratio", "beta_added_flops_ratio", "zoo_added_flops_ratio",
     "check_beta_calls_error", "check_zoo_calls_error", "check_no_grad_leak",
     "check_harmonize_weight0_error",
     "check_corruption_monotone",
@@ -134,7 +134,8 @@ def _data(name: str, cfg: Config):
 
 def _train_net(name: str, channels, ds, cfg: Config, tag: str):
     def build():
-        return SmallCNN(1, channels, ds.num_classes, batch_norm=True)
+        with seeded(cfg.seed * 7919 + len(channels)):  # the init is a function of the seed
+            return SmallCNN(1, channels, ds.num_classes, batch_norm=True)
 
     def fit(net):
         batches = array_batches(ds.x_train, ds.y_train, batch_size=min(64, len(ds.y_train)),
@@ -228,6 +229,28 @@ def _warm_up(ds, black, steer, cfg: Config) -> None:
     TENT(black, device=cfg.device).run(stream)
 
 
+def _flops(ds, black, steer, cfg: Config) -> dict:
+    """FLOPs per sample of one step of each method, counted by torch (machine-free)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    x = ds.x_test[: cfg.batch_size]
+    shape = ds.image_shape
+    makers = {
+        "source": lambda: NoAdaptation(BlackBoxAPI(black, input_shape=shape)),
+        "beta": lambda: BETA(BlackBoxAPI(black, input_shape=shape), steer, lr=cfg.lr,
+                             keep=cfg.keep, num_views=cfg.num_views, device=cfg.device),
+        "zoo": lambda: ZOOPrompt(BlackBoxAPI(black, input_shape=shape),
+                                 num_directions=cfg.zoo_directions, lr=cfg.zoo_lr),
+    }  # fmt: skip
+    out = {}
+    for name, make in makers.items():
+        method = make()
+        with FlopCounterMode(display=False) as fc:
+            method.step(x)
+        out[name] = fc.get_total_flops() / len(x)
+    return out
+
+
 def _checks(ds) -> dict:
     rng = np.random.default_rng(0)
     p = torch.softmax(torch.as_tensor(rng.normal(size=(16, ds.num_classes))), 1)
@@ -252,7 +275,7 @@ def _seed_stat(rows, fn, cfg):
 
 def run(cfg: Config) -> RunResult:
     rows: list[Row] = []
-    clean, steer_clean, ratios = [], [], []
+    clean, steer_clean, ratios, flops = [], [], [], []
     for dname in cfg.datasets:
         ds = _data(dname, cfg)
         black = _train_net(dname, cfg.blackbox_channels, ds, cfg, "blackbox")
@@ -261,6 +284,7 @@ def run(cfg: Config) -> RunResult:
         steer_clean.append(accuracy(steer, ds.x_test, ds.y_test))
         ratios.append(num_parameters(black) / num_parameters(steer))
         _warm_up(ds, black, steer, cfg)
+        flops.append(_flops(ds, black, steer, cfg))
         for kind in cfg.corruptions:
             for sev in cfg.severities:
                 for s in range(cfg.num_seeds):
@@ -287,6 +311,11 @@ def run(cfg: Config) -> RunResult:
     m["beta_calls_per_sample"] = float(np.mean([r.calls["beta"] for r in rows]))
     m["zoo_calls_per_sample"] = float(np.mean([r.calls["zoo"] for r in rows]))
     m["zoo_call_ratio"] = m["zoo_calls_per_sample"] / m["beta_calls_per_sample"]
+    # Added compute: FLOPs per sample beyond the black box's forward, over that forward.
+    m["beta_added_flops_ratio"] = float(max((f["beta"] - f["source"]) / f["source"]
+                                            for f in flops))  # fmt: skip
+    m["zoo_added_flops_ratio"] = float(max((f["zoo"] - f["source"]) / f["source"]
+                                           for f in flops))  # fmt: skip
     # Added latency: a method's wall time per sample beyond the black box's own forward.
     src_t = float(np.mean([r.api_time["source"] for r in rows]))
     m["beta_time_per_sample"] = float(np.mean([r.time["beta"] for r in rows]))
