@@ -44,12 +44,15 @@ def check_probabilities(probs, name: str = "probs", *, num_rows: int | None = No
     p = check_array(probs, name, ndim=2)
     if num_rows is not None and len(p) != num_rows:
         raise ValueError(f"{name}: expected {num_rows} rows (one per sample), got {len(p)}")
-    if (p < 0).any() or (p > 1 + PROB_ATOL).any() or np.abs(p.sum(1) - 1.0).max() > PROB_ATOL:
+    if (p < 0).any() or (p > 1 + PROB_ATOL).any():
         raise ValueError(
-            f"{name}: expected probabilities (non-negative rows summing to 1 within "
-            f"{PROB_ATOL:g}), got values in [{p.min():.3g}, {p.max():.3g}] with row sums up "
-            f"to {np.abs(p.sum(1) - 1.0).max():.3g} off; does the API return logits? apply "
-            "a softmax first")
+            f"{name}: expected probabilities in [0, 1], got values in [{p.min():.3g}, "
+            f"{p.max():.3g}]; does the API return logits? apply a softmax first")
+    off = float(np.abs(p.sum(1) - 1.0).max())
+    if off > PROB_ATOL:
+        raise ValueError(
+            f"{name}: expected rows summing to 1 within {PROB_ATOL:g}, got a row {off:.3g} "
+            "off; does the API return logits or unnormalised scores? apply a softmax first")
     return p
 
 
