@@ -24,7 +24,10 @@ Deviations from the paper
   selection) and the learnable state (an additive input prompt and the steering model's
   BatchNorm affine parameters) are our reading of the abstract.
 - The steering model is trained on the same clean source data as the black box (the
-  paper's steering model is a pretrained small network; its source is inferred).
+  paper's steering model is a pretrained small network; its source is inferred). At the
+  small tier the black box has about 15k parameters and the steering model about a tenth
+  of that (the spec suggested about 100k and 10k; smaller to fit 2 CPU cores).
+- ZOO's step size and SPSA perturbation (Adam, 1e-2; c = 0.05) are our choices.
 - Short training (hundreds of steps on a subset) at the small tier.
 - The pretrained EfficientNet-lite0 as a second black box on corrupted real photos is not
   run: there is no small white-box model trained on ImageNet to steer it with offline, and
@@ -169,7 +172,8 @@ def _train_net(name: str, channels, ds, cfg: Config, tag: str):
 
     key = cache_key(f"beta_tta_{tag}", {"data": name, "channels": list(channels),
                                         "num_train": cfg.num_train, "iter": cfg.train_iter},
-                    cfg.seed, modules=("neurips26.common.models",))  # fmt: skip
+                    cfg.seed,
+                    modules=("neurips26.common.models", "neurips26.papers.beta_tta"))  # fmt: skip
     net, _ = cached_module(f"beta_tta_{tag}", key, build, fit)
     net.zero_grad(set_to_none=True)
     return net.cpu().eval().requires_grad_(False)
