@@ -32,6 +32,7 @@ SLUGS: tuple[str, ...] = (
     "sparse_halfspace",
     "sparse_scaling",
     "agentweave",
+    "beta_tta",
     "adis_law",
     "seagram",
     "geto_lp",
