@@ -432,7 +432,7 @@ def hessian_action(problem: BilevelProblem, x: torch.Tensor, y: Mapping[str, tor
         Non-finite or wrongly shaped input; a non-scalar or non-finite loss; a lower loss
         that does not depend on ``y``.
     """
-    x, y, v = _check_point(problem, x, y, v=v)
+    x, y, v = _check_point(problem, x, y, v=v, need_v=True)
     s_, t_ = _check_sketch(sketch_s, y, "sketch_s"), _check_sketch(sketch_t, y, "sketch_t")
     out, _ = second_order(problem, x, y, v, batch, s_, t_, with_cross=False)
     if s_ is None:
@@ -451,7 +451,7 @@ def cross_term(problem: BilevelProblem, x: torch.Tensor, y: Mapping[str, torch.T
     -------
     torch.Tensor, shape of ``x``
     """
-    x, y, v = _check_point(problem, x, y, v=v)
+    x, y, v = _check_point(problem, x, y, v=v, need_v=True)
     t_ = _check_sketch(sketch_t, y, "sketch_t")
     s_ = None if t_ is None else {k: None for k in y}
     _, jz = second_order(problem, x, y, v, batch, s_, t_, with_cross=True)
@@ -486,14 +486,14 @@ def single_probe_expectation(hessian: torch.Tensor, rank: int) -> torch.Tensor:
     return h + (torch.trace(h) * eye + h - 2 * torch.diag(torch.diagonal(h))) / r
 
 
-def _check_point(problem, x, y, *, v=None):
+def _check_point(problem, x, y, *, v=None, need_v: bool = False):
     if not isinstance(problem, BilevelProblem):
         raise TypeError(f"problem must be a BilevelProblem, got {type(problem).__name__}")
     x = check_tensor(x, "x")
     if x.shape != problem.x0.shape:
         raise ValueError(f"x must have shape {tuple(problem.x0.shape)}, got {tuple(x.shape)}")
     y = check_params(y, "y", like=problem.y0)
-    if v is None:
+    if v is None and not need_v:
         return x, y
     return x, y, check_params(v, "v", like=problem.y0)
 
