@@ -55,9 +55,20 @@ def check_positive(value, name: str, *, allow_zero: bool = False) -> float:
     return _common.check_float(value, name, min=0.0, min_inclusive=allow_zero)
 
 
-def check_int(value, name: str, *, min_value: int = 0) -> int:
-    """An integer >= ``min_value``."""
-    return _common.check_int(value, name, min=min_value)
+#: Largest size (dimensions, classes, tasks, permutations) the public functions accept.
+MAX_SIZE = 100_000
+#: Largest scale (of means, offsets, radii) accepted; larger ones overflow squared norms.
+MAX_SCALE = 1e100
+
+
+def check_int(value, name: str, *, min_value: int = 0, max_value: int | None = None) -> int:
+    """An integer in ``[min_value, max_value]``."""
+    return _common.check_int(value, name, min=min_value, max=max_value)
+
+
+def check_rng(rng, name: str = "rng") -> np.random.Generator:
+    """A numpy ``Generator``."""
+    return _common.check_rng(rng, name)
 
 
 def check_choice(value, name: str, choices: tuple) -> object:

@@ -13,14 +13,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_int, check_positive
+from ._validation import MAX_SCALE, MAX_SIZE, check_int, check_positive, check_rng
 from .stats import ClassStats, population_stats
 
 
 def random_spd(dim: int, condition_number: float, rng: np.random.Generator) -> np.ndarray:
     """A random SPD matrix with log-spaced eigenvalues of mean 1 and the given condition number."""
-    dim = check_int(dim, "dim", min_value=1)
+    dim = check_int(dim, "dim", min_value=1, max_value=MAX_SIZE)
     condition_number = check_positive(condition_number, "condition_number")
+    rng = check_rng(rng)
     if condition_number < 1:
         raise ValueError(f"condition_number must be >= 1, got {condition_number}")
     Q, _ = np.linalg.qr(rng.normal(size=(dim, dim)))
@@ -97,11 +98,17 @@ def gaussian_tasks(*, num_tasks=5, classes_per_task=4, dim=32, task_scale=2.0,
     >>> g.means.shape, g.task_of_class.tolist()
     ((6, 4), [0, 0, 0, 1, 1, 1])
     """
-    T = check_int(num_tasks, "num_tasks", min_value=1)
-    K = check_int(classes_per_task, "classes_per_task", min_value=1)
-    d = check_int(dim, "dim", min_value=1)
-    check_positive(task_scale, "task_scale", allow_zero=True)
-    check_positive(class_scale, "class_scale")
+    T = check_int(num_tasks, "num_tasks", min_value=1, max_value=MAX_SIZE)
+    K = check_int(classes_per_task, "classes_per_task", min_value=1, max_value=MAX_SIZE)
+    d = check_int(dim, "dim", min_value=1, max_value=MAX_SIZE)
+    if T * K * d > 10**8:
+        raise ValueError(f"num_tasks * classes_per_task * dim = {T * K * d} exceeds 10**8 "
+                         "entries")
+    if check_positive(task_scale, "task_scale", allow_zero=True) > MAX_SCALE:
+        raise ValueError(f"task_scale must be <= {MAX_SCALE:g}, got {task_scale}")
+    if check_positive(class_scale, "class_scale") > MAX_SCALE:
+        raise ValueError(f"class_scale must be <= {MAX_SCALE:g}, got {class_scale}")
+    rng = check_rng(rng)
     cov = random_spd(d, condition_number, rng)
     offsets = task_scale * rng.normal(size=(T, d))
     means = np.repeat(offsets, K, axis=0) + class_scale * rng.normal(size=(T * K, d))
@@ -119,7 +126,7 @@ def failure_construction(*, ratio: float, task_distance: float, radius: float = 
     ratio = check_positive(ratio, "ratio")
     check_positive(task_distance, "task_distance", allow_zero=True)
     R = check_positive(radius, "radius")
-    d = check_int(dim, "dim", min_value=3)
+    d = check_int(dim, "dim", min_value=3, max_value=MAX_SIZE)
     r = R / ratio
     e = np.eye(d)
     m = task_distance * (e[0] + e[2]) / np.sqrt(2.0)

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_features, check_int, check_labels, check_positive
+from neurips26.common import validation as _common
+
+from ._validation import MAX_SIZE, check_features, check_int, check_labels, check_positive
 from .heads import LinearHead
 from .stats import ClassStats
 
@@ -108,6 +110,8 @@ def offset_diagnostic(seq: LinearHead, joint: LinearHead, stats: ClassStats, *,
     -------
     OffsetDiagnostic
     """
+    if not isinstance(stats, ClassStats):
+        raise TypeError(f"stats must be a ClassStats, got {type(stats).__name__}")
     for name, h in (("seq", seq), ("joint", joint)):
         if not isinstance(h, LinearHead):
             raise TypeError(f"{name} must be a LinearHead, got {type(h).__name__}")
@@ -115,7 +119,8 @@ def offset_diagnostic(seq: LinearHead, joint: LinearHead, stats: ClassStats, *,
             raise ValueError(f"{name} has dim {h.dim} but stats have dim {stats.dim}")
     if set(seq.classes.tolist()) != set(joint.classes.tolist()):
         raise ValueError("seq and joint must hold the same classes")
-    num_permutations = check_int(num_permutations, "num_permutations", min_value=0)
+    num_permutations = check_int(num_permutations, "num_permutations", min_value=0,
+                                 max_value=MAX_SIZE)
     seed = check_int(seed, "seed")
     idx = stats.index_of(seq.classes)
     order = np.argsort(idx)
@@ -255,8 +260,12 @@ def confusion_bound(kappa, gamma) -> np.ndarray:
     >>> round(float(confusion_bound(3.0, 8.0)), 6)
     0.018316
     """
-    kappa = np.asarray(kappa, dtype=float)
-    gamma = np.asarray(gamma, dtype=float)
+    kappa = _common.check_array(kappa, "kappa", ndim=None, min_size=1, finite=False)
+    gamma = _common.check_array(gamma, "gamma", ndim=None, min_size=1, finite=False)
+    try:
+        np.broadcast_shapes(kappa.shape, gamma.shape)
+    except ValueError:
+        raise ValueError(f"kappa {kappa.shape} and gamma {gamma.shape} do not broadcast") from None
     if np.any(gamma[np.isfinite(gamma)] < 0):
         raise ValueError("gamma must be >= 0")
     with np.errstate(invalid="ignore"):

@@ -115,6 +115,9 @@ def concat_heads(heads: Sequence[LinearHead]) -> LinearHead:
 def _check_heads(heads) -> list[LinearHead]:
     if isinstance(heads, LinearHead):
         heads = [heads]
+    if not isinstance(heads, (list, tuple)):
+        raise TypeError(f"heads must be a LinearHead or a list of them, got "
+                        f"{type(heads).__name__}")
     heads = list(heads)
     if not heads:
         raise ValueError("heads is empty; pass at least one LinearHead")
@@ -206,7 +209,7 @@ def fit_within_task_head(X, y, *, weight_decay=1e-4, max_iter=1000, tol=1e-8,
     >>> head.classes.tolist(), bool(abs(head.W.sum(axis=0)).max() < 1e-6)
     ([3, 5], True)
     """
-    task_id = check_int(task_id, "task_id")
+    task_id = check_int(task_id, "task_id", max_value=2**31 - 1)
     return _fit_softmax(X, y, weight_decay=weight_decay, max_iter=max_iter, tol=tol,
                         min_classes=2, task_id=task_id)
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
+from neurips26.common import validation as _common
+
 from ._validation import check_choice, check_features, check_int, check_labels, check_shrinkage
 
 
@@ -137,6 +139,11 @@ def ledoit_wolf_intensity(S: np.ndarray, fourth_moment: float, n: int) -> float:
     in sufficient statistics: ``beta = (sum ||x_i||^4 / n - ||S||_F^2) / (d n)``,
     ``delta = ||S - (tr S / d) I||_F^2 / d``, intensity ``min(beta, delta) / delta``.
     """
+    S = _common.check_array(S, "S", ndim=2)
+    if S.shape[0] != S.shape[1]:
+        raise ValueError(f"S must be square, got shape {S.shape}")
+    fourth_moment = _common.check_float(fourth_moment, "fourth_moment", min=0)
+    n = _common.check_int(n, "n", min=1)
     d = S.shape[0]
     mu = np.trace(S) / d
     delta = (np.sum(S**2) - 2 * mu * np.trace(S) + d * mu**2) / d
@@ -177,7 +184,7 @@ def accumulate_stats(stats: ClassStats | None, X, y, *, task_id: int) -> ClassSt
         raise TypeError(f"stats must be a ClassStats or None, got {type(stats).__name__}")
     X = check_features(X, dim=None if stats is None else stats.dim)
     y = check_labels(y, X.shape[0])
-    task_id = check_int(task_id, "task_id")
+    task_id = check_int(task_id, "task_id", max_value=2**31 - 1)
     if stats is not None:
         if task_id in set(stats.task_of_class.tolist()):
             raise ValueError(f"task_id {task_id} was already added; each task is added once")
@@ -225,7 +232,13 @@ def population_stats(means, cov, task_of_class, *, counts=None) -> ClassStats:
     if cov.shape[0] != d or not np.allclose(cov, cov.T):
         raise ValueError(f"cov must be a symmetric (d, d) = ({d}, {d}) matrix, got {cov.shape}")
     tasks = check_labels(task_of_class, C, name="task_of_class")
-    counts = np.ones(C, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    if counts is None:
+        counts = np.ones(C, dtype=np.int64)
+    else:
+        raw = _common.check_array(counts, "counts", ndim=1)
+        if not np.all(raw == np.round(raw)):
+            raise ValueError("counts must hold integers")
+        counts = raw.astype(np.int64)
     if counts.shape != (C,) or np.any(counts <= 0):
         raise ValueError(f"counts must hold C = {C} positive integers")
     n = int(counts.sum())
