@@ -45,8 +45,13 @@ import torch
 from scipy import ndimage
 
 from neurips26.common.cache import cache_key, cached_arrays, cached_module
-from neurips26.common.data import DataNotInstalledError, load_fashion_mnist, load_mnist
-from neurips26.common.data import load_photos, photo_views
+from neurips26.common.data import (
+    DataNotInstalledError,
+    load_fashion_mnist,
+    load_mnist,
+    load_photos,
+    photo_views,
+)
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.common.stats import seed_ci
