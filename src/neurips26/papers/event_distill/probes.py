@@ -69,6 +69,8 @@ def band_noise(shape, band=(0.35, 0.5), *, seed: int = 0) -> np.ndarray:
     >>> n.shape, round(float(np.sqrt((n ** 2).mean())), 6)
     ((2, 16, 16), 1.0)
     """
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"shape must be a tuple of ints, got {type(shape).__name__}")
     shape = tuple(check_int(s, "shape", min=1, max=1 << 14) for s in shape)
     if len(shape) < 2:
         raise ValueError(f"shape must have at least 2 dimensions, got {shape}")
@@ -311,8 +313,14 @@ def probe_suite(model: nn.Module, clean: ShapeTextureData,
     if not isinstance(clean, ShapeTextureData):
         raise TypeError(f"clean must be a ShapeTextureData, got {type(clean).__name__}")
     x, y = _images(clean.x, "clean"), clean.shape_y
+    for name, v in (("strengths", strengths), ("blur_sigmas", blur_sigmas)):
+        if not isinstance(v, (tuple, list)) or not v:
+            raise TypeError(f"{name} must be a non-empty tuple of floats, got {v!r}")
     strengths = tuple(check_float(s, "strengths", min=0, max=10) for s in strengths)
     blur_sigmas = tuple(check_float(s, "blur_sigmas", min=0, max=100) for s in blur_sigmas)
+    shuffle_grid = check_int(shuffle_grid, "shuffle_grid", min=1, max=min(x.shape[2:]))
+    if x.shape[2] % shuffle_grid or x.shape[3] % shuffle_grid:
+        raise ValueError(f"shuffle_grid must divide the image size, got {shuffle_grid}")
     seed = check_seed(seed)
     acc = lambda z: accuracy_on(model, z, y)  # noqa: E731
     bias = shape_bias(model, cue_conflict) if cue_conflict is not None else float("nan")
@@ -349,6 +357,8 @@ def linear_probe_transfer(backbone: nn.Module, task: ShapeTextureData, *,
 
     ``labels_per_class`` images per class train the probe; the rest of ``task`` tests it.
     """
+    if not isinstance(backbone, nn.Module) or not hasattr(backbone, "features"):
+        raise TypeError("backbone must be a torch.nn.Module with a features(x) method")
     if not isinstance(task, ShapeTextureData):
         raise TypeError(f"task must be a ShapeTextureData, got {type(task).__name__}")
     k = check_int(labels_per_class, "labels_per_class", min=1, max=100_000)
