@@ -23,7 +23,7 @@ Deviations from the paper
 - ImageNet-scale CNNs and real event recordings (N-ImageNet) are not available offline:
   the main arm uses the spec's procedural 32x32 shape/texture images; the event frames are
   simulated from the same images, so the teacher's input is a function of the student's.
-- Scale: a few thousand images, a few epochs, CNN widths (8, 16, 32, 32) at the small
+- Scale: a few thousand images, a few epochs, CNN widths (16, 32, 64, 64) at the small
   tier (the spec's (32, 64, 128, 128) at the paper tier).
 - Stylisation baseline: training images re-rendered with textures independent of the
   class (the spec's "texture swapped inside the shape mask", by construction of the data).
@@ -45,7 +45,7 @@ What does not reproduce at the small tier, and why we think so
   produce as many events as the shape's outline does, so there is no contour bias to
   transfer. Lower texture contrast (the paper tier's sweep) or a higher contrast threshold
   would thin texture events; we have not run that sweep.
-- The CNNs are small and trained briefly (the 2-core budget); at widths 8-32 clean
+- The CNNs are small and trained briefly (the 2-core budget); at widths 16-64 clean
   accuracy is well below what the procedural task allows, and per-seed differences are
   noisy, so many verdicts are inconclusive rather than decided.
 - The distinctness claim (cosine below 0.9 to every baseline) passes, but mostly because
@@ -100,14 +100,14 @@ IMPROVEMENT_AXES = ("shape_bias", "color_inv", "high_noise", "mid_vuln", "shuffl
 @dataclass(frozen=True)
 class Config:
     seed: int = 0
-    num_train: int = param(1500, help="procedural training images", min=16)
+    num_train: int = param(2000, help="procedural training images", min=16)
     num_test: int = param(300, help="procedural test / probe images", min=16)
     num_cue: int = param(300, help="cue-conflict images", min=16)
     texture_contrasts: tuple[float, ...] = param((0.5,), help="texture contrast(s); claims "
                                                  "use the first", min=0.0, max=2.0)
     shortcut_prob: float = param(0.8, help="P(texture = class texture) in training",
                                  min=0.0, max=1.0)
-    channels: tuple[int, ...] = param((8, 16, 32, 32), help="CNN widths", min=1)
+    channels: tuple[int, ...] = param((16, 32, 64, 64), help="CNN widths", min=1)
     epochs: int = param(3, help="training epochs of every network", min=1)
     batch_size: int = param(64, help="mini-batch size", min=1)
     lr: float = param(2e-3, help="peak AdamW learning rate", min=1e-6, max=1.0)
@@ -125,7 +125,7 @@ class Config:
     downstream_num: int = param(320, help="images of the downstream task", min=16)
     real_dataset: str = param("fashion_mnist", help="real-image arm",
                               choices=("fashion_mnist", "mnist", "none"))
-    real_num_train: int = param(1000, help="real training images", min=16)
+    real_num_train: int = param(1500, help="real training images", min=16)
     real_num_test: int = param(300, help="real test images", min=16)
     num_photos: int = param(6, help="scikit-image photos of the simulator checks", min=0,
                             max=16)
@@ -455,7 +455,7 @@ def _checks(cfg: Config) -> tuple[dict, dict]:
 
 def run(cfg: Config) -> RunResult:
     """Train, distil, probe; see the module docstring."""
-    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    torch.set_num_threads(1)  # tiny convolutions: a second thread mostly spin-waits
     rows, teacher_stats = [], []
     for tc in cfg.texture_contrasts:
         for k in range(cfg.num_seeds):

@@ -157,7 +157,7 @@ PAPER = Paper(
         "events simulated by our ESIM-style simulator, plus tinted Fashion-MNIST with "
         "saccade events (as N-MNIST was recorded) for the high-frequency claim on real "
         "images, and scikit-image photos for simulator checks.",
-        "Small CNNs (4 conv stages, widths 8-32 at the small tier) trained a few epochs on "
+        "Small CNNs (4 conv stages, widths 16-64 at the small tier) trained a few epochs on "
         "a few thousand images; the paper tier uses the spec's widths 32-128.",
         "KD weights (T = 4, alpha = 0.7), noise strengths (RMS 0.025-0.1, chosen so that "
         "the strongest does not floor every model at chance), the stylisation substitute "
@@ -166,10 +166,10 @@ PAPER = Paper(
     ),
     tiers=(
         ("smoke", "128 procedural images, tiny CNNs, 1 epoch, no real-image arm"),
-        ("small", "1,500 procedural images, CNN widths 8-32, 3 epochs, 3 seeds (baselines 1), "
-                  "probes on 300, 1,000 tinted Fashion-MNIST images"),
+        ("small", "2,000 procedural images, CNN widths 16-64, 3 epochs, 3 seeds (baselines 1), "
+                  "probes on 300, 1,500 tinted Fashion-MNIST images"),
         ("paper", "50,000 images, widths 32-128, 10 epochs, 5 seeds, texture contrast swept "
                   "{0.5, 0.25, 1.0}, full Fashion-MNIST; not run here"),
     ),
-    resources=Resources(cpus=2, memory_gb=3.0),
+    resources=Resources(cpus=1, memory_gb=3.0),
 )
