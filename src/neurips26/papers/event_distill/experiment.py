@@ -40,10 +40,10 @@ What does not reproduce at the small tier, and why we think so
 - Shape bias, colour invariance, high-frequency robustness, the spectral trade-off, the
   early-layer change and the downstream prior: the KD student is not measurably different
   from the vanilla model (or is slightly worse), on procedural and on real images. The
-  root cause we see is the teacher: at texture contrast 0.5 the event teacher is itself no
-  more shape-biased than the vanilla RGB model, because textures moving under the saccade
-  produce as many events as the shape's outline does, so there is no contour bias to
-  transfer. Lower texture contrast (the paper tier's sweep) or a higher contrast threshold
+  root cause we see is the teacher: at texture contrast 0.5 the event teacher is itself
+  less shape-biased on cue-conflict event frames than the vanilla RGB model is on images,
+  because textures moving under the saccade produce as many events as the shape's outline
+  does, so there is no contour bias to transfer. Lower texture contrast (the paper tier's sweep) or a higher contrast threshold
   would thin texture events; we have not run that sweep.
 - The CNNs are small and trained briefly (the 2-core budget); at widths 16-64 clean
   accuracy is well below what the procedural task allows, and per-seed differences are
