@@ -43,8 +43,9 @@ What does not reproduce at the small tier, and why we think so
   root cause we see is the teacher: at texture contrast 0.5 the event teacher is itself
   less shape-biased on cue-conflict event frames than the vanilla RGB model is on images,
   because textures moving under the saccade produce as many events as the shape's outline
-  does, so there is no contour bias to transfer. Lower texture contrast (the paper tier's sweep) or a higher contrast threshold
-  would thin texture events; we have not run that sweep.
+  does, so there is no contour bias to transfer. Lower texture contrast (the paper tier's
+  sweep) or a higher contrast threshold would thin texture events; we have not run that
+  sweep.
 - The CNNs are small and trained briefly (the 2-core budget); at widths 16-64 clean
   accuracy is well below what the procedural task allows, and per-seed differences are
   noisy, so many verdicts are inconclusive rather than decided.
