@@ -44,6 +44,7 @@ SLUGS: tuple[str, ...] = (
     "data_exchange_core",
     "qnn_spectral",
     "sign_code",
+    "event_distill",
     "score_kalman",
     "mcp_injector",
     "skill_laws",
