@@ -72,6 +72,7 @@ from neurips26.common.data import (
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.common.stats import seed_ci
+from neurips26.common.threads import limit_threads
 
 from . import (
     BANDS,
@@ -456,7 +457,11 @@ def _checks(cfg: Config) -> tuple[dict, dict]:
 
 def run(cfg: Config) -> RunResult:
     """Train, distil, probe; see the module docstring."""
-    torch.set_num_threads(1)  # tiny convolutions: a second thread mostly spin-waits
+    with limit_threads(1):  # tiny convolutions: a second thread mostly spin-waits
+        return _run(cfg)
+
+
+def _run(cfg: Config) -> RunResult:
     rows, teacher_stats = [], []
     for tc in cfg.texture_contrasts:
         for k in range(cfg.num_seeds):
