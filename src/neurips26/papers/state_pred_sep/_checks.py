@@ -51,12 +51,34 @@ def check_mode(mode: object, allowed: tuple[str, ...] = MODES) -> str:
     return mode  # type: ignore[return-value]
 
 
-def check_int(name: str, value: object, *, minimum: int) -> int:
+#: Largest count (steps, windows, batch size, sequence length) accepted: larger ones
+#: could not finish or would not fit in memory.
+MAX_COUNT = 10**7
+
+
+def check_int(name: str, value: object, *, minimum: int, maximum: int = MAX_COUNT) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
     return value
+
+
+def check_device(device: object) -> torch.device:
+    """A torch device that exists here (``device`` named in the error otherwise)."""
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}")
+    try:
+        dev = torch.device(device)
+    except RuntimeError as exc:
+        raise ValueError(f"device: {device!r} is not a torch device ({exc})") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device: {device!r} asked for, but no CUDA device is available")
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be cpu or cuda, got {device!r}")
+    return dev
 
 
 def check_positive_float(name: str, value: object) -> float:

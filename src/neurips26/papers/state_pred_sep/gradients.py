@@ -122,6 +122,9 @@ def gradient_sources(model: nn.Module, idx: torch.Tensor, targets: torch.Tensor)
     cfg = model.cfg
     idx = check_tokens("idx", idx, vocab_size=cfg.vocab_size, block_size=cfg.block_size)
     targets = check_targets(targets, idx, vocab_size=cfg.vocab_size)
+    if int(targets.min()) < 0:
+        raise ValueError("targets: every slot must hold a token id (the ignored id -1 is "
+                         "not supported by gradient_sources)")
     was_training = model.training
     model.eval()
     try:

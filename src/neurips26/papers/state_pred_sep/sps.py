@@ -48,7 +48,14 @@ from torch import nn
 
 from neurips26.common.models import GPT, GPTConfig
 
-from ._checks import check_int, check_mode, check_positive_float, check_targets, check_tokens
+from ._checks import (
+    check_device,
+    check_int,
+    check_mode,
+    check_positive_float,
+    check_targets,
+    check_tokens,
+)
 
 #: The two interleaved models; the standard model is the common GPT.
 SPS_MODES = ("separated", "pause")
@@ -85,8 +92,9 @@ def separation_mask(
             [1, 0, 1, 0],
             [1, 0, 1, 1]], dtype=torch.int32)
     """
-    check_int("seq_len", seq_len, minimum=1)
+    check_int("seq_len", seq_len, minimum=1, maximum=16_384)  # a (2T)^2 mask: 1 GiB at most
     check_mode(mode)
+    device = check_device(device)
     if mode == "standard":
         return torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()
     n = 2 * seq_len

@@ -20,7 +20,7 @@ from neurips26.common.models import GPT
 from neurips26.common.torch import get_device, make_generator
 from neurips26.common.train import cosine_schedule, evaluate, train
 
-from ._checks import check_int, check_positive_float
+from ._checks import check_device, check_int, check_positive_float
 from .flops import forward_flops
 from .sps import SPSTransformer
 
@@ -98,6 +98,16 @@ def val_nll(model: nn.Module, tokens, *, max_windows: int | None = None, batch_s
     """
     model_mode(model)
     check_int("batch_size", batch_size, minimum=1)
+    if max_windows is not None:
+        check_int("max_windows", max_windows, minimum=1)
+    check_device(device)
+    if isinstance(tokens, (str, bytes)) or tokens is None:
+        raise TypeError(f"tokens must be an array of int token ids, got {type(tokens).__name__}")
+    arr = np.asarray(tokens)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"tokens must hold integer token ids, got dtype {arr.dtype}")
+    if arr.size and (arr.min() < 0 or arr.max() >= model.cfg.vocab_size):
+        raise ValueError(f"tokens hold ids outside [0, vocab_size={model.cfg.vocab_size})")
     x, y = sequential_windows(tokens, block_size=model.cfg.block_size, max_windows=max_windows)
     batches = [(x[i : i + batch_size], y[i : i + batch_size]) for i in range(0, len(x), batch_size)]
     return float(evaluate(model, batches, device=device))
@@ -152,8 +162,11 @@ def train_lm(
     mode = model_mode(model)
     check_int("max_iter", max_iter, minimum=1)
     check_int("batch_size", batch_size, minimum=1)
-    check_int("num_evals", num_evals, minimum=1)
+    check_int("num_evals", num_evals, minimum=1, maximum=10**6)
     check_int("warmup", warmup, minimum=0)
+    if eval_windows is not None:
+        check_int("eval_windows", eval_windows, minimum=1)
+    check_device(device)
     lr = check_positive_float("lr", lr)
     if not isinstance(data, TokenSplit):
         raise TypeError(f"data must be a TokenSplit, got {type(data).__name__}")
