@@ -72,7 +72,10 @@ def molecule_graph(smiles: str) -> nx.Graph:
     import pysmiles
 
     logging.getLogger("pysmiles").setLevel(logging.ERROR)
-    mol = pysmiles.read_smiles(smiles, reinterpret_aromatic=False)
+    try:
+        mol = pysmiles.read_smiles(smiles, reinterpret_aromatic=False)
+    except Exception as exc:  # pysmiles raises KeyError/ValueError/... on malformed input
+        raise ValueError(f"smiles: cannot parse {smiles!r} ({exc})") from None
     g = nx.Graph()
     order = sorted(mol.nodes)
     index = {node: i for i, node in enumerate(order)}
@@ -159,6 +162,8 @@ def synthetic_corpus_graph(family: str, num_nodes: int, rng: np.random.Generator
     if family not in CORPUS_FAMILIES:
         raise ValueError(f"family: {family!r} is not one of {CORPUS_FAMILIES}")
     n = check_int(num_nodes, "num_nodes", low=3, high=10_000)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
     seed = int(rng.integers(2**31))
     g = nx.gnp_random_graph(n, 0.15, seed=seed) if family == "er" else nx.barabasi_albert_graph(
         n, 2, seed=seed
@@ -182,6 +187,8 @@ def plant(query: nx.Graph, corpus: nx.Graph, rng: np.random.Generator) -> nx.Gra
     """
     q = check_graph(query, "query")
     c = check_graph(corpus, "corpus")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
     if is_labelled(q) != is_labelled(c):
         raise ValueError("mismatched labels: label both the query and the corpus, or neither")
     nq, nc = q.number_of_nodes(), c.number_of_nodes()

@@ -7,6 +7,13 @@ import numpy as np
 __all__ = ["average_precision", "retrieval_metrics"]
 
 
+def _numeric(value, name: str) -> np.ndarray:
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a numeric array, got {type(value).__name__}") from None
+
+
 def average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
     """Average precision of one ranking (higher score = ranked first; ties broken
     pessimistically, as scikit-learn's step-wise AP does).
@@ -18,7 +25,7 @@ def average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
     >>> average_precision(np.array([3.0, 2.0, 1.0]), np.array([True, False, True]))
     0.8333333333333333
     """
-    s = np.asarray(scores, dtype=float)
+    s = _numeric(scores, "scores")
     y = np.asarray(labels, dtype=bool)
     if s.ndim != 1 or s.shape != y.shape:
         raise ValueError(f"scores, labels: expected equal 1-D shapes, got {s.shape}, {y.shape}")
@@ -68,7 +75,7 @@ def retrieval_metrics(
     >>> m["map"], m["accuracy"]
     (0.75, 0.5)
     """
-    s = np.asarray(scores, dtype=float)
+    s = _numeric(scores, "scores")
     y = np.asarray(labels)
     if s.ndim != 2 or s.shape != y.shape or s.size == 0:
         raise ValueError(
@@ -78,6 +85,9 @@ def retrieval_metrics(
         raise TypeError(f"labels: expected booleans, got dtype {y.dtype}")
     if not np.isfinite(s).all():
         raise ValueError("scores: must be finite (no NaN or inf)")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)):
+        raise TypeError(f"threshold must be a real number, got {type(threshold).__name__}")
+    threshold = float(threshold)
     if not np.isfinite(threshold):
         raise ValueError(f"threshold: must be finite, got {threshold}")
     ap = np.array([average_precision(s[i], y[i]) for i in range(len(s))])

@@ -85,6 +85,10 @@ def collate(graphs: Sequence[nx.Graph], vocab: Sequence[str] = ()) -> GraphBatch
     >>> b.x.shape, b.edge_index.shape, b.num_graphs
     (torch.Size([7, 1]), torch.Size([2, 12]), 2)
     """
+    if isinstance(graphs, nx.Graph) or not isinstance(graphs, (list, tuple)):
+        raise TypeError(f"graphs must be a list of networkx graphs, got {type(graphs).__name__}")
+    if isinstance(vocab, str) or not isinstance(vocab, (list, tuple)):
+        raise TypeError(f"vocab must be a sequence of element labels, got {type(vocab).__name__}")
     graphs = list(graphs)
     if not graphs:
         raise ValueError("graphs: cannot collate an empty list of graphs")

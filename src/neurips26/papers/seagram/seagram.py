@@ -34,7 +34,7 @@ import torch
 from sklearn.base import BaseEstimator
 from torch import nn
 
-from ._checks import check_bool, check_int, check_open_unit, check_pair, check_pairs
+from ._checks import check_bool, check_graph, check_int, check_open_unit, check_pair, check_pairs
 from .attack import AttackResult, greedy_attack
 from .classifier import CriticalityClassifier, FlipSet, PairBatch, pair_batch
 from .model import NSGMModel
@@ -60,6 +60,7 @@ def hard_flips(corpus: nx.Graph, label: bool) -> tuple[np.ndarray, np.ndarray]:
     (array([0, 1]), array([1, 2]))
     """
     label = check_bool(label, "label")
+    corpus = check_graph(corpus, "corpus")
     n = corpus.number_of_nodes()
     adj = nx.to_numpy_array(corpus, nodelist=range(n)) > 0
     iu, iv = np.triu_indices(n, k=1)

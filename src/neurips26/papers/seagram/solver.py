@@ -240,6 +240,9 @@ def is_critical(
     """
     query, corpus = check_pair(query, corpus)
     label = check_bool(label, "label")
+    n = corpus.number_of_nodes()
+    u = check_int(u, "u", low=0, high=n - 1)
+    v = check_int(v, "v", low=0, high=n - 1)
     if safe_by_rule(label, corpus.has_edge(u, v)):
         return False
     solver = SolverCounter() if solver is None else solver
