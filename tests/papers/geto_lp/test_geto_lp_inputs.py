@@ -135,3 +135,47 @@ def test_quota_recolor_inputs():
     with pytest.raises(ValueError, match="no mass"):
         quota_recolor(np.array([0, 1]), sp.csr_matrix(np.diag([1.0, 0.0, 0.0])),
                       rng=np.random.default_rng(0))
+
+
+def test_float32_histograms_are_accepted_and_renormalised_in_float64():
+    import warnings as _w
+
+    from neurips26.papers.geto_lp import GridSpec, geto_barycenter, geto_distance
+
+    grid = GridSpec((4, 4))
+    rng = np.random.default_rng(0)
+    h64 = rng.random((2, 4, 4)) + 0.1
+    h64 /= h64.sum(axis=(1, 2), keepdims=True)
+    h32 = h64.astype(np.float32)  # sums miss 1 by ~1e-8, more than the float64 tolerance
+    ref = geto_barycenter(h64, grid)
+    res = geto_barycenter(h32, grid)
+    assert abs(res.objective - ref.objective) < 1e-5 * max(1.0, ref.objective)
+    d = geto_distance(h32[0], h32[1], grid)
+    assert abs(d.cost - geto_distance(h64[0], h64[1], grid).cost) < 1e-5
+    # float64 histograms off by more than 1e-9 are still refused
+    with pytest.raises(ValueError, match="sum to 1 within 1e-09"):
+        geto_barycenter(h64 * (1 + 1e-6), grid)
+    # float32 histograms far from 1 are refused, naming the tolerance used
+    with pytest.raises(ValueError, match="sum to 1 within"):
+        geto_barycenter(h32 * np.float32(1.01), grid)
+    with _w.catch_warnings():
+        _w.simplefilter("error")
+        geto_barycenter(h32, grid)  # no warning for a float32 input
+
+
+def test_tiny_mass_warning_is_given_once_per_process(monkeypatch):
+    import warnings as _w
+
+    import neurips26.papers.geto_lp.geto as geto_mod
+    from neurips26.papers.geto_lp import GridSpec, geto_barycenter
+
+    monkeypatch.setattr(geto_mod, "_TINY_WARNED", False)
+    grid = GridSpec((3, 3))
+    h = np.full((2, 3, 3), 1.0)
+    h[:, 0, 0] = 1e-12
+    h /= h.sum(axis=(1, 2), keepdims=True)
+    with _w.catch_warnings(record=True) as seen:
+        _w.simplefilter("always")
+        geto_barycenter(h, grid)
+        geto_barycenter(h, grid)
+    assert sum("histogram masses lie in" in str(w.message) for w in seen) == 1

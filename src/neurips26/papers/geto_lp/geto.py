@@ -32,8 +32,11 @@ Deviations from the paper
   IPM is the faster one from about a 20 x 20 grid with M = 3 on, measured with
   ``benchmarks/geto_lp.py``). HiGHS may leave masses below its
   feasibility tolerance unmatched, so plan marginals are exact only to ``tol``; the code
-  warns when an input has positive masses under ``10 tol``, and the reproduction's
-  synthetic densities are truncated at ``1e-5`` of their peak.
+  warns (once per process) when an input has positive masses under ``10 tol``, and the
+  reproduction's synthetic densities are truncated at ``1e-5`` of their peak.
+- Histograms must sum to 1 within ``1e-9``; float32 (or float16) inputs, which cannot be
+  normalised that finely, within ``N eps`` of their dtype (``N`` bins), and are then
+  renormalised in float64. Every LP is built and solved in float64.
 - Memory claims are measured with :mod:`tracemalloc` around build + solve in the
   reproduction. It sees the Python/NumPy side (the COO/CSC model arrays, scipy's copies
   and the solution vector) but not HiGHS's C++ allocations (its own matrix copies,
@@ -262,9 +265,31 @@ def _check_grid(grid: Any) -> GridSpec:
     return grid
 
 
+def _sum_tolerance(histograms: Any, num_bins: int) -> float:
+    """How far from 1 a histogram's sum may be: ``1e-9``, or ``N eps`` of a lower precision.
+
+    A float64 histogram must sum to 1 within ``1e-9``. One stored in float32 (or float16)
+    cannot be normalised that finely, so its sum may miss 1 by up to ``N eps`` of its
+    dtype (``N`` bins: the worst-case rounding of the sum); such histograms are accepted
+    and renormalised in float64 before the LP is built.
+
+    Examples
+    --------
+    >>> _sum_tolerance(np.zeros(3), 4096)
+    1e-09
+    >>> round(_sum_tolerance(np.zeros(3, np.float32), 4096), 7)
+    0.0004883
+    """
+    dtype = getattr(histograms, "dtype", None)
+    if dtype is not None and np.issubdtype(dtype, np.floating) and np.dtype(dtype).itemsize < 8:
+        return max(_SUM_TOL, num_bins * float(np.finfo(dtype).eps))
+    return _SUM_TOL
+
+
 def _check_histograms(histograms: Any, grid: GridSpec, *, normalize: bool) -> np.ndarray:
-    """Validate ``(M, *shape)`` histograms; return them as an ``(M, N)`` float array."""
+    """Validate ``(M, *shape)`` histograms; return them as an ``(M, N)`` float64 array."""
     try:
+        sum_tol = _sum_tolerance(histograms, grid.num_points)
         h = np.asarray(histograms, dtype=float)
     except (TypeError, ValueError) as err:
         raise TypeError(f"histograms must be a numeric array, got {type(histograms)}") from err
@@ -290,12 +315,14 @@ def _check_histograms(histograms: Any, grid: GridSpec, *, normalize: bool) -> np
         raise ValueError("every histogram needs positive total mass")
     if normalize:
         h = h / sums[:, None]
-    elif np.any(np.abs(sums - 1.0) > _SUM_TOL):
+    elif np.any(np.abs(sums - 1.0) > sum_tol):
         bad = int(np.argmax(np.abs(sums - 1.0)))
         raise ValueError(
-            f"every histogram must sum to 1 within {_SUM_TOL:g}; histogram {bad} sums to "
+            f"every histogram must sum to 1 within {sum_tol:g}; histogram {bad} sums to "
             f"{sums[bad]!r} (pass normalize=True to rescale)"
         )
+    elif sum_tol > _SUM_TOL:  # a lower-precision input: renormalise in float64
+        h = h / sums[:, None]
     return h
 
 
@@ -528,7 +555,7 @@ def build_geto_lp(
 def _fixed_bounds(fixed: Any, grid: GridSpec, num_vars: int) -> np.ndarray | None:
     if fixed is None:
         return None
-    nu = _check_histograms(np.asarray(fixed, dtype=float)[None], grid, normalize=False)[0]
+    nu = _check_histograms(np.asarray(fixed)[None], grid, normalize=False)[0]
     bounds = np.zeros((num_vars, 2))
     bounds[:, 1] = np.inf
     bounds[: grid.num_points, 0] = nu
@@ -643,9 +670,15 @@ def resolve_solver(solver: str, num_variables: int) -> str:
     return "highs-ipm" if num_variables >= IPM_MIN_VARIABLES else "highs-ds"
 
 
+#: Whether the tiny-mass warning of :func:`_solve` has been shown in this process.
+_TINY_WARNED = False
+
+
 def _solve(model: LPModel, *, solver: str, tol: float, time_limit: float | None) -> Any:
+    global _TINY_WARNED
     tiny = (model.b_eq > 0) & (model.b_eq < 10 * tol)
-    if np.any(tiny):
+    if np.any(tiny) and not _TINY_WARNED:
+        _TINY_WARNED = True  # once per process, not on every solve of a sweep
         warnings.warn(
             f"{int(tiny.sum())} histogram masses lie in (0, 10 tol) = (0, {10 * tol:g}): HiGHS "
             "may leave masses below its feasibility tolerance unmatched, so marginals are "
@@ -929,11 +962,12 @@ class TransportResult:
 
 def _check_one_histogram(h: Any, name: str, grid: GridSpec) -> np.ndarray:
     """One histogram of the grid's shape, nonnegative, finite, summing to 1."""
+    sum_tol = _sum_tolerance(h, grid.num_points)
     h = check_array(h, name, shape=grid.shape, min=0)
     total = float(h.sum())
-    if abs(total - 1.0) > _SUM_TOL:
-        raise ValueError(f"{name} must sum to 1 within {_SUM_TOL:g}, got a sum of {total!r}")
-    return h
+    if abs(total - 1.0) > sum_tol:
+        raise ValueError(f"{name} must sum to 1 within {sum_tol:g}, got a sum of {total!r}")
+    return h / total if sum_tol > _SUM_TOL else h
 
 
 def geto_distance(
@@ -1072,7 +1106,7 @@ def w2_to_inputs(
 
     grid = _check_grid(grid)
     mu = _check_histograms(histograms, grid, normalize=normalize)
-    nu = _check_histograms(np.asarray(barycenter, dtype=float)[None], grid,
+    nu = _check_histograms(np.asarray(barycenter)[None], grid,
                            normalize=normalize)[0]
     cost = grid_cost_matrix(grid)
     return np.array([float(ot.emd2(nu, mu[m], cost, numItermax=10_000_000))
