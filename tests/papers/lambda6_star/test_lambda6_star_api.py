@@ -266,3 +266,19 @@ def test_benchbench_tables_load():
     assert 0 <= mmlu.to_numpy().min() and imagenet.to_numpy().max() <= 1
     with pytest.raises(ValueError, match="unknown benchbench table"):
         L.load_benchbench("helm_typo")
+
+
+def test_dataframes_in_labelled_results_out():
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    y = (rng.normal(size=(20, 1)) + rng.normal(size=(20, 30)) > 0).astype(float)
+    frame = pd.DataFrame(y, index=[f"model{i}" for i in range(20)],
+                         columns=[f"q{j}" for j in range(30)])
+    irc = L.item_rest_correlation(frame)
+    assert isinstance(irc, pd.Series) and list(irc.index) == list(frame.columns)
+    np.testing.assert_allclose(irc.to_numpy(), L.item_rest_correlation(y), rtol=1e-12)
+    sel = L.select_items(frame, 5)
+    assert sel.labels == tuple(frame.columns[sel.indices])
+    assert L.select_items(y, 5).labels is None
+    np.testing.assert_array_equal(L.select_items(y, 5).indices, sel.indices)

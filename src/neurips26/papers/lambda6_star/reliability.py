@@ -897,11 +897,15 @@ class SelectionResult:
         ``lambda6*(S_t)`` after each pick (``S_1`` has one item: ``R*_j^2``).
     shrinkage : float
         The ``delta`` used for the residual variances.
+    labels : tuple or None
+        The selected items' column labels, in the order picked, when ``scores`` was a
+        DataFrame (``None`` for an array).
     """
 
     indices: NDArray[np.intp]
     objective_path: NDArray[np.float64]
     shrinkage: float
+    labels: tuple | None = None
 
 
 def select_items(
@@ -992,14 +996,17 @@ def select_items(
         col = dense_cov[:, j] if dense_cov is not None else xct @ (xct[j] / (n - 1))  # C_:j
         c += col
         path[t] = obj[j]
+    indices = checked.kept[np.asarray(chosen, dtype=np.intp)]
+    labels = (tuple(scores.columns[indices]) if isinstance(scores, pd.DataFrame) else None)
     return SelectionResult(
-        indices=checked.kept[np.asarray(chosen, dtype=np.intp)],
+        indices=indices,
         objective_path=path,
         shrinkage=full.shrinkage,
+        labels=labels,
     )
 
 
-def item_rest_correlation(scores: ArrayLike) -> NDArray[np.float64]:
+def item_rest_correlation(scores: ArrayLike) -> NDArray[np.float64] | pd.Series:
     """Item-rest correlation (a classical discrimination index) of every item.
 
     Parameters
@@ -1009,9 +1016,10 @@ def item_rest_correlation(scores: ArrayLike) -> NDArray[np.float64]:
 
     Returns
     -------
-    ndarray, shape (K,)
+    ndarray, shape (K,), or pandas.Series
         Correlation of each item with the total of the other items; ``nan`` for
-        zero-variance items (which carry no ranking information).
+        zero-variance items (which carry no ranking information). A DataFrame input
+        gives a Series indexed by its columns (tables in, tables out).
 
     Examples
     --------
@@ -1027,7 +1035,10 @@ def item_rest_correlation(scores: ArrayLike) -> NDArray[np.float64]:
     num = np.einsum("nk,nk->k", xc, rest)
     den = np.sqrt(np.einsum("nk,nk->k", xc, xc) * np.einsum("nk,nk->k", rest, rest))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, num / den, np.nan)
+        out = np.where(den > 0, num / den, np.nan)
+    if isinstance(scores, pd.DataFrame):
+        return pd.Series(out, index=scores.columns, name="item_rest_correlation")
+    return out
 
 
 # --------------------------------------------------------------------------------------
