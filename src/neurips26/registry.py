@@ -34,6 +34,7 @@ SLUGS: tuple[str, ...] = (
     "adis_law",
     "seagram",
     "geto_lp",
+    "ecfr",
     # seed 004_839af22534344a66.txt
     "monoculture",
     "cil_decentering",
