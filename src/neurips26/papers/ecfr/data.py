@@ -27,7 +27,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-from neurips26.common.validation import check_array, check_bool, check_choice, check_int, check_seed
+from neurips26.common.validation import (
+    check_array,
+    check_bool,
+    check_choice,
+    check_float,
+    check_int,
+    check_rng,
+    check_seed,
+)
 
 CLASSES = ("bagel", "cookie", "cable", "dowel", "foam")
 ANOMALY_TYPES = ("dent", "bump", "stain", "crack")
@@ -96,6 +104,9 @@ def value_noise(size: int, rng: np.random.Generator, *, octaves: int = 4,
     ((16, 16), True)
     """
     size = check_int(size, "size", min=2, max=4096)
+    check_rng(rng)
+    octaves = check_int(octaves, "octaves", min=1, max=12)
+    base = check_int(base, "base", min=1, max=1024)
     out = np.zeros((size, size))
     amp, total = 1.0, 0.0
     for o in range(octaves):
@@ -324,6 +335,7 @@ def fill_depth_holes(depth, *, max_fraction: float = 0.5) -> np.ndarray:
     [[1.0, 1.0], [3.0, 4.0]]
     """
     d = check_array(depth, "depth", ndim=(2, 3), finite=False)
+    max_fraction = check_float(max_fraction, "max_fraction", min=0, max=1)
     if np.isinf(d).any():
         raise ValueError("depth must mark holes with NaN, not inf (convert inf to NaN first)")
     squeeze = d.ndim == 2
@@ -331,7 +343,7 @@ def fill_depth_holes(depth, *, max_fraction: float = 0.5) -> np.ndarray:
     out = np.empty_like(d)
     for i, m in enumerate(d):
         hole = np.isnan(m)
-        if hole.mean() > max_fraction:
+        if hole.all() or hole.mean() > max_fraction:
             raise ValueError(f"depth has {hole.mean():.0%} holes in image {i}, more than "
                              f"max_fraction={max_fraction}")  # fmt: skip
         if hole.any():

@@ -241,8 +241,15 @@ class ECFRDetector(_FeatureDetector):
               desc=f"ECFR ({self.cross_mode})")  # fmt: skip
         return model.cpu().eval()
 
+    def _validate(self) -> None:
+        check_float(self.sigma, "sigma", min=0, max=1000)
+        check_choice(self.image_score, "image_score", IMAGE_SCORES)
+        check_seed(self.seed)
+        get_device(self.device)
+
     def fit_features(self, features: Features) -> ECFRDetector:
         """Fit the head on precomputed normal features (``extractor`` is not used)."""
+        self._validate()
         features = _check_features(features)
         self.model_ = self.train_head(self.build(features.rgb.shape[1], features.depth.shape[1]),
                                       features)  # fmt: skip
@@ -394,6 +401,8 @@ class PatchCoreDetector(_FeatureDetector):
         from sklearn.neighbors import NearestNeighbors
 
         features = _check_features(features)
+        check_float(self.sigma, "sigma", min=0, max=1000)
+        check_choice(self.image_score, "image_score", IMAGE_SCORES)
         frac = check_float(self.coreset_fraction, "coreset_fraction", min=0, max=1,
                            min_inclusive=False)  # fmt: skip
         cls = self._classes(class_id, len(features.rgb))

@@ -104,28 +104,29 @@ PAPER = Paper(
         Claim(
             id="fewer_params_than_cfm",
             statement=(
-                "ECFR needs fewer parameters than a prior multimodal method at equal "
-                "features (head parameters of CFM divided by ECFR's). The paper's 44.63 M / "
-                "15.77 GFLOPs include its backbones, which we cannot build; this compares "
-                "the heads, counted."
+                "ECFR needs fewer parameters than a prior multimodal method (CFM's head "
+                "parameters divided by ECFR's at equal features). Not checkable here: the "
+                "paper's 44.63 M / 15.77 GFLOPs include backbones we cannot build, and at "
+                "equal features the ratio follows from the widths we pick; the counts are "
+                "reported for the record (benchmarks/ecfr.py)."
             ),
             paper_value="44.63 M params, fewer than prior multimodal methods",
             metric="params_ratio_cfm_over_ecfr",
             comparison=">=",
             target=1.0,
-            tiers=("smoke", "small", "paper"),
+            tiers=(),  # not checkable: the verdict would follow from our choice of widths
         ),
         Claim(
             id="fewer_flops_than_cfm",
             statement=(
-                "ECFR needs fewer FLOPs per image than CFM at equal features (FLOPs counted "
-                "with torch.utils.flop_counter; CFM's divided by ECFR's)."
+                "ECFR needs fewer FLOPs per image than CFM at equal features (counted with "
+                "torch.utils.flop_counter; CFM's divided by ECFR's). Not checkable, as above."
             ),
             paper_value="15.77 GFLOPs, lower than prior multimodal methods",
             metric="flops_ratio_cfm_over_ecfr",
             comparison=">=",
             target=1.0,
-            tiers=("smoke", "small", "paper"),
+            tiers=(),  # not checkable: the verdict would follow from our choice of widths
         ),
         Claim(
             id="auroc_equals_sklearn",
