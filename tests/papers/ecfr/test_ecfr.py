@@ -326,3 +326,15 @@ def test_smoke_run_declares_its_metrics():
     assert set(res.metrics) <= set(METRICS)
     assert res.metrics["check_strict_grad_max"] == 0.0
     assert res.metrics["check_real_scene_ok"] == 1.0
+
+
+def test_detector_refuses_holes_unless_asked_to_fill():
+    ds = _tiny()
+    depth = ds.depth_train.copy()
+    depth[:, 3:6, 3:6] = np.nan
+    fx = RGBDFeatureExtractor(width=4, max_iter=2)
+    with pytest.raises(ValueError, match=r"depth.*fill_holes"):
+        ECFRDetector(extractor=fx, dim=8, num_blocks=1, max_iter=2).fit(ds.rgb_train, depth)
+    det = ECFRDetector(extractor=RGBDFeatureExtractor(width=4, max_iter=2), dim=8,
+                       num_blocks=1, max_iter=2, fill_holes=True).fit(ds.rgb_train, depth)
+    assert np.isfinite(det.score(ds.rgb_train, depth).pixel_map).all()

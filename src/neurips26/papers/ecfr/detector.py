@@ -141,6 +141,7 @@ class _FeatureDetector(BaseEstimator):
         return self.extractor
 
     def _fit_extractor(self, rgb, depth):
+        rgb, depth = check_rgbd(rgb, depth, fill_holes=self.fill_holes)  # holes filled here
         fx = self._extractor()
         if not hasattr(fx, "rgb_encoder_"):
             fx.fit(rgb, depth)

@@ -215,7 +215,7 @@ def instances(cfg: Config) -> list[Instance]:
                      "cfm"):  # fmt: skip
             det = _head(cfg, name, ftr, seed)
             o = det.score_features(fte, image_size=cfg.image_size)
-            err = o.rgb_map * o.depth_map if name == "cfm" else o.rgb_map + o.depth_map
+            err = o.rgb_map + o.depth_map  # r on the summed error for every head (CFM too)
             rows[name] = Row(name, seed, o.image_score, o.pixel_map, err)
         pc = PatchCoreDetector(coreset_fraction=cfg.coreset_fraction, sigma=cfg.sigma,
                                seed=seed).fit_features(ftr, ds.class_train)  # fmt: skip
