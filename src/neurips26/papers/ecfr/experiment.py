@@ -9,6 +9,10 @@ measure mean-over-classes image AUROC, pixel AUROC and AUPRO, the shortcut ratio
 reconstruction error on anomalous feature cells over normal cells), and count each
 head's parameters and FLOPs per image (``torch.utils.flop_counter``).
 
+``--set rgb_backbone=efficientnet`` takes the RGB features from the ImageNet-pretrained
+EfficientNet-lite0 instead of the in-repo encoder (a real pretrained backbone; the depth
+encoder stays in-repo).
+
 Uncertainties are 95% bootstrap half-widths over test images (paired between methods,
 resampled within each seed's test set; pixel metrics on 4x-subsampled maps), pooled over
 seeds.
