@@ -29,14 +29,15 @@ SLUGS: tuple[str, ...] = (
     # seed 000_23679aaaf2254bad.txt
     "lambda6_star",
     "bros",
+    "blanp",
     "sparse_halfspace",
     "sparse_scaling",
+    "ecfr",
     "agentweave",
     "beta_tta",
     "adis_law",
     "seagram",
     "geto_lp",
-    "blanp",
     # seed 004_839af22534344a66.txt
     "monoculture",
     "cil_decentering",
