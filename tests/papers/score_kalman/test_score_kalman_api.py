@@ -150,3 +150,38 @@ def test_smoke_run_deterministic():
     assert a.stable_metrics() == b.stable_metrics()
     assert a.metrics["gaussian_kf_max_abs_diff"] < 1e-9
     assert "rmse" in a.tables and a.figures
+
+
+def test_step_wise_predict_update_equals_filter_on_a_nonlinear_model():
+    bench = coupled_duffing(num_nodes=1, dt=0.1, seed=0)
+    skf = ScoreKalmanFilter(basis=oscillator_basis(2), model=bench.model, H=bench.H, R=bench.R,
+                            dt=bench.dt, num_substeps=5, allow_missing=True)
+    init = bench.prior.moments(skf.moment_exponents)
+    _, ys = bench.simulate(6, np.random.default_rng(1))
+    ys[3] = np.nan  # a missing observation is skipped by both
+    res = skf.filter(ys, init_moments=init)
+    skf.initialize(init_moments=init)
+    means = []
+    for y in ys:
+        means.append(skf.predict().update(y).mean_)
+    np.testing.assert_array_equal(np.array(means), res.means)
+    np.testing.assert_array_equal(skf.cov_, res.covs[-1])
+    assert skf.step_ == len(ys)
+
+
+def test_step_wise_bad_input_is_named():
+    skf = ScoreKalmanFilter(basis=full_basis(1, 2), model=linear_gaussian([[0.9]], [[0.1]]),
+                            H=np.eye(1), R=np.eye(1), dt=1.0)
+    with pytest.raises(ValueError, match="initialize"):
+        skf.predict()
+    with pytest.raises(ValueError, match="initialize"):
+        _ = skf.mean_
+    skf.initialize(np.zeros(1), np.eye(1))
+    with pytest.raises(ValueError, match=r"y must have shape \(1,\)"):
+        skf.update([1.0, 2.0])
+    with pytest.raises(ValueError, match="allow_missing"):
+        skf.update([np.nan])
+    with pytest.raises(ValueError, match="y must be finite"):
+        skf.update([np.inf])
+    skf.update([0.3])  # an update without predict fits the prior to the current belief
+    assert skf.step_ == 1 and np.isfinite(skf.mean_).all()
