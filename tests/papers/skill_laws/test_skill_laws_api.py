@@ -275,3 +275,16 @@ def test_smoke_run_and_claims():
     verdicts = {c.id: c.verdict for c in paper.evaluate(res.metrics, "small")}
     assert verdicts["downstream_transfer"] == "not run"
     assert all(v != "not run" for k, v in verdicts.items() if k != "downstream_transfer")
+
+
+def test_nested_candidates_equals_a_full_stable_argsort():
+    from neurips26.papers.skill_laws.laws import nested_candidates
+
+    rng = np.random.default_rng(5)
+    gold = rng.integers(0, 300, size=40)
+    for max_size in (1, 7, 150, 300):
+        out = nested_candidates(gold, 300, max_size, seed=3)
+        keys = np.random.default_rng(3).random((40, 300))
+        keys[np.arange(40), gold] = -1.0
+        np.testing.assert_array_equal(out, np.argsort(keys, axis=1, kind="stable")[:, :max_size])
+        assert np.all(out[:, 0] == gold)

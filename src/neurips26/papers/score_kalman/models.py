@@ -43,8 +43,16 @@ def _poly_mul(p: Mapping, q: Mapping) -> Poly:
 def _poly_eval(p: Mapping, x: np.ndarray) -> np.ndarray:
     """Evaluate polynomial ``p`` at points ``x`` (N, n) -> (N,)."""
     out = np.zeros(x.shape[0])
+    powers: dict[tuple[int, int], np.ndarray] = {}  # (coordinate, exponent) -> x_i^k, shared
     for a, c in p.items():
-        out += c * np.prod(x ** np.asarray(a)[None, :], axis=1)
+        term = np.full(x.shape[0], float(c))
+        for i, k in enumerate(a):
+            if k:  # only the coordinates the monomial uses (x^0 = 1 is skipped)
+                key = (i, k)
+                if key not in powers:
+                    powers[key] = x[:, i] ** k
+                term *= powers[key]
+        out += term
     return out
 
 

@@ -179,6 +179,16 @@ class ScoreFit:
     cond: float
 
 
+def _csr(entries, idx: dict, shape: tuple[int, int]):
+    """A CSR matrix from ``(row, monomial, coefficient)`` entries (duplicates summed)."""
+    import scipy.sparse as sp
+
+    rows = np.fromiter((r for r, _, _ in entries), dtype=np.int64, count=len(entries))
+    cols = np.fromiter((idx[m] for _, m, _ in entries), dtype=np.int64, count=len(entries))
+    vals = np.fromiter((c for _, _, c in entries), dtype=float, count=len(entries))
+    return sp.coo_matrix((vals, (rows, cols)), shape=shape).tocsr()
+
+
 class _ScorePlan:
     """Sparse maps from the moment vector over ``S`` to ``vec(A)`` and ``b``."""
 
@@ -202,12 +212,9 @@ class _ScorePlan:
         self.index = idx
         self.M = M
         self.basis = basis
-        self.PA = np.zeros((M * M, len(self.S)))
-        for r, mono, c in ea:
-            self.PA[r, idx[mono]] += c
-        self.Pb = np.zeros((M, len(self.S)))
-        for r, mono, c in eb:
-            self.Pb[r, idx[mono]] += c
+        # sparse: at n = 20 PA is 102,400 x 1,711 with about 16k nonzeros (1.3 GB dense)
+        self.PA = _csr(ea, idx, (M * M, len(self.S)))
+        self.Pb = _csr(eb, idx, (M, len(self.S)))
         self.check = _IntegrabilityCheck(basis)
         D = basis.degree
         self.nonquad = np.array([float(sum(a) > 2) for a in exps])

@@ -115,7 +115,14 @@ def nested_candidates(
     rng = np.random.default_rng(seed)
     keys = rng.random((gold.size, num_skills))  # (Q, M)
     keys[np.arange(gold.size), gold] = -1.0  # gold sorts first
-    return np.argsort(keys, axis=1, kind="stable")[:, :max_size]
+    if max_size == num_skills:
+        return np.argsort(keys, axis=1, kind="stable")
+    # the max_size smallest keys per row, then ordered by (key, index): the same as the
+    # first max_size columns of a full stable argsort, at O(M) instead of O(M log M)
+    part = np.argpartition(keys, max_size - 1, axis=1)[:, :max_size]  # (Q, max_size)
+    vals = np.take_along_axis(keys, part, axis=1)
+    order = np.lexsort((part, vals), axis=1)
+    return np.take_along_axis(part, order, axis=1)
 
 
 def route_top1(scores: np.ndarray, candidates: np.ndarray, *, seed: int = 0) -> np.ndarray:
