@@ -135,3 +135,10 @@ def test_nan_cells_are_explained_and_figures_captioned(store, tmp_path):
     assert "not measured" in page and "mean is NaN" in page  # the claim row says why
     assert "n/a: no value (NaN)" in page  # the table's footnote
     assert page.count('<div class="scroll"><table>') >= 2  # wide tables scroll
+
+
+def test_index_shows_each_papers_wall_and_cpu_seconds(store, tmp_path):
+    store.save(make_record(GOOD, wall_seconds=12.5, cpu_seconds=7.25))
+    write_report(store, tmp_path / "rep", papers=[TOY])
+    index = (tmp_path / "rep" / "index.md").read_text()
+    assert "| wall s | CPU s |" in index and "| 12.5 | 7.25 |" in index

@@ -233,35 +233,37 @@ def _index_order(views: list[PaperView]) -> list[PaperView]:
 def render_index(views: list[PaperView]) -> tuple[str, str]:
     """The index page: every paper, its shown run, paper claims and checks apart."""
     head = ("paper", "title", "grade", "field", "shown run", "paper claims", "checks", "wall s",
-            "note")
+            "CPU s", "note")
     rows_html, rows_md = [], []
     for v in _index_order(views):
         p, shown = v.paper, v.shown
         c = v.counts()
         if shown.stored is None:
             tier_text, paper_html, check_html = "not run", _counts_html(c["paper"]), "-"
-            paper_md, check_md, wall = format_counts(c["paper"]), "-", "-"
+            paper_md, check_md, wall, cpu = format_counts(c["paper"]), "-", "-", "-"
         elif not shown.ok:
             tier_text = f"{shown.tier} (failed)"
             paper_html = check_html = badge(NOT_RUN) + " run failed"
             paper_md = check_md = "run failed"
             wall = fmt(shown.stored.record.wall_seconds)
+            cpu = fmt(shown.stored.record.cpu_seconds)
         else:
             tier_text = shown.tier
             paper_html, check_html = _counts_html(c["paper"]), _counts_html(c["check"])
             paper_md, check_md = format_counts(c["paper"]), format_counts(c["check"])
             wall = fmt(shown.stored.record.wall_seconds)
+            cpu = fmt(shown.stored.record.cpu_seconds)
         if not sum(c["check"].values()):
             check_html = check_md = "-"
         rows_html.append(
             f'<tr><td><a href="{esc(p.slug)}.html">{esc(p.slug)}</a></td><td>{esc(p.title)}</td>'
             f"<td>{esc(p.grade)}</td><td>{esc(p.field)}</td><td>{esc(tier_text)}</td>"
-            f"<td>{paper_html}</td><td>{check_html}</td><td>{esc(wall)}</td>"
+            f"<td>{paper_html}</td><td>{check_html}</td><td>{esc(wall)}</td><td>{esc(cpu)}</td>"
             f"<td>{esc(shown.note)}</td></tr>"
         )
         rows_md.append(
             f"| [{md(p.slug)}]({p.slug}.md) | {md(p.title)} | {md(p.grade)} | {md(p.field)} | "
-            f"{md(tier_text)} | {md(paper_md)} | {md(check_md)} | {md(wall)} | "
+            f"{md(tier_text)} | {md(paper_md)} | {md(check_md)} | {md(wall)} | {md(cpu)} | "
             f"{md(shown.note)} |"
         )
     intro = (
@@ -270,7 +272,8 @@ def render_index(views: list[PaperView]) -> tuple[str, str]:
         "figure; checks are oracles, sanity checks and properties of our construction, "
         "counted apart. The run shown is the latest successful small-tier run, else the "
         "latest successful run of another tier (named in 'shown run'); a later failed run is "
-        "noted. Papers are listed by the tier shown: small, paper, smoke."
+        "noted. Papers are listed by the tier shown: small, paper, smoke. Wall and CPU seconds "
+        "are the shown run's own (they depend on the machine and its load)."
     )
     body = (
         "<h1>neurips26 report</h1>"
