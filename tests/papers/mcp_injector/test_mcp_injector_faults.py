@@ -205,3 +205,44 @@ def test_load_profile_formats(tmp_path):
     with pytest.raises(ProfileError, match="cannot read"):
         load_profile(tmp_path / "missing.yaml")
     assert parse_profile(load_profile(y).to_dict()) == load_profile(y)
+
+
+def test_jittered_latency_is_keyed_distributed_and_replayed(tmp_path):
+    import statistics as st
+
+    from neurips26.papers.mcp_injector import FaultInjector
+    from neurips26.papers.mcp_injector.faults import FaultSchedule
+
+    for jitter, check in (
+        ("lognormal", lambda d: abs(st.median(d) - 0.2) < 0.02 and max(d) > 2 * min(d)),
+        ("exponential", lambda d: abs(st.mean(d) - 0.2) < 0.03),
+        ("uniform", lambda d: min(d) >= 0.1 - 1e-12 and max(d) <= 0.3 + 1e-12),
+    ):
+        rule = FaultRule(tool="t", mode=FaultMode.TIMEOUT, hang_s=0.2, jitter=jitter,
+                         jitter_scale=0.5)
+        sched = FaultSchedule(FaultProfile(rules=(rule,)), seed=3)
+        delays = [sched.decide("t", k).hang_s for k in range(400)]
+        assert check(delays), jitter
+        again = FaultSchedule(FaultProfile(rules=(rule,)), seed=3)
+        assert [again.decide("t", k).hang_s for k in range(400)] == delays  # same seed
+        other = FaultSchedule(FaultProfile(rules=(rule,)), seed=4)
+        assert [other.decide("t", k).hang_s for k in range(400)] != delays
+    log = tmp_path / "log.jsonl"
+    inj = FaultInjector(FaultProfile(rules=(rule,)), seed=3, log_path=log)
+    drawn = [inj.decide("t").hang_s for _ in range(5)]
+    replay = FaultSchedule.from_log(log)
+    assert [replay.decide("t", k, connection="default").hang_s for k in range(5)] == drawn
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"jitter": "gamma"}, "jitter must be one of"),
+    ({"jitter": "lognormal", "hang_s": None}, "jitter needs mode 'timeout' with a hang_s"),
+    ({"jitter": "uniform", "jitter_scale": 1.5}, "uniform jitter must be <= 1"),
+    ({"jitter": "lognormal", "jitter_scale": -1.0}, "jitter_scale must be >= 0"),
+])
+def test_bad_jitter_is_refused_naming_the_field(bad, match):
+    from neurips26.papers.mcp_injector import parse_profile
+
+    rule = {"tool": "t", "mode": "timeout", "hang_s": 0.2, **bad}
+    with pytest.raises(ProfileError, match=match):
+        parse_profile({"rules": [rule]})

@@ -36,6 +36,7 @@ import functools
 import itertools
 import json
 import math
+import statistics
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -156,6 +157,15 @@ class FaultRule:
     hang_s : float or None
         ``timeout`` only: ``None`` drops the response; a positive value delays it by that
         many seconds (a timeout when it exceeds the client's deadline, latency otherwise).
+    jitter : {"lognormal", "exponential", "uniform"} or None
+        ``timeout`` with ``hang_s`` only: draw each call's delay instead of a fixed hang.
+        ``lognormal``: ``hang_s exp(jitter_scale z)``, ``z ~ N(0, 1)`` (``hang_s`` is the
+        median); ``exponential``: mean ``hang_s``; ``uniform``: in ``hang_s (1 +- jitter_scale)``.
+        The draw is keyed by (seed, connection, tool, k) like every decision, and the drawn
+        delay is logged, so a replay repeats it exactly.
+    jitter_scale : float
+        Spread of the ``lognormal`` (its sigma) and ``uniform`` (half-width, at most 1)
+        jitter.
     after_server : bool
         ``False`` (default): ``tool_error``, ``protocol_error``, ``empty_result`` and
         ``timeout`` without ``hang_s`` model a failure *before* the server acts, so the call
@@ -175,6 +185,8 @@ class FaultRule:
     error_code: int = -32603
     message: str | None = None
     hang_s: float | None = None
+    jitter: str | None = None
+    jitter_scale: float = 0.5
     after_server: bool = False
 
     def matches(self, tool: str) -> bool:
@@ -369,6 +381,10 @@ def _check_int(x: Any, where: str, name: str, *, lo: int) -> None:
         raise ProfileError(f"{where}: {name} must be >= {lo}, got {x!r}")
 
 
+#: Distributions of a jittered latency fault (``FaultRule.jitter``).
+JITTERS = ("lognormal", "exponential", "uniform")
+
+
 def _check_rule(rule: FaultRule, where: str) -> None:
     if not isinstance(rule.tool, str) or not rule.tool:
         raise ProfileError(f"{where}: tool must be a non-empty pattern string, got {rule.tool!r}")
@@ -386,6 +402,19 @@ def _check_rule(rule: FaultRule, where: str) -> None:
             raise ProfileError(f"{where}: hang_s must be a positive number, got {rule.hang_s!r}")
         if not (math.isfinite(rule.hang_s) and rule.hang_s > 0):
             raise ProfileError(f"{where}: hang_s must be > 0, got {rule.hang_s!r}")
+    if rule.jitter is not None:
+        if rule.jitter not in JITTERS:
+            raise ProfileError(f"{where}: jitter must be one of {', '.join(JITTERS)}, got "
+                               f"{rule.jitter!r}")
+        if rule.mode is not FaultMode.TIMEOUT or rule.hang_s is None:
+            raise ProfileError(f"{where}: jitter needs mode 'timeout' with a hang_s")
+    if isinstance(rule.jitter_scale, bool) or not isinstance(rule.jitter_scale, (int, float)):
+        raise ProfileError(f"{where}: jitter_scale must be a number, got {rule.jitter_scale!r}")
+    if not (math.isfinite(rule.jitter_scale) and rule.jitter_scale >= 0):
+        raise ProfileError(f"{where}: jitter_scale must be >= 0, got {rule.jitter_scale!r}")
+    if rule.jitter == "uniform" and rule.jitter_scale > 1:
+        raise ProfileError(f"{where}: jitter_scale of uniform jitter must be <= 1 (delays "
+                           f"stay >= 0), got {rule.jitter_scale!r}")
     if not isinstance(rule.after_server, bool):
         raise ProfileError(f"{where}: after_server must be true or false, got "
                            f"{rule.after_server!r}")
@@ -794,6 +823,17 @@ class FaultSchedule:
         # one draw per (connection, tool) pair: is this rule active on the pair?
         return self._u(connection, tool, 0, 1000 + i)[0] < rule.rate
 
+    def _jittered(self, rule: FaultRule, i: int, connection: str, tool: str, k: int) -> float:
+        """The drawn delay of a jittered latency rule for call ``k`` (keyed, replayable)."""
+        u = min(max(self._u(connection, tool, k, 5000 + i)[0], 1e-12), 1 - 1e-12)
+        if rule.jitter == "lognormal":
+            factor = math.exp(rule.jitter_scale * statistics.NormalDist().inv_cdf(u))
+        elif rule.jitter == "exponential":
+            factor = -math.log1p(-u)
+        else:  # uniform
+            factor = 1.0 + rule.jitter_scale * (2.0 * u - 1.0)
+        return float(rule.hang_s) * factor
+
     def _burst_fail(self, i: int, b: BurstParams, connection: str, tool: str, k: int) -> bool:
         seq = self._bursts.setdefault((connection, tool, i), [])
         # state after the last computed step; the chain starts good before k = 0
@@ -881,9 +921,12 @@ class FaultSchedule:
                 start = k == rule.onset if rule.persistence is not Persistence.INTERMITTENT else (
                     k == 0 or not self._rule_fires(i, rule, connection, tool, k - 1)
                 )
+                hang_s = rule.hang_s
+                if rule.jitter is not None:
+                    hang_s = self._jittered(rule, i, connection, tool, k)
                 return self._make(
                     connection, tool, k, rule.mode, rule.persistence, f"rule:{i}", start,
-                    rule.error_code, rule.message, rule.hang_s, rule.after_server,
+                    rule.error_code, rule.message, hang_s, rule.after_server,
                 )
         if self.profile.fault_rate > 0:
             inc = self._incident(connection, tool, k)
