@@ -1403,6 +1403,26 @@ class ScoreKalmanFilter:
         with limit_threads(1):  # small dense solves
             return self._filter(ys, m)
 
+    def _predict_step(self, m: np.ndarray, step: int):
+        """Moments propagated over ``dt`` and their prior fit: (m, theta, cond, regularised)."""
+        m, _ = self.predict_.run(m, self.dt, self.num_substeps, step=step)
+        theta, cond, reg = self.predict_.prior_theta(m, step=step)
+        return m, theta, cond, reg
+
+    def _update_step(self, m: np.ndarray, theta: np.ndarray, y: np.ndarray, step: int):
+        """Condition on ``y`` (skipped when it holds NaN): (m, posterior theta, gap)."""
+        gap = 0.0
+        if not np.any(np.isnan(y)):
+            tl = _likelihood_theta(self.basis, y, self.H, self.R)
+            try:
+                m, gap = self.update_.run(m, theta, tl, self.truncation)
+            except (ClosureError, np.linalg.LinAlgError) as err:
+                raise NonIntegrableBeliefError(str(err), step=step) from err
+            theta = theta + tl
+        if not np.all(np.isfinite(m)):
+            raise NonIntegrableBeliefError("posterior moments are not finite", step=step)
+        return m, theta, gap
+
     def _initial_moments(self, init_mean, init_cov, init_moments) -> np.ndarray:
         from .basis import gaussian_moments
 
@@ -1443,8 +1463,7 @@ class ScoreKalmanFilter:
         """Propagate the belief over ``dt`` (the moment ODE) and fit its prior ``theta``."""
         m = self._state()
         with limit_threads(1):
-            m, _ = self.predict_.run(m, self.dt, self.num_substeps, step=self.step_)
-            theta, _, _ = self.predict_.prior_theta(m, step=self.step_)
+            m, theta, _, _ = self._predict_step(m, self.step_)
         self.moments_, self.theta_, self._predicted = m, theta, True
         return self
 
@@ -1461,21 +1480,12 @@ class ScoreKalmanFilter:
                              f"{getattr(y, 'shape', type(y).__name__)}")
         if np.any(np.isinf(y)):
             raise ValueError("y must be finite (NaN marks a missing observation)")
+        if np.any(np.isnan(y)) and not self.allow_missing:
+            raise ValueError("y contains NaN; pass allow_missing=True to skip updates")
         with limit_threads(1):
             theta = self.theta_ if self._predicted else self.predict_.prior_theta(
                 m, step=self.step_)[0]
-            if np.any(np.isnan(y)):
-                if not self.allow_missing:
-                    raise ValueError("y contains NaN; pass allow_missing=True to skip updates")
-            else:
-                tl = _likelihood_theta(self.basis, y, self.H, self.R)
-                try:
-                    m, _ = self.update_.run(m, theta, tl, self.truncation)
-                except (ClosureError, np.linalg.LinAlgError) as err:
-                    raise NonIntegrableBeliefError(str(err), step=self.step_) from err
-                theta = theta + tl
-        if not np.all(np.isfinite(m)):
-            raise NonIntegrableBeliefError("posterior moments are not finite", step=self.step_)
+            m, theta, _ = self._update_step(m, theta, y, self.step_)
         self.moments_, self.theta_ = m, theta
         self.step_ += 1
         self._predicted = False
@@ -1500,19 +1510,8 @@ class ScoreKalmanFilter:
         gaps = np.zeros(T)
         for t in range(T):
             t0 = time.perf_counter()
-            m, _ = self.predict_.run(m, self.dt, self.num_substeps, step=t)
-            theta, conds[t], regs[t] = self.predict_.prior_theta(m, step=t)
-            if np.any(np.isnan(ys[t])):
-                thetas[t] = theta
-            else:
-                tl = _likelihood_theta(self.basis, ys[t], self.H, self.R)
-                try:
-                    m, gaps[t] = self.update_.run(m, theta, tl, self.truncation)
-                except (ClosureError, np.linalg.LinAlgError) as err:
-                    raise NonIntegrableBeliefError(str(err), step=t) from err
-                thetas[t] = theta + tl
-            if not np.all(np.isfinite(m)):
-                raise NonIntegrableBeliefError("posterior moments are not finite", step=t)
+            m, theta, conds[t], regs[t] = self._predict_step(m, t)
+            m, thetas[t], gaps[t] = self._update_step(m, theta, ys[t], t)
             times[t] = time.perf_counter() - t0
             means[t], covs[t] = _readout(m, self.score_.index, n)
         return FilterResult(means=means, covs=covs, theta=thetas, step_time_s=times, cond=conds,
