@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurips26.common.validation import check_float, check_int
+from neurips26.common.validation import check_float, check_int, check_rng
 
 FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
 
@@ -390,8 +390,7 @@ def photo_views(images, num_views: int, *, size: int = 64, min_scale: float = 0.
     num_views = check_int(num_views, "num_views", min=1, max=1_000_000)
     size = check_int(size, "size", min=8, max=4096)
     min_scale = check_float(min_scale, "min_scale", min=0, max=1, min_inclusive=False)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+    rng = check_rng(rng)
     if len(images) == 0:
         raise ValueError("images must hold at least one photo")
     views, labels = [], []

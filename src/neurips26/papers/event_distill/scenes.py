@@ -21,6 +21,7 @@ from neurips26.common.validation import (
     check_float,
     check_int,
     check_probability,
+    check_rng,
     check_seed,
 )
 
@@ -154,8 +155,7 @@ def texture_pattern(texture: str, size: int = 32, *, rng: np.random.Generator) -
     """
     check_choice(texture, "texture", TEXTURES)
     size = check_int(size, "size", min=8, max=1024)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+    rng = check_rng(rng)
     i = np.arange(size)
     X, Y = np.meshgrid(i, i)
     ph = rng.uniform(0, 2 * np.pi)

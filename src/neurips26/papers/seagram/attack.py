@@ -32,6 +32,8 @@ import networkx as nx
 import numpy as np
 import torch
 
+from neurips26.common.validation import check_rng
+
 from ._checks import check_bool, check_int, check_pair
 from .model import NSGMModel, node_features
 from .solver import SolverCounter, flip_pair, safe_by_rule
@@ -266,8 +268,7 @@ def random_attack(
     pairs tried."""
     if not isinstance(solver, SolverCounter):
         raise TypeError(f"solver: expected a SolverCounter, got {type(solver).__name__}")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng: expected a numpy Generator, got {type(rng).__name__}")
+    rng = check_rng(rng)
     q, c, label, budget = _check_common(model, query, corpus, label, budget)
     max_tries = check_int(max_tries, "max_tries", low=1)
     calls0 = solver.calls

@@ -24,6 +24,8 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
+from neurips26.common.validation import check_rng
+
 from ._checks import LABEL, check_graph, check_int, is_labelled
 from .solver import is_subgraph
 
@@ -162,8 +164,7 @@ def synthetic_corpus_graph(family: str, num_nodes: int, rng: np.random.Generator
     if family not in CORPUS_FAMILIES:
         raise ValueError(f"family: {family!r} is not one of {CORPUS_FAMILIES}")
     n = check_int(num_nodes, "num_nodes", low=3, high=10_000)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+    rng = check_rng(rng)
     seed = int(rng.integers(2**31))
     g = nx.gnp_random_graph(n, 0.15, seed=seed) if family == "er" else nx.barabasi_albert_graph(
         n, 2, seed=seed
@@ -187,8 +188,7 @@ def plant(query: nx.Graph, corpus: nx.Graph, rng: np.random.Generator) -> nx.Gra
     """
     q = check_graph(query, "query")
     c = check_graph(corpus, "corpus")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+    rng = check_rng(rng)
     if is_labelled(q) != is_labelled(c):
         raise ValueError("mismatched labels: label both the query and the corpus, or neither")
     nq, nc = q.number_of_nodes(), c.number_of_nodes()

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from neurips26.common.validation import check_array
+
 __all__ = ["average_precision", "retrieval_metrics"]
-
-
-def _numeric(value, name: str) -> np.ndarray:
-    try:
-        return np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a numeric array, got {type(value).__name__}") from None
 
 
 def average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
@@ -25,7 +20,7 @@ def average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
     >>> average_precision(np.array([3.0, 2.0, 1.0]), np.array([True, False, True]))
     0.8333333333333333
     """
-    s = _numeric(scores, "scores")
+    s = check_array(scores, "scores", finite=False, min_size=0)
     y = np.asarray(labels, dtype=bool)
     if s.ndim != 1 or s.shape != y.shape:
         raise ValueError(f"scores, labels: expected equal 1-D shapes, got {s.shape}, {y.shape}")
@@ -75,7 +70,7 @@ def retrieval_metrics(
     >>> m["map"], m["accuracy"]
     (0.75, 0.5)
     """
-    s = _numeric(scores, "scores")
+    s = check_array(scores, "scores", finite=False, min_size=0)
     y = np.asarray(labels)
     if s.ndim != 2 or s.shape != y.shape or s.size == 0:
         raise ValueError(

@@ -179,11 +179,6 @@ def embedding_model_available() -> bool:
     return minilm_available()
 
 
-def _embed(texts: Sequence[str], *, batch_size: int, num_threads: int) -> np.ndarray:
-    """L2-normalised mean-pooled MiniLM embeddings, shape (len(texts), 384), cached."""
-    return encode_sentences(texts, batch_size=batch_size, num_threads=num_threads)
-
-
 class EmbeddingRouter(_Fitted):
     """Cosine similarity of all-MiniLM-L6-v2 sentence embeddings (offline).
 
@@ -223,7 +218,7 @@ class EmbeddingRouter(_Fitted):
             self.fallback_ = CharTfidfRouter().fit(library)
         else:
             self.backend_ = "all-MiniLM-L6-v2"
-            self.doc_emb_ = _embed(
+            self.doc_emb_ = encode_sentences(
                 library.descriptions, batch_size=self.batch_size, num_threads=self.num_threads
             )  # (N, 384)
         self.num_skills_ = library.num_skills
@@ -234,7 +229,8 @@ class EmbeddingRouter(_Fitted):
         queries = _check_texts(queries, "queries")
         if self.backend_ != "all-MiniLM-L6-v2":
             return self.fallback_.scores(queries)
-        q = _embed(queries, batch_size=self.batch_size, num_threads=self.num_threads)  # (Q, 384)
+        q = encode_sentences(queries, batch_size=self.batch_size,
+                             num_threads=self.num_threads)  # (Q, 384)
         return q @ self.doc_emb_.T  # (Q, N) cosine similarities
 
 
