@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 #: Seconds one call may take before it counts as a hang.
@@ -83,6 +85,31 @@ def gaps(calls: list[Call], known) -> list[tuple[Call, str, int]]:
 def strategy(calls: list[Call], skip=frozenset()):
     """A hypothesis strategy over :func:`cases`."""
     return st.sampled_from(cases(calls, skip))
+
+
+def fuzz_tests(calls: list[Call], known=frozenset(), **hypothesis_settings):
+    """The two tests of a paper's bad-input module, for ``calls`` and its ``known`` gaps.
+
+    ``test_bad_arguments_are_refused`` draws every case not in ``known`` (hypothesis, one
+    example per case); ``test_known_gaps`` runs each known gap as a strict xfail, so fixing
+    one makes the suite say to remove it from the list. Extra keywords go to hypothesis'
+    ``settings`` (e.g. ``deadline=None``). In a module::
+
+        test_bad_arguments_are_refused, test_known_gaps = fuzz_tests(CALLS, KNOWN_GAPS)
+    """
+
+    @settings(max_examples=len(cases(calls, known)), **hypothesis_settings)
+    @given(strategy(calls, known))
+    def test_bad_arguments_are_refused(case):
+        check_bad_argument(*case)
+
+    @pytest.mark.xfail(strict=True, reason="known gap: not yet refused well (issue 10)")
+    @pytest.mark.parametrize("case", gaps(calls, known),
+                             ids=lambda c: "-".join(map(str, key(*c))))
+    def test_known_gaps(case):
+        check_bad_argument(*case)
+
+    return test_bad_arguments_are_refused, test_known_gaps
 
 
 class Hang(Exception):
