@@ -15,6 +15,7 @@ from neurips26.common.models.llm import (
     load_smollm2,
     mlp_projections,
     perplexity,
+    tiny_causal_lm,
 )
 from neurips26.common.torch import make_generator, seeded
 
@@ -100,3 +101,27 @@ def test_smollm2_loads_and_cache_is_bit_identical():
     model2, _ = load_smollm2()
     assert torch.equal(a, model2(input_ids=ids).logits)
     assert len(decoder_layers(model)) == 30
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2", "mistral", "gemma"])
+def test_tiny_causal_lm_layouts_and_seed(arch):
+    a, b, c = (tiny_causal_lm(arch, seed=s) for s in (3, 3, 4))
+    x = torch.randint(0, 256, (1, 6), generator=torch.Generator().manual_seed(0))
+    assert torch.equal(a(input_ids=x).logits, b(input_ids=x).logits)
+    assert not torch.equal(a(input_ids=x).logits, c(input_ids=x).logits)
+    assert len(decoder_layers(a)) == 2
+    assert mlp_projections(decoder_layers(a)[1])["down"].in_features == 128
+    with capture_residual(a, [0]) as acts:
+        a(input_ids=x)
+    assert acts[0].shape == (1, 6, 64)
+
+
+def test_tiny_causal_lm_bad_input():
+    with pytest.raises(ValueError, match="arch"):
+        tiny_causal_lm("gpt5")
+    with pytest.raises(ValueError, match="hidden_size"):
+        tiny_causal_lm(hidden_size=30, num_heads=4)
+    with pytest.raises(ValueError, match="num_kv_heads"):
+        tiny_causal_lm(num_heads=4, num_kv_heads=3)
+    with pytest.raises((ValueError, TypeError), match="seed"):
+        tiny_causal_lm(seed=-1)

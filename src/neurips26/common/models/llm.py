@@ -7,6 +7,8 @@
   (:mod:`neurips26.common.cache`); later loads take about a second and give bit-identical
   logits. ``save_pretrained`` fails on a GGUF-loaded model, hence the manual cache.
 - :func:`load_causal_lm` loads any local Hugging Face checkpoint folder (a user's 7B model).
+- :func:`tiny_causal_lm` builds a small randomly initialised Hugging Face causal LM in the
+  LLaMA, Qwen2, Mistral or Gemma layout (no download), for tests and smoke tiers.
 - :func:`decoder_layers`, :func:`mlp_projections` find the blocks of LLaMA, Qwen2, Mistral
   and Gemma layouts (``model.model.layers[i].mlp.{gate,up,down}_proj``).
 - :func:`capture_residual` and :func:`edit_residual` hook the residual stream after a
@@ -125,6 +127,78 @@ def load_causal_lm(path: str | Path, *, attn_implementation: str = "sdpa",
     )
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     return model.to(device).eval(), tokenizer
+
+
+TINY_ARCHS = ("llama", "qwen2", "mistral", "gemma")
+
+
+def tiny_causal_lm(arch: str = "llama", *, seed: int = 0, vocab_size: int = 256,
+                   hidden_size: int = 64, num_layers: int = 2, num_heads: int = 4,
+                   num_kv_heads: int = 2, intermediate_size: int = 128,
+                   max_positions: int = 512, attn_implementation: str = "eager"):  # fmt: skip
+    """A small randomly initialised Hugging Face causal LM of a given layout.
+
+    Same module names as the real checkpoints (``model.model.layers[i].self_attn.{q,k,v,o}_proj``,
+    ``.mlp.{gate,up,down}_proj``), so code written for SmolLM2 or a 7B model runs on it in
+    milliseconds. Weights are drawn from ``torch.manual_seed(seed)`` inside a forked RNG
+    (the global generator is left as it was): same seed, same weights.
+
+    Parameters
+    ----------
+    arch : {"llama", "qwen2", "mistral", "gemma"}
+    seed : int
+    vocab_size, hidden_size, num_layers, num_heads, num_kv_heads, intermediate_size,
+    max_positions : int
+        ``hidden_size`` must be divisible by ``num_heads`` and ``num_heads`` by
+        ``num_kv_heads``.
+
+    Returns
+    -------
+    transformers.PreTrainedModel (float32, eval mode)
+
+    Examples
+    --------
+    >>> m = tiny_causal_lm("qwen2", seed=1)
+    >>> m(input_ids=torch.zeros(1, 5, dtype=torch.long)).logits.shape
+    torch.Size([1, 5, 256])
+    >>> sorted(mlp_projections(decoder_layers(m)[0]))
+    ['down', 'gate', 'up']
+    """
+    import transformers
+
+    if arch not in TINY_ARCHS:
+        raise ValueError(f"arch: expected one of {TINY_ARCHS}, got {arch!r}")
+    seed = check_int(seed, "seed", min=0)
+    for name, v in (("vocab_size", vocab_size), ("hidden_size", hidden_size),
+                    ("num_layers", num_layers), ("num_heads", num_heads),
+                    ("num_kv_heads", num_kv_heads), ("intermediate_size", intermediate_size),
+                    ("max_positions", max_positions)):  # fmt: skip
+        check_int(v, name, min=1, max=1 << 20)
+    if hidden_size % num_heads:
+        raise ValueError(f"hidden_size: {hidden_size} is not divisible by num_heads={num_heads}")
+    if num_heads % num_kv_heads:
+        raise ValueError(f"num_kv_heads: {num_kv_heads} does not divide num_heads={num_heads}")
+    if attn_implementation not in ("sdpa", "eager"):
+        raise ValueError(f"attn_implementation: expected 'sdpa' or 'eager', got "
+                         f"{attn_implementation!r}")  # fmt: skip
+    config_cls, model_cls = {
+        "llama": ("LlamaConfig", "LlamaForCausalLM"),
+        "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
+        "mistral": ("MistralConfig", "MistralForCausalLM"),
+        "gemma": ("GemmaConfig", "GemmaForCausalLM"),
+    }[arch]
+    kwargs = dict(
+        vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=num_layers,
+        num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
+        intermediate_size=intermediate_size, max_position_embeddings=max_positions,
+        head_dim=hidden_size // num_heads, tie_word_embeddings=arch == "gemma",
+    )  # fmt: skip
+    config = getattr(transformers, config_cls)(**kwargs)
+    config._attn_implementation = attn_implementation
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = getattr(transformers, model_cls)(config)
+    return model.float().eval()
 
 
 def decoder_layers(model: nn.Module) -> nn.ModuleList:
