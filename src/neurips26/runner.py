@@ -100,17 +100,94 @@ def git_commit() -> str:
 
 
 def code_version(slug: str) -> str:
-    """A hash of the code a paper's result depends on: its package and ``common/``.
+    """A hash of the code a paper's result depends on: its package and the ``common/``
+    modules it imports.
 
     Two runs with the same slug, tier, seed and code version are the same run, so
-    ``reproduce`` skips the second.
+    ``reproduce`` skips the second. The ``common/`` part is the closure of the paper's
+    imports found statically (:func:`common_dependencies`), so a change to a shared module
+    reruns only the papers that use it.
     """
     digest = hashlib.sha256(__version__.encode())
-    for folder in (PACKAGE_DIR / "papers" / slug, PACKAGE_DIR / "common"):
-        for path in sorted(folder.rglob("*.py")):
-            digest.update(str(path.relative_to(PACKAGE_DIR)).encode())
-            digest.update(path.read_bytes())
+    paper = sorted((PACKAGE_DIR / "papers" / slug).rglob("*.py"))
+    for path in paper + common_dependencies(slug):
+        digest.update(str(path.relative_to(PACKAGE_DIR)).encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _module_files(name: str) -> list[Path]:
+    """The ``.py`` files behind a ``neurips26.common`` module name (a package: all of it).
+
+    A package counts whole because its ``__init__`` may import submodules lazily
+    (``common.models`` does, PEP 562); importing any of ``neurips26.common`` also runs
+    ``common/__init__.py``.
+    """
+    parts = name.split(".")
+    if parts[:2] != ["neurips26", "common"]:
+        return []
+    base = PACKAGE_DIR.joinpath(*parts[1:])
+    files = [PACKAGE_DIR / "common" / "__init__.py"]
+    if base.is_dir():
+        files += sorted(base.rglob("*.py"))
+    elif base.with_suffix(".py").exists():
+        files.append(base.with_suffix(".py"))
+        for k in range(2, len(parts)):  # parent packages' __init__ run too
+            init = PACKAGE_DIR.joinpath(*parts[1:k], "__init__.py")
+            if init.exists():
+                files.append(init)
+    return files
+
+
+def _is_module(name: str) -> bool:
+    base = PACKAGE_DIR.joinpath(*name.split(".")[1:])
+    return base.is_dir() or base.with_suffix(".py").exists()
+
+
+def _imported_names(path: Path) -> set[str]:
+    """Absolute names of every module ``path`` imports anywhere (functions included)."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError):
+        return set()
+    rel = path.relative_to(PACKAGE_DIR.parent).with_suffix("")
+    package = list(rel.parts[:-1])
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                up = package[: len(package) - node.level + 1]
+                module = ".".join(up + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            subs = [f"{module}.{a.name}" for a in node.names if _is_module(f"{module}.{a.name}")]
+            # ``from pkg import submodule`` runs pkg/__init__.py and the submodule only.
+            names.update(subs or [module])
+            if subs:
+                names.add(f"{module}.__init__")
+    return names
+
+
+def common_dependencies(slug: str) -> list[Path]:
+    """The ``common/`` files a paper's package imports, directly or through ``common/``."""
+    todo = sorted((PACKAGE_DIR / "papers" / slug).rglob("*.py"))
+    seen: set[Path] = set()
+    deps: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for name in _imported_names(path):
+            for f in _module_files(name):
+                if f not in deps:
+                    deps.add(f)
+                    todo.append(f)
+    return sorted(deps)
 
 
 def environment() -> dict[str, str]:
