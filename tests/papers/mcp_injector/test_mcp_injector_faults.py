@@ -246,3 +246,37 @@ def test_bad_jitter_is_refused_naming_the_field(bad, match):
     rule = {"tool": "t", "mode": "timeout", "hang_s": 0.2, **bad}
     with pytest.raises(ProfileError, match=match):
         parse_profile({"rules": [rule]})
+
+
+def test_retry_after_hint_is_logged_and_replayed(tmp_path):
+    from neurips26.papers.mcp_injector import FaultInjector, apply_fault
+    from neurips26.papers.mcp_injector.faults import FaultSchedule
+
+    rule = FaultRule(tool="t", mode=FaultMode.TOOL_ERROR, retry_after_s=3)
+    log = tmp_path / "log.jsonl"
+    inj = FaultInjector(FaultProfile(rules=(rule,)), seed=1, log_path=log)
+    d = inj.decide("t")
+    assert d.retry_after_s == 3.0 and d.message.endswith("retry after 3 s")
+    again = FaultSchedule.from_log(log).decide("t", 0, connection="default")
+    assert again == d
+    out = apply_fault(d, {"jsonrpc": "2.0", "id": 7, "result": {"content": []}})
+    assert out["result"]["_meta"] == {"retryAfter": 3.0} and out["result"]["isError"] is True
+    custom = FaultSchedule(FaultProfile(rules=(FaultRule(
+        tool="t", mode=FaultMode.PROTOCOL_ERROR, retry_after_s=1, message="slow down"),)))
+    p = apply_fault(custom.decide("t", 0), {"jsonrpc": "2.0", "id": 1, "result": {}})
+    assert p["error"] == {"code": -32603, "message": "slow down", "data": {"retryAfter": 1.0}}
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"retry_after_s": 0}, "retry_after_s must be > 0"),
+    ({"retry_after_s": float("inf")}, "retry_after_s must be > 0"),
+    ({"retry_after_s": True}, "retry_after_s must be a positive number"),
+    ({"retry_after_s": "2"}, "retry_after_s must be a positive number"),
+    ({"retry_after_s": 2, "mode": "timeout"}, "retry_after_s needs mode 'tool_error'"),
+])
+def test_bad_retry_after_is_refused_naming_the_field(bad, match):
+    from neurips26.papers.mcp_injector import parse_profile
+
+    rule = {"tool": "t", "mode": "tool_error", **bad}
+    with pytest.raises(ProfileError, match=match):
+        parse_profile({"rules": [rule]})

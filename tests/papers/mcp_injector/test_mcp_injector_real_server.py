@@ -172,3 +172,26 @@ def test_strict_exits_promptly_with_status_1(time_server, tmp_path):
     assert len(lines) == 2 and json.loads(lines[1])["id"] == 2
     assert t_eof - t_list < 2.0
     assert rc == 1 and b"no_such_tool" in err
+
+
+def test_rate_limit_with_retry_after_in_front_of_real_server(time_server, tmp_path):
+    seen = tmp_path / "seen.jsonl"
+    cfg = _config(tmp_path, """
+        rules:
+          - {tool: convert_time, mode: tool_error, retry_after_s: 2, persistence: transient,
+             duration: 1}
+        """)
+    cmd = [*CLI, "--config", cfg, "--", *_tee(time_server, seen)]
+
+    async def go():
+        with anyio.fail_after(T):
+            async with Client(_params(cmd)) as c:
+                limited = await c.call_tool("convert_time", CONVERT)
+                retried = await c.call_tool("convert_time", CONVERT)
+                return limited, retried
+
+    limited, retried = anyio.run(go)
+    assert limited.is_error and limited.meta == {"retryAfter": 2.0}
+    assert "retry after 2 s" in limited.content[0].text
+    assert retried.is_error is False and retried.structured_content
+    assert _calls_seen(seen, "convert_time") == 1  # the limited call never reached the server

@@ -253,3 +253,26 @@ def test_calibrated_profile_through_sdk_injects_several_modes():
                  num_tasks=10, seed=0)
     modes = {r["mode"] for r in g.faults["uniform_severe"]}
     assert len(modes) >= 4
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_rate_limit_carries_a_retry_after_hint(layer):
+    """A rate limit tells the client when to retry, in the text and machine-readably."""
+
+    async def go():
+        inj = FaultInjector(FaultProfile(rules=(
+            FaultRule(tool="echo_text", mode=FaultMode.TOOL_ERROR, retry_after_s=2.5),
+            FaultRule(tool="echo", mode=FaultMode.PROTOCOL_ERROR, retry_after_s=0.75,
+                      error_code=-32029),
+        )))  # fmt: skip
+        _, client = await _client_for(layer, inj)
+        async with client as c:
+            r = await c.call_tool("echo_text", {"text": "a"})
+            assert r.is_error and "retry after 2.5 s" in r.content[0].text
+            assert r.meta["retryAfter"] == 2.5
+            with pytest.raises(MCPError) as e:
+                await c.call_tool("echo", {"text": "a"})
+            assert e.value.code == -32029 and e.value.error.data == {"retryAfter": 0.75}
+        assert [f["retry_after_s"] for f in inj.faults()] == [2.5, 0.75]
+
+    run(go)

@@ -166,6 +166,12 @@ class FaultRule:
     jitter_scale : float
         Spread of the ``lognormal`` (its sigma) and ``uniform`` (half-width, at most 1)
         jitter.
+    retry_after_s : float or None
+        ``tool_error`` and ``protocol_error`` only: a rate limit with a retry-after hint of
+        this many seconds, as HTTP's ``Retry-After``. The hint is in the error text (default
+        message ``"429 Too Many Requests: rate limit exceeded, retry after <s> s"``) and
+        machine-readable: ``_meta.retryAfter`` of a ``tool_error`` result, ``data.retryAfter``
+        of a ``protocol_error``. Logged and replayed like every decision.
     after_server : bool
         ``False`` (default): ``tool_error``, ``protocol_error``, ``empty_result`` and
         ``timeout`` without ``hang_s`` model a failure *before* the server acts, so the call
@@ -187,6 +193,7 @@ class FaultRule:
     hang_s: float | None = None
     jitter: str | None = None
     jitter_scale: float = 0.5
+    retry_after_s: float | None = None
     after_server: bool = False
 
     def matches(self, tool: str) -> bool:
@@ -306,6 +313,8 @@ class FaultDecision:
     hang_s : float or None
     after_server : bool
         Whether the call is forwarded to the server before the fault applies.
+    retry_after_s : float or None
+        The retry-after hint of a rate-limit fault (see :attr:`FaultRule.retry_after_s`).
     """
 
     connection: str
@@ -319,6 +328,7 @@ class FaultDecision:
     message: str
     hang_s: float | None = None
     after_server: bool = False
+    retry_after_s: float | None = None
 
     @property
     def reaches_server(self) -> bool:
@@ -343,6 +353,7 @@ class FaultDecision:
             "message": self.message,
             "hang_s": self.hang_s,
             "after_server": bool(self.after_server),
+            "retry_after_s": self.retry_after_s,
         }
 
     @classmethod
@@ -360,6 +371,7 @@ class FaultDecision:
             message=str(rec.get("message", "")),
             hang_s=rec.get("hang_s"),
             after_server=bool(rec.get("after_server", False)),
+            retry_after_s=rec.get("retry_after_s"),
         )
 
 
@@ -402,6 +414,15 @@ def _check_rule(rule: FaultRule, where: str) -> None:
             raise ProfileError(f"{where}: hang_s must be a positive number, got {rule.hang_s!r}")
         if not (math.isfinite(rule.hang_s) and rule.hang_s > 0):
             raise ProfileError(f"{where}: hang_s must be > 0, got {rule.hang_s!r}")
+    if rule.retry_after_s is not None:
+        r = rule.retry_after_s
+        if isinstance(r, bool) or not isinstance(r, (int, float)):
+            raise ProfileError(f"{where}: retry_after_s must be a positive number, got {r!r}")
+        if not (math.isfinite(r) and r > 0):
+            raise ProfileError(f"{where}: retry_after_s must be > 0, got {r!r}")
+        if rule.mode not in (FaultMode.TOOL_ERROR, FaultMode.PROTOCOL_ERROR):
+            raise ProfileError(f"{where}: retry_after_s needs mode 'tool_error' or "
+                               f"'protocol_error', got {rule.mode.value!r}")
     if rule.jitter is not None:
         if rule.jitter not in JITTERS:
             raise ProfileError(f"{where}: jitter must be one of {', '.join(JITTERS)}, got "
@@ -507,7 +528,8 @@ def parse_profile(data: Mapping[str, Any] | None) -> FaultProfile:
     ----------
     data : mapping or None
         Keys: ``rules`` (list of rule mappings with ``tool``, ``mode``, ``persistence``,
-        ``rate``, ``onset``, ``duration``, ``burst``, ``error_code``, ``message``, ``hang_s``),
+        ``rate``, ``onset``, ``duration``, ``burst``, ``error_code``, ``message``, ``hang_s``,
+        ``jitter``, ``jitter_scale``, ``retry_after_s``, ``after_server``),
         ``mode_weights``, ``persistence_weights``, ``fault_rate``, ``transient_duration``,
         ``intermittent_p``, ``intermittent_window``, ``error_code``, ``label``,
         ``after_server``. ``None`` or
@@ -927,6 +949,7 @@ class FaultSchedule:
                 return self._make(
                     connection, tool, k, rule.mode, rule.persistence, f"rule:{i}", start,
                     rule.error_code, rule.message, hang_s, rule.after_server,
+                    rule.retry_after_s,
                 )
         if self.profile.fault_rate > 0:
             inc = self._incident(connection, tool, k)
@@ -939,7 +962,10 @@ class FaultSchedule:
         return None
 
     def _make(self, connection, tool, k, mode, pers, source, start, code, message, hang_s,
-              after_server=False):
+              after_server=False, retry_after_s=None):
+        if message is None and retry_after_s is not None:
+            message = (f"429 Too Many Requests: rate limit exceeded, retry after "
+                       f"{retry_after_s:g} s")  # fmt: skip
         if message is None:
             if mode is FaultMode.TOOL_ERROR:
                 message = TOOL_ERROR_MESSAGES[(_crc(tool) + k) % len(TOOL_ERROR_MESSAGES)]
@@ -957,6 +983,7 @@ class FaultSchedule:
             message=message,
             hang_s=hang_s,
             after_server=bool(after_server),
+            retry_after_s=None if retry_after_s is None else float(retry_after_s),
         )
 
     @classmethod

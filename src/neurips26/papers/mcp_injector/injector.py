@@ -175,6 +175,8 @@ def corrupt_result(decision: FaultDecision, result: Mapping[str, Any] | None, *,
         base = {k: v for k, v in result.items() if k in ("_meta", "resultType")}
     mode = decision.mode
     if mode is FaultMode.TOOL_ERROR:
+        if decision.retry_after_s is not None:  # a rate limit's machine-readable hint
+            base["_meta"] = {**base.get("_meta", {}), "retryAfter": decision.retry_after_s}
         return {**base, "content": [{"type": "text", "text": decision.message}], "isError": True}
     if mode is FaultMode.EMPTY_RESULT:
         if output_schema is not None:
@@ -233,6 +235,8 @@ def apply_fault(decision: FaultDecision | None, response: Mapping[str, Any], *,
         return DISCONNECT
     if mode is FaultMode.PROTOCOL_ERROR:
         err = {"code": decision.error_code, "message": decision.message}
+        if decision.retry_after_s is not None:
+            err["data"] = {"retryAfter": decision.retry_after_s}
         return {"jsonrpc": "2.0", "id": rid, "error": err}
     result = corrupt_result(decision, response.get("result"), output_schema=output_schema)
     return {"jsonrpc": "2.0", "id": rid, "result": result}
@@ -461,7 +465,8 @@ class FaultInjectionMiddleware:
                 raise
             return await call_next(ctx)
         if d.mode is FaultMode.PROTOCOL_ERROR:
-            raise MCPError(code=d.error_code, message=d.message)
+            data = None if d.retry_after_s is None else {"retryAfter": d.retry_after_s}
+            raise MCPError(code=d.error_code, message=d.message, data=data)
         if d.mode is FaultMode.CONNECTION_DROP:
             raise MCPError(code=CONNECTION_CLOSED_CODE, message="injected connection drop")
         from mcp_types import CallToolResult
