@@ -220,7 +220,7 @@ def test_counters_are_per_connection():
 
 def test_same_seed_replays_and_log_replays_outcomes(tmp_path):
     kw = dict(sizes=("large",), stacks=("obs_loop",), conditions=("uniform_severe",),
-              num_tasks=3, client_timeout=0.05)
+              num_tasks=3, client_timeout=0.5)  # real seconds: loose under load
     a = run_grid(seed=2, **kw)
     b = run_grid(seed=2, **kw)
     c = run_grid(seed=3, **kw)
