@@ -276,3 +276,31 @@ def test_rate_limit_carries_a_retry_after_hint(layer):
         assert [f["retry_after_s"] for f in inj.faults()] == [2.5, 0.75]
 
     run(go)
+
+
+def test_virtual_clock_makes_outcomes_independent_of_machine_speed(monkeypatch):
+    """A server that is 3x slower than the client timeout changes nothing on the virtual
+    clock; on the real clock the same grid times out."""
+    import time
+
+    from neurips26.papers.mcp_injector import travel
+
+    kw = dict(sizes=("large",), stacks=("obs_loop",), conditions=("none", "uniform_severe"),
+              num_tasks=1, seed=1, client_timeout=0.05)  # fmt: skip
+    fast = run_grid(**kw)
+    answer = travel.tool_answer
+
+    def slow_answer(tool, args):
+        time.sleep(0.15)  # a loaded machine: the tool blocks 3x the client timeout
+        return answer(tool, args)
+
+    monkeypatch.setattr(travel, "tool_answer", slow_answer)
+    slow = run_grid(**kw)
+    assert slow.faults == fast.faults
+    assert slow.cells.completion.tolist() == fast.cells.completion.tolist()
+    real = run_grid(**{**kw, "conditions": ("none",), "num_tasks": 1}, clock="real")
+    assert real.cells.completion.max() < 1.0  # every call timed out in real time
+    with pytest.raises(ValueError, match="clock"):
+        run_grid(clock="sundial")
+    with pytest.raises(ValueError, match="clock"):
+        run_grid(clock="virtual", transport="stdio")

@@ -66,7 +66,12 @@ class Config:
     )
     num_tasks: int = param(25, help="tasks per cell", min=1)
     client_timeout: float = param(
-        0.05, help="client timeout of the scripted agents (simulated s)", min=0.0
+        0.05, help="client timeout of the scripted agents (virtual s: the memory transport "
+        "runs on a mock clock, so no outcome depends on machine load)", min=0.0
+    )
+    stdio_client_timeout: float = param(
+        2.0, help="client timeout of the stdio cells (real s: a subprocess runs in real time)",
+        min=0.0,
     )
     num_fidelity: int = param(5000, help="calls of the fault-rate fidelity check", min=1)
     intermittent_p: float = param(
@@ -153,11 +158,12 @@ def _replay(cfg: Config) -> dict[str, float | bool]:
     ok = all(bool(v) for k, v in out.items() if k != "replay_num_faults")
     if cfg.num_stdio_tasks > 0:
         m = cfg.num_stdio_tasks
+        skw = {**kw, "client_timeout": max(cfg.client_timeout, cfg.stdio_client_timeout)}
         s1 = run_grid(
-            conditions=("calibrated",), num_tasks=m, seed=cfg.seed, transport="stdio", **kw
+            conditions=("calibrated",), num_tasks=m, seed=cfg.seed, transport="stdio", **skw
         )
         s2 = run_grid(
-            conditions=("calibrated",), num_tasks=m, seed=cfg.seed, transport="stdio", **kw
+            conditions=("calibrated",), num_tasks=m, seed=cfg.seed, transport="stdio", **skw
         )
         mem = run_grid(conditions=("calibrated",), num_tasks=m, seed=cfg.seed, **kw)
         out["replay_same_seed_stdio"] = same(s1, s2)

@@ -20,6 +20,10 @@ Deviations from the paper
 - Completion score = fraction of a task's subgoals whose output equals the ground truth.
 - One connection per (task, agent) cell; the same agent random numbers are used under every
   fault condition (common random numbers).
+- Time is virtual on the memory transport: the grid runs on trio with a mock clock that
+  jumps to the next deadline only when every task waits, so a client timeout fires for a
+  withheld response and never because the machine was slow (the tools are async, so no
+  worker thread can make the loop look idle). Over stdio the clock is real.
 """
 
 from __future__ import annotations
@@ -308,6 +312,15 @@ async def _run_cells(specs, profiles, *, seed, transport, client_timeout, agent,
     return rows, {c: inj.faults() for c, inj in injectors.items()}, attempts
 
 
+def _backend(virtual: bool) -> dict:
+    """``anyio.run`` options: trio with an autojumping mock clock, or plain asyncio."""
+    if not virtual:
+        return {"backend": "asyncio"}
+    from trio.testing import MockClock
+
+    return {"backend": "trio", "backend_options": {"clock": MockClock(autojump_threshold=0)}}
+
+
 def run_grid(
     *,
     sizes: Sequence[str] = tuple(SIZES),
@@ -318,6 +331,7 @@ def run_grid(
     transport: str = "memory",
     client_timeout: float = 0.05,
     agent: AgentFn | None = None,
+    clock: str = "auto",
 ) -> GridResult:
     """Run every (condition, size, stack, task) cell; one MCP connection per cell.
 
@@ -335,10 +349,19 @@ def run_grid(
     transport : {"memory", "stdio"}
         The SDK's in-memory JSON-RPC transport, or a subprocess per cell over stdio.
     client_timeout : float
-        The client's ``read_timeout_seconds`` (an injected timeout costs this long).
+        The client's ``read_timeout_seconds`` (an injected timeout costs this long), in
+        seconds of the chosen clock.
     agent : callable or None
         ``async agent(client, task, *, size, stack, rng) -> TaskOutcome``: plug in your own
         (e.g. an LLM) agent; ``None`` uses :func:`run_scripted_agent`.
+    clock : {"auto", "virtual", "real"}
+        ``"virtual"`` runs the grid on trio with a mock clock that jumps to the next deadline
+        whenever every task waits (``trio.testing.MockClock(autojump_threshold=0)``): a
+        timeout fires exactly when nothing else can happen, never because the machine was
+        slow, so outcomes do not depend on load and a run costs no waiting. It needs every
+        wait to be in-process (the memory transport, async tools). ``"real"`` uses asyncio
+        and the wall clock (needed for subprocesses and agents that do real I/O).
+        ``"auto"``: virtual for the memory transport with the scripted agents, real otherwise.
 
     Returns
     -------
@@ -348,6 +371,12 @@ def run_grid(
 
     if transport not in ("memory", "stdio"):
         raise ValueError(f"transport must be 'memory' or 'stdio', got {transport!r}")
+    if clock not in ("auto", "virtual", "real"):
+        raise ValueError(f"clock must be 'auto', 'virtual' or 'real', got {clock!r}")
+    if clock == "virtual" and transport != "memory":
+        raise ValueError("clock: 'virtual' needs transport='memory' (a subprocess waits in "
+                         "real time)")  # fmt: skip
+    virtual = clock == "virtual" or (clock == "auto" and transport == "memory" and agent is None)
     if not (isinstance(client_timeout, (int, float)) and client_timeout > 0):
         raise ValueError(f"client_timeout must be > 0, got {client_timeout!r}")
     if isinstance(conditions, Mapping):
@@ -375,7 +404,8 @@ def run_grid(
             client_timeout=client_timeout,
             agent=agent,
             tasks=tasks,
-        )
+        ),
+        **_backend(virtual),
     )
     return GridResult(cells=pd.DataFrame(rows), faults=faults, attempts=attempts)
 

@@ -109,37 +109,37 @@ def build_travel_server(*, middleware=None, extra_tools: bool = False, name: str
         return json.dumps(tool_answer(tool, kw), sort_keys=True)
 
     @srv.tool(structured_output=False)
-    def lookup_airport(city: str) -> str:
+    async def lookup_airport(city: str) -> str:
         """IATA code of a city's main airport."""
         return reply("lookup_airport", city=city)
 
     @srv.tool(structured_output=False)
-    def search_flights(origin: str, destination: str, date: str) -> str:
+    async def search_flights(origin: str, destination: str, date: str) -> str:
         """Cheapest flight between two airport codes on a date."""
         return reply("search_flights", origin=origin, destination=destination, date=date)
 
     @srv.tool(structured_output=False)
-    def get_fare(flight: str) -> str:
+    async def get_fare(flight: str) -> str:
         """Fare of a flight in USD."""
         return reply("get_fare", flight=flight)
 
     @srv.tool(structured_output=False)
-    def convert_currency(amount: float, currency: str) -> str:
+    async def convert_currency(amount: float, currency: str) -> str:
         """Convert a USD amount to another currency."""
         return reply("convert_currency", amount=amount, currency=currency)
 
     @srv.tool(structured_output=False)
-    def check_visa(citizenship: str, destination: str) -> str:
+    async def check_visa(citizenship: str, destination: str) -> str:
         """Whether a visa is needed to enter a destination airport's country."""
         return reply("check_visa", citizenship=citizenship, destination=destination)
 
     @srv.tool(structured_output=False)
-    def get_weather(city: str, date: str) -> str:
+    async def get_weather(city: str, date: str) -> str:
         """Forecast for a city on a date."""
         return reply("get_weather", city=city, date=date)
 
     @srv.tool(structured_output=False)
-    def book(flight: str, passenger: str) -> str:
+    async def book(flight: str, passenger: str) -> str:
         """Book a seat; returns a confirmation code."""
         return reply("book", flight=flight, passenger=passenger)
 
@@ -148,12 +148,12 @@ def build_travel_server(*, middleware=None, extra_tools: bool = False, name: str
         srv.test_state = state  # type: ignore[attr-defined]
 
         @srv.tool()
-        def echo(text: str) -> str:
+        async def echo(text: str) -> str:
             """Echo (structured output {"result": str})."""
             return text
 
         @srv.tool(structured_output=False)
-        def echo_text(text: str) -> str:
+        async def echo_text(text: str) -> str:
             """Echo (text only, no output schema)."""
             return text
 
