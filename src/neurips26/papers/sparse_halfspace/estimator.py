@@ -33,23 +33,16 @@ Deviations from the paper
   steps over the unit L2 ball, with the exact top eigenvalue as the variance oracle.
 - The hinge scale ``tau`` (``hinge_margin``) defaults to 1, not the data margin ``gamma``: at
   ``tau = gamma`` the clean sample is separable with zero loss over W, the minimisers form a
-  face and the interior-point solver returns its dense central point (measured at d = 400,
-  n = 400, s = 3: clean error ~0.19 at ``tau = 0.1`` versus ~0 at ``tau = 1``).
+  face and the interior-point solver returns its dense central point, whose clean error is
+  far above that at ``tau = 1``.
 
-Results at the small tier (see ``paper.py``)
---------------------------------------------
-Attribute efficiency reproduces: ``n_eps(400) / n_eps(50)`` is about 1 for our learner
-(0.5-1.4 across draws: with 5 seeds and eps = 0.05 the estimate is noisy, because the error
-curve has a plateau near 0.05-0.06 while the weakest coordinate of ``w*`` is still shrunk),
-against > 7 for the L2-ball reference (censored at n = 4500). The robustness claims do not
-reproduce against our flip-cluster adversary, whose cluster lies on ``supp(w*)`` (v s-sparse,
-as the spec asks): the variance cap ``2`` lets a cluster of scale 4 keep about
-``(2 - 1) / 4^2 ~ 0.06`` of the weight, i.e. 60-75% of its initial share ``eta = 0.1`` (the claim
-asks <= 50%), and that residual mass tilts ``w_hat`` inside the support, so the clean error
-sits at ~0.08-0.11 (target <= 0.1) and L1-penalised logistic regression, whose loss saturates
-on far-away points, does as well (ratio ~0.8-1.0, target >= 1.5). Reweighting does help
-relative to the no-reweighting ablation, the dense reference and LinearSVC (errors 0.12-0.29).
-The L-infinity filter removes every large-norm attack point and keeps every clean point.
+Why the robustness claims may not reproduce here (the numbers are in the store and the
+report): against our flip-cluster adversary, whose cluster lies on ``supp(w*)``, the variance
+cap ``2`` lets a cluster of scale 4 keep about ``(2 - 1) / 4^2`` of the weight, more than half
+of its initial share ``eta``; that residual mass tilts ``w_hat`` inside the support, and an
+L1-penalised logistic regression, whose loss saturates on far-away points, does about as
+well. Attribute efficiency (a sample need that does not grow with ``d``) is the claim this
+single-round version can show.
 """
 
 from __future__ import annotations
