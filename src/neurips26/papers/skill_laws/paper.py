@@ -28,7 +28,7 @@ PAPER = Paper(
             paper_value="R^2 > 0.97 for all 15 models",
             metric="min_r2",
             comparison=">=",
-            target=0.95,
+            target=0.97,
             tiers=_SMALL,
         ),
         Claim(
@@ -57,9 +57,12 @@ PAPER = Paper(
         ),
         Claim(
             id="multiplicative_planning",
+            kind="check",
             statement=(
                 "Before state realisation, joint chain success is the product of per-step "
-                "accuracies: median |joint - product| / product over routers."
+                "accuracies: median |joint - product| / product over routers. A check of the "
+                "substitute's accounting, not evidence for the paper: our steps' queries and "
+                "noise are independent, so this holds almost by construction."
             ),
             paper_value="approximately multiplicative",
             metric="median_product_gap",
@@ -76,17 +79,20 @@ PAPER = Paper(
             paper_value="about 4x",
             metric="median_rescue_ratio",
             comparison=">=",
-            target=2.0,
+            target=4.0,
+            tolerance=0.5,
             tiers=_SMALL,
         ),
         Claim(
             id="slope_predicts_rescue",
             statement=(
-                "The routing slope b predicts the rescue ratio across routers "
-                "(|Spearman rho|; the sign is in coupling_spearman_rho)."
+                "The routing slope b predicts the rescue ratio across routers, with the "
+                "paper's sign: the library property behind a steep routing decay is the one "
+                "execution recovers from, so a larger b goes with a larger rescue (Spearman "
+                "rho, signed)."
             ),
             paper_value="routing fits predict execution rescue across models",
-            metric="coupling_abs_rho",
+            metric="coupling_spearman_rho",
             comparison=">=",
             target=0.6,
             tiers=_SMALL,
@@ -95,24 +101,24 @@ PAPER = Paper(
             id="optimisation_accuracy",
             statement=(
                 "Law-guided library optimisation raises held-out routing accuracy at N = 1000 "
-                "by at least 10 points (mean over routers)."
+                "by the paper's 20.4 points or more (mean over routers)."
             ),
             paper_value="71.3% -> 91.7% (+20.4 points)",
             metric="opt_acc_gain_points",
             comparison=">=",
-            target=10.0,
+            target=20.4,
             tiers=_SMALL,
         ),
         Claim(
             id="optimisation_hijack",
             statement=(
-                "Law-guided optimisation at least halves the hijack rate (after / before, mean "
-                "over routers)."
+                "Law-guided optimisation cuts the hijack rate to the paper's 4.1 / 22.4 of its "
+                "value or less (after / before, mean over routers)."
             ),
             paper_value="22.4% -> 4.1% (ratio 0.18)",
             metric="opt_hijack_ratio",
             comparison="<=",
-            target=0.5,
+            target=0.183,
             tiers=_SMALL,
         ),
         Claim(
