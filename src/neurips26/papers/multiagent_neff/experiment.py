@@ -168,7 +168,7 @@ METRICS: tuple[str, ...] = (
     "c_ratio_sparse_over_dense",
     "correctness_hard_ceiling_frac",
     "debate_vs_selfcorr_max_gap_points",
-    "frac_cells_r2_ge_0.98",
+    "frac_cells_r2_gt_0.99",
     "freeform_debate_hard_ceiling",
     "freeform_sc_sublinear",
     "mf_collapse_max_diff",
@@ -289,7 +289,7 @@ def run(config: Config) -> RunResult:
         # ---- claim 1: R^2 everywhere ----------------------------------------------
         r2s = np.array([row["r2"] for row in fit_rows])
         metrics["min_r2"] = float(r2s.min())
-        metrics["frac_cells_r2_ge_0.98"] = float(np.mean(r2s >= 0.98))
+        metrics["frac_cells_r2_gt_0.99"] = float(np.mean(r2s > 0.99))
         metrics["num_cells"] = len(fit_rows)
         metrics["min_r2_excluding_placebo"] = float(
             min(row["r2"] for row in fit_rows if row["condition"] != "placebo")
