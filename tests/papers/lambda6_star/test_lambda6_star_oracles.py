@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 from sklearn.linear_model import LinearRegression
 
 from neurips26.papers.lambda6_star import (
@@ -262,3 +263,27 @@ def test_variance_components_hand_checked_example():
     assert vc.model_var == pytest.approx((5 / 9 - 5 / 36) / 3)  # = 5/36
     assert vc.item_var == pytest.approx((1 / 4 - 5 / 36) / 4)  # = 1/36
     assert g_coefficient(y) == pytest.approx(0.75)  # (MS_m - MS_res) / MS_m
+
+
+def test_selection_does_not_fill_the_budget_with_copies_of_one_pattern():
+    """Few models, many items: copies of one response pattern are predicted exactly by
+    each other and inflate V(S), so keeping them lets greedy pick copy after copy."""
+    from neurips26.papers.lambda6_star import simulate_irt
+
+    sim = simulate_irt(num_models=12, num_items=300, num_runs=1, seed=3)
+    y = sim.scores[0]
+    y = y[:, np.ptp(y, axis=0) > 0]
+    copy = y[:, [int(np.argmax(y.var(axis=0)))]]
+    y = np.hstack([y, np.repeat(copy, 200, axis=1)])  # one pattern, 201 times in all
+    keep = select_items(y, 20, duplicates="keep")
+    assert np.unique(y[:, keep.indices], axis=1).shape[1] < 10  # mostly copies
+    sel = select_items(y, 20)
+    assert sel.num_duplicates >= 200
+    assert np.unique(y[:, sel.indices], axis=1).shape[1] == 20  # all distinct
+    truth = stats.kendalltau(y[:, sel.indices].mean(1), sim.ability).statistic
+    dup = stats.kendalltau(y[:, keep.indices].mean(1), sim.ability).statistic
+    assert truth > dup
+    with pytest.raises(ValueError, match="duplicates"):
+        select_items(y, 5, duplicates="drop")
+    with pytest.raises(ValueError, match="distinct item response columns"):
+        select_items(np.hstack([copy, copy, 1 - copy]), 3)

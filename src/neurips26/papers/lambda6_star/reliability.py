@@ -900,12 +900,16 @@ class SelectionResult:
     labels : tuple or None
         The selected items' column labels, in the order picked, when ``scores`` was a
         DataFrame (``None`` for an array).
+    num_duplicates : int
+        Items left out of the candidates because their response column repeats an earlier
+        item's exactly (``duplicates="collapse"``; 0 with ``"keep"``).
     """
 
     indices: NDArray[np.intp]
     objective_path: NDArray[np.float64]
     shrinkage: float
     labels: tuple | None = None
+    num_duplicates: int = 0
 
 
 def select_items(
@@ -915,6 +919,7 @@ def select_items(
     refit: str = "none",
     shrinkage: float | str = "auto",
     solver: str = "auto",
+    duplicates: str = "collapse",
 ) -> SelectionResult:
     """Pick ``budget`` items by greedy forward selection of λ6★(S).
 
@@ -936,6 +941,13 @@ def select_items(
         ``delta`` for the residual variances (see :func:`lambda6_star`).
     solver : {"auto", "woodbury", "dense"}
         ``"dense"`` also precomputes the full K × K covariance (the baseline path).
+    duplicates : {"collapse", "keep"}
+        ``"collapse"`` (default) keeps one item per distinct response column: on binary
+        data with few models many items share a pattern, each copy is then predicted
+        exactly by the others (a tiny ``e_i^2``) while the copies inflate ``V(S)``
+        quadratically, so greedy selection would fill the budget with copies of one
+        pattern, which rank models no better than one item. ``"keep"`` selects among all
+        items as they are.
 
     Returns
     -------
@@ -963,6 +975,22 @@ def select_items(
         )
     if refit not in ("none", "each_step"):
         raise ValueError(f"refit must be 'none' or 'each_step', got {refit!r}")
+    if duplicates not in ("collapse", "keep"):
+        raise ValueError(f"duplicates must be 'collapse' or 'keep', got {duplicates!r}")
+    kept = checked.kept
+    num_dup = 0
+    if duplicates == "collapse":
+        _, first = np.unique(y, axis=1, return_index=True)
+        first = np.sort(first)
+        num_dup = k - first.size
+        if num_dup:
+            y, kept, k = y[:, first], kept[first], first.size
+            if budget > k:
+                raise ValueError(
+                    f"budget must be <= {k}, the number of distinct item response columns "
+                    f"({num_dup} items repeat an earlier column; pass duplicates='keep' to "
+                    f"select among copies), got {budget}"
+                )
     if not isinstance(shrinkage, str) and shrinkage == 0:
         raise ValueError("shrinkage must be > 0 for selection (0 is ill-posed when K >= N)")
     full = lambda6_star(y, shrinkage=shrinkage, solver=solver)
@@ -996,13 +1024,14 @@ def select_items(
         col = dense_cov[:, j] if dense_cov is not None else xct @ (xct[j] / (n - 1))  # C_:j
         c += col
         path[t] = obj[j]
-    indices = checked.kept[np.asarray(chosen, dtype=np.intp)]
+    indices = kept[np.asarray(chosen, dtype=np.intp)]
     labels = (tuple(scores.columns[indices]) if isinstance(scores, pd.DataFrame) else None)
     return SelectionResult(
         indices=indices,
         objective_path=path,
         shrinkage=full.shrinkage,
         labels=labels,
+        num_duplicates=int(num_dup),
     )
 
 
@@ -1217,4 +1246,5 @@ class ReliabilityAnalyzer(BaseEstimator):
             indices=self.kept_items_[res.indices],
             objective_path=res.objective_path,
             shrinkage=res.shrinkage,
+            num_duplicates=res.num_duplicates,
         )
