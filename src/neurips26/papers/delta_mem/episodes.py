@@ -113,9 +113,12 @@ class EpisodeRunner:
             x = torch.zeros(len(ids), T, dtype=torch.long)
             for j, s in enumerate(ids):
                 x[j, : len(s)] = torch.tensor(s)
-            got = {}
-            hook = saved[self.start - 1].register_forward_hook(
-                lambda _m, _i, o: got.__setitem__("h", o[0] if isinstance(o, tuple) else o))
+            got: dict[str, torch.Tensor] = {}
+
+            def grab(_m, _i, o, got=got):
+                got["h"] = o[0] if isinstance(o, tuple) else o
+
+            hook = saved[self.start - 1].register_forward_hook(grab)
             base.layers = nn.ModuleList(list(saved)[: self.start])
             try:
                 base(input_ids=x.to(self.device), use_cache=False)
@@ -227,8 +230,11 @@ class DeltaMemReader(Reader):
         return sum(p.numel() for p in delta_mem_parameters(self.top))
 
 
+LORA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj")
+
+
 def lora_rank_for(num_params: int, runner: EpisodeRunner,
-                  modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")) -> int:  # fmt: skip
+                  modules: tuple[str, ...] = LORA_MODULES) -> int:  # fmt: skip
     """LoRA rank whose trainable parameters on the top layers come closest to ``num_params``."""
     num_params = check_int(num_params, "num_params", min=1)
     per_rank = 0
@@ -448,6 +454,7 @@ def fit_reader(reader: Reader, batches, *, max_iter: int, lr: float = 3e-3, seed
         return nn.functional.cross_entropy(logits, target)
 
     res = train(reader, batches, max_iter=max_iter, lr=lr, seed=seed, loss_fn=loss_fn,
-                device=str(reader.runner.device), grad_clip=1.0, desc="delta_mem reader")  # fmt: skip
+                device=str(reader.runner.device), grad_clip=1.0,
+                desc="delta_mem reader")  # fmt: skip
     reader.eval()
     return list(res.losses)

@@ -109,11 +109,11 @@ class Config:
 TIERS = {
     "smoke": Config(model="tiny", num_top_layers=1, train_iter=12, lora_iter=4, batch_size=4,
                     num_eval=6, num_oracle=2, lm_tokens=48, num_names=4, num_values=4,
-                    window=32),  # fmt: skip
+                    window=32),
     "small": Config(),
     "paper": Config(num_top_layers=8, num_episodes=6, train_iter=1500, lora_iter=500,
                     batch_size=16, lr=3e-3, num_eval=500, num_oracle=100, num_seeds=3,
-                    lm_tokens=4096),  # fmt: skip
+                    lm_tokens=4096),
 }
 
 METRICS = (
@@ -233,7 +233,8 @@ def _batches(cfg: Config, seed: int):
         family = FAMILIES[i % len(FAMILIES)]
         i += 1
         yield make_dialogues(cfg.batch_size, family, num_episodes=cfg.num_episodes,
-                             num_names=cfg.num_names, num_values=cfg.num_values, rng=rng)  # fmt: skip
+                             num_names=cfg.num_names, num_values=cfg.num_values,
+                             rng=rng)  # fmt: skip
 
 
 def _eval_set(cfg: Config, seed: int, num: int):

@@ -71,7 +71,7 @@ class DeltaMemConfig:
     >>> DeltaMemConfig(rank=0)
     Traceback (most recent call last):
     ...
-    ValueError: rank must be >= 1, got 0
+    ValueError: rank must lie in [1, 1024], got 0
     """
 
     rank: int = 8
@@ -112,7 +112,8 @@ def _check_tensor(x, name: str, ndim: int, *, finite: bool = True) -> torch.Tens
 
 def delta_rule_scan(state: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                     beta: torch.Tensor, *, keep: torch.Tensor | None = None,
-                    mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+                    mask: torch.Tensor | None = None,
+                    ) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
     """Read-before-write delta-rule scan over a sequence (token-level writes).
 
     Parameters
@@ -207,7 +208,7 @@ class DeltaMemory(nn.Module):
     --------
     >>> mem = DeltaMemory(16, {"q": 16, "o": 16}, DeltaMemConfig(rank=4, heads=("q", "o")))
     >>> q, k, v, beta = mem.project(torch.randn(2, 3, 16))
-    >>> q.shape, float(beta[0, 0, 0])  # doctest: +ELLIPSIS
+    >>> q.shape, float(beta[0, 0, 0].detach())  # doctest: +ELLIPSIS
     (torch.Size([2, 3, 4]), 0.182...)
     """
 
@@ -318,6 +319,8 @@ class DeltaMemAttention(nn.Module):
                 f"hidden_states: batch size {B} differs from the state's "
                 f"{self.state.shape[0]} at {self.name}; call reset_delta_mem(model) first"
             )
+        elif not bool(torch.isfinite(self.state).all()):
+            raise ValueError(f"state: non-finite delta-Mem state at {self.name}")
         else:
             state = self.state
         q, k, v, beta = self.memory.project(h)

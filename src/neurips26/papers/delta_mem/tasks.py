@@ -205,6 +205,8 @@ def lexical_retrieve(history: Sequence[str], query: str) -> int:
         raise ValueError("history: expected a non-empty sequence of str")
     if not all(isinstance(h, str) for h in history):
         raise TypeError("history: every entry must be a str")
+    if not isinstance(query, str):
+        raise TypeError(f"query: expected a str, got {type(query).__name__}")
     q = {w.lower() for w in words(query) if w.isalpha()}
     scores = [len(q & {w.lower() for w in words(h) if w.isalpha()}) for h in history]
     best = max(scores)
@@ -215,7 +217,7 @@ def all_texts(*, num_names: int = 8, num_values: int = 8) -> list[str]:
     """Every episode text :func:`make_dialogues` can produce with these pools (sorted).
 
     >>> len(all_texts(num_names=4, num_values=2))
-    68
+    76
     """
     num_names = check_int(num_names, "num_names", min=4, max=len(NAMES))
     num_values = check_int(num_values, "num_values", min=2, max=len(VALUES))
