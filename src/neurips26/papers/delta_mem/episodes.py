@@ -158,11 +158,18 @@ class EpisodeRunner:
         return self.head(final[torch.arange(len(last), device=final.device), last])
 
 
-def _same_length(dialogues: Sequence[Dialogue]) -> int:
+def _check_dialogues(dialogues, name: str = "dialogues") -> None:
+    if isinstance(dialogues, str | bytes) or not isinstance(dialogues, Sequence):
+        raise TypeError(f"{name}: expected a sequence of Dialogue, got "
+                        f"{type(dialogues).__name__}")  # fmt: skip
     if not dialogues:
-        raise ValueError("dialogues: must not be empty")
+        raise ValueError(f"{name}: must not be empty")
     if not all(isinstance(d, Dialogue) for d in dialogues):
-        raise TypeError("dialogues: every entry must be a Dialogue")
+        raise TypeError(f"{name}: every entry must be a Dialogue")
+
+
+def _same_length(dialogues: Sequence[Dialogue]) -> int:
+    _check_dialogues(dialogues)
     n = {len(d.episodes) for d in dialogues}
     if len(n) != 1:
         raise ValueError(f"dialogues: a batch needs one episode count, got {sorted(n)}")
@@ -236,7 +243,12 @@ LORA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj")
 def lora_rank_for(num_params: int, runner: EpisodeRunner,
                   modules: tuple[str, ...] = LORA_MODULES) -> int:  # fmt: skip
     """LoRA rank whose trainable parameters on the top layers come closest to ``num_params``."""
-    num_params = check_int(num_params, "num_params", min=1)
+    num_params = check_int(num_params, "num_params", min=1, max=1 << 40)
+    if not isinstance(runner, EpisodeRunner):
+        raise TypeError(f"runner: expected an EpisodeRunner, got {type(runner).__name__}")
+    if isinstance(modules, str) or not isinstance(modules, Sequence) or not modules or \
+            not all(isinstance(m, str) for m in modules):
+        raise ValueError(f"modules: expected a non-empty tuple of module names, got {modules!r}")
     per_rank = 0
     for layer in runner.top_layers():
         for name, mod in layer.named_modules():
@@ -267,6 +279,7 @@ class LoRAReader(Reader):
         super().__init__(runner)
         rank = check_int(rank, "rank", min=1, max=4096)
         alpha = check_float(alpha, "alpha", min=0.0, max=1e6)
+        lora_rank_for(1, runner, modules)  # refuses modules that are not there
         top = copy.deepcopy(runner.top_layers())
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(check_seed(seed))
@@ -380,6 +393,12 @@ class MemoryEvalResult:
 
 def candidate_ids(encode: Callable[[str], list[int]], values: Sequence[str]) -> list[int]:
     """First token id of each value word as it follows ``"... likes"`` (leading space)."""
+    if not callable(encode):
+        raise TypeError(f"encode: expected a callable, got {type(encode).__name__}")
+    if isinstance(values, str) or not isinstance(values, Sequence) or not values:
+        raise ValueError("values: expected a non-empty sequence of str")
+    if not all(isinstance(v, str) for v in values):
+        raise TypeError("values: every entry must be a str")
     ids = []
     for v in values:
         toks = list(encode(" " + v)) or list(encode(v))
@@ -400,8 +419,7 @@ def evaluate_episodes(reader: Reader, dialogues: Sequence[Dialogue], values: Seq
     """
     if not isinstance(reader, Reader):
         raise TypeError(f"reader: expected a Reader, got {type(reader).__name__}")
-    if not dialogues:
-        raise ValueError("dialogues: must not be empty")
+    _check_dialogues(dialogues)
     batch_size = check_int(batch_size, "batch_size", min=1, max=1 << 16)
     cand = torch.tensor(candidate_ids(reader.runner.encode, values))
     index = {v: i for i, v in enumerate(values)}
@@ -447,10 +465,22 @@ def fit_reader(reader: Reader, batches, *, max_iter: int, lr: float = 3e-3, seed
         raise TypeError(f"reader: expected a Reader, got {type(reader).__name__}")
     if not any(p.requires_grad for p in reader.parameters()):
         raise ValueError("reader: has no trainable parameters")
+    max_iter = check_int(max_iter, "max_iter", min=1, max=10**7)
+    lr = check_float(lr, "lr", min=0.0, max=10.0, min_inclusive=False)
+    seed = check_seed(seed)
+    if not callable(answer_ids):
+        raise TypeError(f"answer_ids: expected a callable, got {type(answer_ids).__name__}")
+    if isinstance(batches, str | bytes) or not hasattr(batches, "__iter__"):
+        raise TypeError(f"batches: expected an iterable of lists of Dialogue, got "
+                        f"{type(batches).__name__}")  # fmt: skip
 
     def loss_fn(model, batch):
+        _check_dialogues(batch, "batches")
         logits = model(batch)
-        target = torch.tensor([answer_ids(d) for d in batch], device=logits.device)
+        target = [answer_ids(d) for d in batch]
+        if not all(isinstance(t, int) and 0 <= t < logits.shape[-1] for t in target):
+            raise ValueError(f"answer_ids: must give token ids in [0, {logits.shape[-1]})")
+        target = torch.tensor(target, device=logits.device)
         return nn.functional.cross_entropy(logits, target)
 
     res = train(reader, batches, max_iter=max_iter, lr=lr, seed=seed, loss_fn=loss_fn,

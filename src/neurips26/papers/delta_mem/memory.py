@@ -33,7 +33,13 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from neurips26.common.validation import check_bool, check_choice, check_float, check_int
+from neurips26.common.validation import (
+    check_bool,
+    check_choice,
+    check_float,
+    check_int,
+    check_seed,
+)
 
 HEADS = ("q", "k", "v", "o")
 STATE_UPDATES = ("standard", "no_lambda")
@@ -94,6 +100,16 @@ class DeltaMemConfig:
             raise ValueError(f"heads: repeated entries in {self.heads!r}")
         object.__setattr__(self, "heads", tuple(h for h in HEADS if h in self.heads))
         check_choice(self.state_update, "state_update", STATE_UPDATES)
+
+
+def _check_out_dims(out_dims, config: DeltaMemConfig) -> None:
+    if not isinstance(out_dims, dict):
+        raise TypeError(f"out_dims: expected a dict, got {type(out_dims).__name__}")
+    if set(out_dims) != set(config.heads):
+        got = sorted(map(str, out_dims))
+        raise ValueError(f"out_dims: expected keys {config.heads}, got {got}")
+    for h in config.heads:
+        check_int(out_dims[h], "out_dims", min=1, max=1 << 20)
 
 
 def _check_tensor(x, name: str, ndim: int, *, finite: bool = True) -> torch.Tensor:
@@ -218,8 +234,7 @@ class DeltaMemory(nn.Module):
         if not isinstance(config, DeltaMemConfig):
             raise TypeError(f"config: expected a DeltaMemConfig, got {type(config).__name__}")
         dim = check_int(dim, "dim", min=1, max=1 << 20)
-        if set(out_dims) != set(config.heads):
-            raise ValueError(f"out_dims: expected keys {config.heads}, got {sorted(out_dims)}")
+        _check_out_dims(out_dims, config)
         r = config.rank
         self.config = config
         self.dim = dim
@@ -228,7 +243,7 @@ class DeltaMemory(nn.Module):
         self.beta_weight = nn.Parameter(torch.zeros(r, dim))  # W_beta = 0
         self.beta_bias = nn.Parameter(torch.full((r,), float(config.beta_bias_init)))
         self.up = nn.ParameterDict({
-            h: nn.Parameter(torch.zeros(check_int(out_dims[h], f"out_dims[{h}]", min=1), r))
+            h: nn.Parameter(torch.zeros(out_dims[h], r))
             for h in config.heads
         })  # fmt: skip  # U_x, zero at init
 
@@ -258,7 +273,7 @@ def _attention_parts(attn: nn.Module) -> dict[str, nn.Linear]:
     parts = {h: getattr(attn, f"{h}_proj", None) for h in HEADS}
     if any(not isinstance(p, nn.Linear) for p in parts.values()):
         raise ValueError(
-            f"model: {type(attn).__name__} has no q_proj/k_proj/v_proj/o_proj linears"
+            f"attn: {type(attn).__name__} has no q_proj/k_proj/v_proj/o_proj linears"
         )
     return parts  # type: ignore[return-value]
 
@@ -284,6 +299,12 @@ class DeltaMemAttention(nn.Module):
     def __init__(self, attn: nn.Module, config: DeltaMemConfig, *, name: str = "attention",
                  generator: torch.Generator | None = None) -> None:  # fmt: skip
         super().__init__()
+        if not isinstance(attn, nn.Module):
+            raise TypeError(f"attn: expected a torch.nn.Module, got {type(attn).__name__}")
+        if not isinstance(name, str):
+            raise TypeError(f"name: expected a str, got {type(name).__name__}")
+        if not isinstance(config, DeltaMemConfig):
+            raise TypeError(f"config: expected a DeltaMemConfig, got {type(config).__name__}")
         parts = _attention_parts(attn)
         dim = parts["q"].in_features
         out = {"q": parts["q"].out_features, "k": parts["k"].out_features,
@@ -310,6 +331,11 @@ class DeltaMemAttention(nn.Module):
         if not isinstance(h, torch.Tensor) or h.dim() != 3:
             shape = tuple(h.shape) if isinstance(h, torch.Tensor) else type(h).__name__
             raise ValueError(f"hidden_states: expected (B, T, D) at {self.name}, got {shape}")
+        if h.shape[-1] != self.memory.dim:
+            raise ValueError(f"hidden_states: expected width {self.memory.dim} at {self.name}, "
+                             f"got {h.shape[-1]}")  # fmt: skip
+        if not bool(torch.isfinite(h).all()):
+            raise ValueError(f"hidden_states: non-finite activations entering {self.name}")
         B = h.shape[0]
         r = self.memory.config.rank
         if self.state is None:
@@ -396,7 +422,7 @@ def attach_delta_mem(model: nn.Module, config: DeltaMemConfig | None = None, *,
         raise TypeError(f"config: expected a DeltaMemConfig, got {type(config).__name__}")
     if target is not None and not callable(target):
         raise TypeError(f"target: expected a callable, got {type(target).__name__}")
-    seed = check_int(seed, "seed", min=0)
+    seed = check_seed(seed)
     target = target or _default_target
     if any(isinstance(m, DeltaMemAttention) for m in model.modules()):
         raise ValueError("model: already has delta-Mem attached; call detach_delta_mem first")
@@ -465,7 +491,9 @@ def write_mask(model: nn.Module, mask: torch.Tensor) -> Iterator[None]:
     Right-padded batches pass their padding mask so padding never writes.
     """
     mods = _require_modules(model)
-    if not isinstance(mask, torch.Tensor) or mask.dim() != 2:
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"mask: expected a torch.Tensor, got {type(mask).__name__}")
+    if mask.dim() != 2:
         raise ValueError(f"mask: expected a (B, T) tensor, got {getattr(mask, 'shape', mask)!r}")
     for m in mods:
         m.write_mask = mask
@@ -483,6 +511,7 @@ def delta_mem_parameters(model: nn.Module) -> list[nn.Parameter]:
 
 def detach_delta_mem(model: nn.Module) -> list[str]:
     """Put the original attention modules back (the memory is dropped); returns their names."""
+    _require_modules(model)
     names = []
     for name, mod in list(model.named_modules()):
         if isinstance(mod, DeltaMemAttention):
@@ -506,9 +535,10 @@ def num_memory_parameters(dim: int, out_dims: dict[str, int], config: DeltaMemCo
     >>> num_memory_parameters(576, {"q": 576, "k": 192, "v": 192, "o": 576}, DeltaMemConfig())
     30728
     """
-    dim = check_int(dim, "dim", min=1)
+    dim = check_int(dim, "dim", min=1, max=1 << 30)
     if not isinstance(config, DeltaMemConfig):
         raise TypeError(f"config: expected a DeltaMemConfig, got {type(config).__name__}")
+    _check_out_dims(out_dims, config)
     r = config.rank
-    outs = [check_int(out_dims[h], "out_dims", min=1) for h in config.heads]
+    outs = [out_dims[h] for h in config.heads]
     return 4 * r * dim + r + r * int(math.fsum(outs))
