@@ -36,9 +36,22 @@ Deviations from the paper
 
 What does not reproduce at the small tier, and why we think so
 ----------------------------------------------------------------
-See the store for the verdicts of a run. Lexical retrieval is an extremely strong baseline
-on templated recall (the query shares the name and the verb with the fact), so delta-Mem
-is not expected to beat it here; the paper's benchmarks paraphrase.
+- Beating the strongest baseline (1.15x): lexical retrieval of the most similar past
+  episode is close to perfect on templated recall, because the query repeats the name and
+  the verb of the fact and ties go to the latest episode (which also solves overwrite).
+  The paper's benchmarks paraphrase and mix many sessions, where lexical retrieval is
+  much weaker. The spec expected this.
+- Larger gains on memory-heavy families: with few training steps the 8 x 8 state learns
+  the overwrite family about as well as single-fact recall, but multi-fact recall (two or
+  three facts competing for the same small state) lags, so the mean heavy-family gain is
+  not above the single-fact gain.
+- General ability: the memory is trained only on answer-token cross-entropy (as the
+  paper's loss), and its corrections stay active on unrelated text; on held-out
+  documentation the next-token loss rises by more than the 2% the spec allows. The
+  paper's larger backbones and longer, more varied training data likely dampen this.
+- Memory tokens and LoRA stay near chance: LoRA has no state across windows by design;
+  the memory tokens, entering at the top layers with a short training budget, do not
+  learn to carry the fact.
 """
 
 from __future__ import annotations
@@ -100,7 +113,7 @@ class Config:
     bptt: int = param(4, help="episodes of backpropagation through the state", min=1)
     num_eval: int = param(48, help="evaluation dialogues per family and seed", min=1)
     num_oracle: int = param(8, help="dialogues per family for the in-context oracle", min=0)
-    num_seeds: int = param(1, help="seeds (training stream, eval set, init)", min=1, max=20)
+    num_seeds: int = param(2, help="seeds (training stream, eval set, init)", min=1, max=20)
     lm_tokens: int = param(256, help="held-out tokens for the LM loss", min=8)
     window: int = param(64, help="context window of one episode (tokens)", min=8)
     device: str = param("cpu", help="torch device", choices=("cpu", "cuda"))
@@ -109,7 +122,7 @@ class Config:
 TIERS = {
     "smoke": Config(model="tiny", num_top_layers=1, train_iter=12, lora_iter=4, batch_size=4,
                     num_eval=6, num_oracle=2, lm_tokens=48, num_names=4, num_values=4,
-                    window=32),
+                    window=32, num_seeds=1),
     "small": Config(),
     "paper": Config(num_top_layers=8, num_episodes=6, train_iter=1500, lora_iter=500,
                     batch_size=16, lr=3e-3, num_eval=500, num_oracle=100, num_seeds=3,

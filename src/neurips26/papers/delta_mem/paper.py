@@ -142,7 +142,8 @@ PAPER = Paper(
         ("smoke", "tiny random LLaMA-layout LM (2 layers, d = 32), top layer adapted, "
                   "12 steps, 6 dialogues per family"),
         ("small", "SmolLM2-135M-Instruct, top 2 layers adapted, 3-episode dialogues, "
-                  "120 training steps of 8 dialogues, 48 evaluation dialogues per family"),
+                  "120 training steps of 8 dialogues, 48 evaluation dialogues per family, "
+                  "2 seeds"),
         ("paper", "SmolLM2 or a local checkpoint (--set model_path=..., device=cuda), top 8 "
                   "layers, 6-episode dialogues, 1,500 steps, 3 seeds; not run here (the "
                   "paper's Qwen3-4B/8B and benchmarks are not available offline)"),
