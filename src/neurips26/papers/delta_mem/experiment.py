@@ -80,6 +80,7 @@ from . import (
     all_texts,
     attach_delta_mem,
     candidate_ids,
+    delta_mem_modules,
     delta_rule_scan,
     evaluate_episodes,
     fit_reader,
@@ -258,6 +259,36 @@ def _eval_set(cfg: Config, seed: int, num: int):
                                     rng=rng)]  # fmt: skip
 
 
+TRAINING_FIELDS = ("model", "model_path", "num_top_layers", "rank", "heads", "num_episodes",
+                   "num_names", "num_values", "batch_size", "lr", "bptt")
+
+
+def _fit_cached(tag: str, reader, parts: torch.nn.Module, cfg: Config, seed: int,
+                max_iter: int, lr: float, answer_ids) -> list[float]:  # fmt: skip
+    """Train ``reader`` (its trainable ``parts``) or load them from the cache; the losses.
+
+    Only the trained parts and the loss curve are stored (never the frozen backbone).
+    """
+    from neurips26.common.cache import cache_key, cached_module
+
+    holder = torch.nn.Module()
+    holder.parts = parts
+    holder.register_buffer("losses", torch.full((max_iter,), float("nan")))
+    conf = {k: getattr(cfg, k) for k in TRAINING_FIELDS}
+    key = cache_key(f"delta_mem_{tag}", {**conf, "max_iter": max_iter, "lr": lr}, seed,
+                    modules=("neurips26.papers.delta_mem", "neurips26.common.models"))  # fmt: skip
+
+    def fit(h):
+        got = fit_reader(reader, _batches(cfg, seed), max_iter=max_iter, lr=lr, seed=seed,
+                         answer_ids=answer_ids)  # fmt: skip
+        h.losses[: len(got)] = torch.tensor(got)
+
+    cached_module(f"delta_mem_{tag}", key, lambda: holder, fit)
+    reader.eval()
+    losses = holder.losses.numpy()
+    return [float(v) for v in losses[np.isfinite(losses)]]
+
+
 def _avg_stat(arr: np.ndarray, col: int) -> float:
     fam = arr[:, 0]
     return float(np.mean([arr[fam == f, col].mean() for f in range(len(FAMILIES))
@@ -283,6 +314,10 @@ def run(cfg: Config) -> RunResult:
     lm_ids = _lm_text(encode_lm, cfg.lm_tokens)
     backbone_before = {k: v.clone() for k, v in model.state_dict().items()}
     rows, oracle, lm_delta, losses = [], [], [], []
+
+    def answer_ids(d):
+        return cand[d.answer]
+
     params = {}
     for s in range(cfg.num_seeds):
         seed = 1000 * cfg.seed + s
@@ -290,20 +325,22 @@ def run(cfg: Config) -> RunResult:
         res = {"frozen": evaluate_episodes(FrozenReader(runner), ev, values),
                "retrieval": evaluate_episodes(RetrievalReader(runner), ev, values)}
         dm = DeltaMemReader(runner, mcfg, bptt=cfg.bptt, seed=seed)
-        loss = fit_reader(dm, _batches(cfg, seed), max_iter=cfg.train_iter, lr=cfg.lr,
-                          seed=seed, answer_ids=lambda d: cand[d.answer])  # fmt: skip
+        mems = torch.nn.ModuleList([w.memory for w in delta_mem_modules(dm.top)])
+        loss = _fit_cached("delta", dm, mems, cfg, seed, cfg.train_iter, cfg.lr, answer_ids)
         losses.append((float(np.mean(loss[: max(1, len(loss) // 10)])),
                        float(np.mean(loss[-max(1, len(loss) // 10):]))))  # fmt: skip
         res["delta"] = evaluate_episodes(dm, ev, values)
         lm_delta.append(_lm_loss(runner, dm.top, lm_ids, cfg.window))
         rank = lora_rank_for(dm.num_trainable(), runner)
         lora = LoRAReader(runner, rank, seed=seed)
-        fit_reader(lora, _batches(cfg, seed + 1), max_iter=cfg.lora_iter, lr=cfg.lr / 10,
-                   seed=seed, answer_ids=lambda d: cand[d.answer])  # fmt: skip
+        adapters = torch.nn.ModuleList([mod for name, mod in lora.top.named_modules()
+                                        if name.endswith(("lora_A", "lora_B"))])  # fmt: skip
+        _fit_cached("lora", lora, adapters, cfg, seed + 1, cfg.lora_iter, cfg.lr / 10,
+                    answer_ids)  # fmt: skip
         res["lora"] = evaluate_episodes(lora, ev, values)
         rmt = MemoryTokensReader(runner, 4, bptt=cfg.bptt, seed=seed)
-        fit_reader(rmt, _batches(cfg, seed + 2), max_iter=cfg.train_iter, lr=cfg.lr,
-                   seed=seed, answer_ids=lambda d: cand[d.answer])  # fmt: skip
+        tokens = torch.nn.ParameterList([rmt.init, rmt.down, rmt.up])
+        _fit_cached("rmt", rmt, tokens, cfg, seed + 2, cfg.train_iter, cfg.lr, answer_ids)
         res["rmt"] = evaluate_episodes(rmt, ev, values)
         params = {"delta_params": dm.num_trainable(), "lora_params": lora.num_trainable(),
                   "rmt_params": rmt.num_trainable(), "lora_rank": rank,
