@@ -1,0 +1,27 @@
+"""delta_mem: the smoke tier runs, declares its metrics and passes its checks."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from neurips26.common.experiment import is_declared
+from neurips26.papers.delta_mem import experiment
+from neurips26.papers.delta_mem.paper import PAPER
+
+
+def test_smoke_run_metrics_and_checks():
+    cfg = dataclasses.replace(experiment.TIERS["smoke"], seed=2)
+    res = experiment.run(cfg)
+    m = res.metrics
+    assert all(is_declared(k, experiment.METRICS) for k in m)
+    for claim in PAPER.claims:
+        assert is_declared(claim.metric, experiment.METRICS)
+    assert m["state_floats_per_layer"] == 64
+    assert m["check_zero_init_error"] == 0.0
+    assert m["check_backbone_unchanged"] == 1.0
+    assert m["check_scan_error"] < 1e-9
+    assert m["lora_param_mismatch"] < 0.05
+    for meth in experiment.METHODS:
+        assert 0.0 <= m[f"{meth}_avg"] <= 1.0
+    assert m["train_loss_last"] < m["train_loss_first"]
+    assert res.tables["accuracy"] and "accuracy" in res.figures
