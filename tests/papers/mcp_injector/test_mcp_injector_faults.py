@@ -280,3 +280,24 @@ def test_bad_retry_after_is_refused_naming_the_field(bad, match):
     rule = {"tool": "t", "mode": "tool_error", **bad}
     with pytest.raises(ProfileError, match=match):
         parse_profile({"rules": [rule]})
+
+
+def test_wire_cut_rules_are_validated_and_refused_in_process():
+    from neurips26.papers.mcp_injector import FaultInjector, parse_profile
+
+    p = parse_profile({"rules": [{"tool": "t", "mode": "malformed_result", "cut_bytes": 10,
+                                  "cut_then": "close"}]})
+    d = FaultInjector(p).decide("t")
+    assert (d.cut_bytes, d.cut_then) == (10, "close")
+    assert FaultDecision.from_record(d.to_record(seed=0)) == d
+    for bad, match in (({"cut_bytes": 0}, "cut_bytes must be >= 1"),
+                       ({"cut_bytes": 2.5}, "cut_bytes must be an integer"),
+                       ({"cut_bytes": 5, "mode": "tool_error"}, "cut_bytes needs mode"),
+                       ({"cut_then": "explode"}, "cut_then must be")):
+        rule = {"tool": "t", "mode": "malformed_result", **bad}
+        with pytest.raises(ProfileError, match=match):
+            parse_profile({"rules": [rule]})
+    with pytest.raises(ValueError, match="wire-level"):
+        FaultInjector(p).middleware()
+    with pytest.raises(ValueError, match="wire-level"):
+        FaultInjector(p).wrap(object())

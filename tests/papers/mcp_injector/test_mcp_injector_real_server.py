@@ -195,3 +195,59 @@ def test_rate_limit_with_retry_after_in_front_of_real_server(time_server, tmp_pa
     assert "retry after 2 s" in limited.content[0].text
     assert retried.is_error is False and retried.structured_content
     assert _calls_seen(seen, "convert_time") == 1  # the limited call never reached the server
+
+
+def _wire(cmd, msgs, *, want_lines):
+    """Send ``msgs``, keep stdin open, read stdout bytes until ``want_lines`` newlines or
+    EOF (then close stdin)."""
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    chunks, eof = [], threading.Event()
+
+    def read():
+        while True:
+            b = p.stdout.read1(65536)
+            if not b:
+                eof.set()
+                return
+            chunks.append(b)
+
+    t = threading.Thread(target=read, daemon=True)
+    try:
+        t.start()
+        p.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in msgs))
+        p.stdin.flush()
+        t0 = time.monotonic()
+        while b"".join(chunks).count(b"\n") < want_lines and not eof.is_set() \
+                and time.monotonic() - t0 < T:
+            time.sleep(0.01)
+        time.sleep(0.3)  # anything more that would follow
+        closed = eof.is_set()
+        p.stdin.close()
+        p.wait(timeout=T)
+    finally:
+        p.kill()
+    return b"".join(chunks), closed
+
+
+CALL = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "convert_time", "arguments": CONVERT}}
+
+
+@pytest.mark.parametrize("then", ("newline", "close"))
+def test_wire_cut_of_a_real_server_response(time_server, tmp_path, then):
+    direct, _ = _wire(time_server, [*INIT, CALL], want_lines=3)
+    full = direct.split(b"\n")[2] + b"\n"  # the server's own response to the call
+    assert json.loads(full)["id"] == 3
+    cfg = _config(tmp_path, f"rules: [{{tool: convert_time, mode: malformed_result, "
+                            f"cut_bytes: 37, cut_then: {then}}}]\n")
+    out, closed = _wire([*CLI, "--config", cfg, "--", *time_server], [*INIT, CALL],
+                        want_lines=3 if then == "newline" else 2)
+    head = out.split(b"\n", 2)
+    assert json.loads(head[0])["id"] == 1 and json.loads(head[1])["id"] == 2
+    if then == "newline":  # a truncated JSON line, and the proxy goes on serving
+        assert head[2] == full[:37] + b"\n" and not closed
+    else:  # cut mid-response: the client sees end of stream right after the bytes
+        assert head[2] == full[:37] and closed
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(full[:37])

@@ -172,6 +172,14 @@ class FaultRule:
         message ``"429 Too Many Requests: rate limit exceeded, retry after <s> s"``) and
         machine-readable: ``_meta.retryAfter`` of a ``tool_error`` result, ``data.retryAfter``
         of a ``protocol_error``. Logged and replayed like every decision.
+    cut_bytes : int or None
+        ``malformed_result`` only, a wire-level fault of the stdio proxy: the server's real
+        response line is cut after its first ``cut_bytes`` bytes (``>= 1``), a partial
+        JSON-RPC message. In-process layers refuse such a rule (they carry messages, not
+        bytes).
+    cut_then : {"newline", "close"}
+        After the cut: ``"newline"`` ends the line (a truncated JSON line on the wire; the
+        request never gets a valid response), ``"close"`` closes the connection mid-response.
     after_server : bool
         ``False`` (default): ``tool_error``, ``protocol_error``, ``empty_result`` and
         ``timeout`` without ``hang_s`` model a failure *before* the server acts, so the call
@@ -194,6 +202,8 @@ class FaultRule:
     jitter: str | None = None
     jitter_scale: float = 0.5
     retry_after_s: float | None = None
+    cut_bytes: int | None = None
+    cut_then: str = "newline"
     after_server: bool = False
 
     def matches(self, tool: str) -> bool:
@@ -315,6 +325,10 @@ class FaultDecision:
         Whether the call is forwarded to the server before the fault applies.
     retry_after_s : float or None
         The retry-after hint of a rate-limit fault (see :attr:`FaultRule.retry_after_s`).
+    cut_bytes : int or None
+        Wire-level cut of the response line (see :attr:`FaultRule.cut_bytes`).
+    cut_then : str
+        ``"newline"`` or ``"close"`` after the cut.
     """
 
     connection: str
@@ -329,6 +343,8 @@ class FaultDecision:
     hang_s: float | None = None
     after_server: bool = False
     retry_after_s: float | None = None
+    cut_bytes: int | None = None
+    cut_then: str = "newline"
 
     @property
     def reaches_server(self) -> bool:
@@ -354,6 +370,8 @@ class FaultDecision:
             "hang_s": self.hang_s,
             "after_server": bool(self.after_server),
             "retry_after_s": self.retry_after_s,
+            "cut_bytes": self.cut_bytes,
+            "cut_then": self.cut_then,
         }
 
     @classmethod
@@ -372,6 +390,8 @@ class FaultDecision:
             hang_s=rec.get("hang_s"),
             after_server=bool(rec.get("after_server", False)),
             retry_after_s=rec.get("retry_after_s"),
+            cut_bytes=rec.get("cut_bytes"),
+            cut_then=str(rec.get("cut_then", "newline")),
         )
 
 
@@ -423,6 +443,18 @@ def _check_rule(rule: FaultRule, where: str) -> None:
         if rule.mode not in (FaultMode.TOOL_ERROR, FaultMode.PROTOCOL_ERROR):
             raise ProfileError(f"{where}: retry_after_s needs mode 'tool_error' or "
                                f"'protocol_error', got {rule.mode.value!r}")
+    if rule.cut_bytes is not None:
+        c = rule.cut_bytes
+        if isinstance(c, bool) or not isinstance(c, (int, np.integer)):
+            raise ProfileError(f"{where}: cut_bytes must be an integer >= 1, got {c!r}")
+        if c < 1:
+            raise ProfileError(f"{where}: cut_bytes must be >= 1, got {c!r}")
+        if rule.mode is not FaultMode.MALFORMED_RESULT:
+            raise ProfileError(f"{where}: cut_bytes needs mode 'malformed_result', got "
+                               f"{rule.mode.value!r}")
+    if rule.cut_then not in ("newline", "close"):
+        raise ProfileError(f"{where}: cut_then must be 'newline' or 'close', got "
+                           f"{rule.cut_then!r}")
     if rule.jitter is not None:
         if rule.jitter not in JITTERS:
             raise ProfileError(f"{where}: jitter must be one of {', '.join(JITTERS)}, got "
@@ -529,7 +561,8 @@ def parse_profile(data: Mapping[str, Any] | None) -> FaultProfile:
     data : mapping or None
         Keys: ``rules`` (list of rule mappings with ``tool``, ``mode``, ``persistence``,
         ``rate``, ``onset``, ``duration``, ``burst``, ``error_code``, ``message``, ``hang_s``,
-        ``jitter``, ``jitter_scale``, ``retry_after_s``, ``after_server``),
+        ``jitter``, ``jitter_scale``, ``retry_after_s``, ``cut_bytes``, ``cut_then``,
+        ``after_server``),
         ``mode_weights``, ``persistence_weights``, ``fault_rate``, ``transient_duration``,
         ``intermittent_p``, ``intermittent_window``, ``error_code``, ``label``,
         ``after_server``. ``None`` or
@@ -949,7 +982,7 @@ class FaultSchedule:
                 return self._make(
                     connection, tool, k, rule.mode, rule.persistence, f"rule:{i}", start,
                     rule.error_code, rule.message, hang_s, rule.after_server,
-                    rule.retry_after_s,
+                    rule.retry_after_s, rule.cut_bytes, rule.cut_then,
                 )
         if self.profile.fault_rate > 0:
             inc = self._incident(connection, tool, k)
@@ -962,7 +995,7 @@ class FaultSchedule:
         return None
 
     def _make(self, connection, tool, k, mode, pers, source, start, code, message, hang_s,
-              after_server=False, retry_after_s=None):
+              after_server=False, retry_after_s=None, cut_bytes=None, cut_then="newline"):
         if message is None and retry_after_s is not None:
             message = (f"429 Too Many Requests: rate limit exceeded, retry after "
                        f"{retry_after_s:g} s")  # fmt: skip
@@ -984,6 +1017,8 @@ class FaultSchedule:
             hang_s=hang_s,
             after_server=bool(after_server),
             retry_after_s=None if retry_after_s is None else float(retry_after_s),
+            cut_bytes=None if cut_bytes is None else int(cut_bytes),
+            cut_then=cut_then,
         )
 
     @classmethod

@@ -388,12 +388,21 @@ class FaultInjector:
             raise ValueError(f"fault rules match no tool the server lists: {unused}")
         return unused
 
+    def _refuse_wire_faults(self, layer: str) -> None:
+        rules = getattr(getattr(self.schedule, "profile", None), "rules", ())
+        cut = [r.tool for r in rules if r.cut_bytes is not None]
+        if cut:
+            raise ValueError(f"profile: cut_bytes (rules for {cut}) is a wire-level fault of "
+                             f"the stdio proxy; the {layer} carries messages, not bytes")
+
     def middleware(self) -> FaultInjectionMiddleware:
         """A server-side ``ServerMiddleware`` for ``MCPServer(..., middleware=[...])``."""
+        self._refuse_wire_faults("middleware")
         return FaultInjectionMiddleware(self)
 
     def wrap(self, transport: Any, *, connection: str | None = None) -> FaultInjectingTransport:
         """Wrap an SDK client transport (an async context manager of ``(read, write)``)."""
+        self._refuse_wire_faults("client transport")
         return FaultInjectingTransport(transport, self, connection=connection)
 
     def _connection_label(self, ctx: Any) -> str:

@@ -288,10 +288,10 @@ class _Relay:
         self.client_closed = False
         self.stderr_tail: collections.deque[bytes] = collections.deque(maxlen=40)
 
-    def write_client(self, line: bytes) -> None:
+    def write_client(self, line: bytes, *, newline: bool = True) -> None:
         if self.client_closed:
             return
-        if not line.endswith(b"\n"):
+        if newline and not line.endswith(b"\n"):
             line += b"\n"
         try:
             self.out.write(line)
@@ -564,6 +564,13 @@ def _from_server(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
         if new == DISCONNECT:  # connection_drop after the server acted
             _disconnect(relay, proc, tg, f"injected connection drop after {d.tool!r}")
             return False
+        if d is not None and d.cut_bytes is not None:  # wire-level: the real line, cut
+            relay.write_client(raw[: d.cut_bytes], newline=d.cut_then == "newline")
+            if d.cut_then == "close":
+                _disconnect(relay, proc, tg, f"injected cut after {d.cut_bytes} bytes of the "
+                            f"response to {d.tool!r}")  # fmt: skip
+                return False
+            return True
         out = raw if new is msg else (json.dumps(new, separators=(",", ":")) + "\n").encode()
         if d is not None and d.mode is FaultMode.TIMEOUT and d.hang_s is not None:
             tg.start_soon(_deliver_later, relay, out, d.hang_s)
