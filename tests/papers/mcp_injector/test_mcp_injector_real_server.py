@@ -251,3 +251,29 @@ def test_wire_cut_of_a_real_server_response(time_server, tmp_path, then):
         assert head[2] == full[:37] and closed
     with pytest.raises(json.JSONDecodeError):
         json.loads(full[:37])
+
+
+def test_cli_replay_of_a_log_repeats_the_faults_call_for_call(time_server, tmp_path):
+    log = tmp_path / "faults.jsonl"
+    cfg = _config(tmp_path, """
+        seed: 5
+        rules:
+          - {tool: convert_time, mode: tool_error, persistence: intermittent, rate: 0.5}
+        """)
+
+    async def go(cmd):
+        with anyio.fail_after(T):
+            async with Client(_params(cmd)) as c:
+                return [(await c.call_tool("convert_time", CONVERT)).is_error for _ in range(8)]
+
+    first = anyio.run(go, [*CLI, "--config", cfg, "--log", str(log), "--", *time_server])
+    assert 0 < sum(first) < 8
+    replay_log = tmp_path / "replay.jsonl"
+    again = anyio.run(go, [*CLI, "--replay", str(log), "--log", str(replay_log), "--",
+                           *time_server])
+    assert again == first
+    faults = [json.loads(x) for x in replay_log.read_text().splitlines()]
+    assert sum(r.get("kind") == "fault" for r in faults) == sum(first)
+    bad = subprocess.run([*CLI, "--replay", str(tmp_path / "nope.jsonl"), "--", "true"],
+                         capture_output=True, timeout=T)
+    assert bad.returncode == 2 and b"--replay" in bad.stderr

@@ -3,6 +3,7 @@
 Usage::
 
     neurips26-mcp-inject --config faults.yaml [--seed N] [--log faults.jsonl] -- <server command...>
+    neurips26-mcp-inject --replay faults.jsonl -- <server command...>
     python -m neurips26.papers.mcp_injector.cli --config faults.yaml -- python server.py
 
 Put this command in your agent's MCP server configuration in place of the server command;
@@ -26,11 +27,18 @@ PROG = "neurips26-mcp-inject"
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
-        usage=f"{PROG} [--config FILE] [--seed N] [--log FILE] [--strict] -- COMMAND [ARG ...]",
+        usage=f"{PROG} [--config FILE | --replay LOG] [--seed N] [--log FILE] [--strict] "
+              "-- COMMAND [ARG ...]",
         description="Fault-injecting stdio proxy for Model Context Protocol servers.",
     )
     p.add_argument(
         "--config", help="YAML, JSON or TOML fault configuration (omit for a transparent proxy)"
+    )
+    p.add_argument(
+        "--replay",
+        help="replay the faults of a JSONL log written by an earlier run (its last run), "
+        "call for call, instead of the config's rules; the config still sets the log, "
+        "connection label and strictness",
     )
     p.add_argument("--seed", type=int, help="override the config's seed")
     p.add_argument("--log", help="override the config's JSONL fault log path (appended to)")
@@ -66,6 +74,19 @@ def main(argv: list[str] | None = None) -> int:
     except ProfileError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
+    profile = cfg.profile
+    if args.replay is not None:
+        from .faults import FaultSchedule
+
+        try:
+            profile = FaultSchedule.from_log(args.replay)
+        except OSError as e:
+            print(f"{PROG}: error: --replay: cannot read {args.replay!r}: {e.strerror or e}",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        except (ValueError, KeyError) as e:
+            print(f"{PROG}: error: --replay: {e}", file=sys.stderr)
+            return 2
     seed = cfg.seed if args.seed is None else args.seed
     if seed < 0:
         print(f"{PROG}: error: --seed must be >= 0, got {seed}", file=sys.stderr)
@@ -76,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run_proxy(
             command,
-            cfg.profile,
+            profile,
             seed=seed,
             log_path=args.log if args.log is not None else cfg.log_path,
             strict=cfg.strict or args.strict,

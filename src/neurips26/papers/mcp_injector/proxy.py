@@ -36,7 +36,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from .faults import FaultMode, FaultProfile, ProfileError, _parse_profile
+from .faults import FaultMode, FaultProfile, FaultSchedule, ProfileError, _parse_profile
 from .injector import DISCONNECT, DROP, FaultInjector, apply_fault
 
 __all__ = ["MAX_LINE", "LineSplitter", "ProxyConfig", "load_config", "parse_config", "run_proxy"]
@@ -645,7 +645,7 @@ async def run_proxy_async(
 
 def run_proxy(
     command: Sequence[str],
-    profile: FaultProfile,
+    profile: FaultProfile | FaultSchedule,
     *,
     seed: int = 0,
     log_path: str | Path | None = None,
@@ -659,7 +659,8 @@ def run_proxy(
     ----------
     command : sequence of str
         The downstream MCP server command (``["python", "server.py"]``).
-    profile : FaultProfile
+    profile : FaultProfile or FaultSchedule
+        What to inject; a schedule from :meth:`FaultSchedule.from_log` replays a log.
     seed : int
     log_path : path or None
         JSONL fault log.
