@@ -10,9 +10,11 @@ from __future__ import annotations
 from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests
 from neurips26.papers.mcp_injector import (
     ProfileError,
+    format_summary,
     make_tasks,
     parse_profile,
     profile_from_counts,
+    summarize_log,
 )
 
 A, S = BAD_ARRAYS, BAD_SCALARS
@@ -29,6 +31,8 @@ CALLS = [
         },
     ),
     Call(parse_profile, {"data": {}}, {"data": (3, "abc", {"rules": 3}, {"rules": [{"rate": 2}]})}),
+    Call(summarize_log, {"log": []}, {"log": (3, None, {"kind": "call"}, [3], [None])}),
+    Call(format_summary, {"summary": summarize_log([])}, {"summary": (None, 3, {})}),
 ]
 
 

@@ -277,3 +277,38 @@ def test_cli_replay_of_a_log_repeats_the_faults_call_for_call(time_server, tmp_p
     bad = subprocess.run([*CLI, "--replay", str(tmp_path / "nope.jsonl"), "--", "true"],
                          capture_output=True, timeout=T)
     assert bad.returncode == 2 and b"--replay" in bad.stderr
+
+
+def test_every_call_is_logged_and_the_report_summarises_it(time_server, tmp_path):
+    log = tmp_path / "calls.jsonl"
+    cfg = _config(tmp_path, """
+        rules:
+          - {tool: convert_time, mode: tool_error, persistence: transient, duration: 1}
+        """)
+    cmd = [*CLI, "--config", cfg, "--log", str(log), "--", *time_server]
+
+    async def go():
+        with anyio.fail_after(T):
+            async with Client(_params(cmd)) as c:
+                await c.call_tool("get_current_time", {"timezone": "UTC"})
+                first = await c.call_tool("convert_time", CONVERT)
+                retry = await c.call_tool("convert_time", CONVERT)  # the same call again
+                return first.is_error, retry.is_error
+
+    assert anyio.run(go) == (True, False)
+    calls = [r for r in map(json.loads, log.read_text().splitlines()) if r["kind"] == "call"]
+    assert [(c["tool"], c["fault"], c["outcome"]) for c in calls] == [
+        ("get_current_time", None, "ok"), ("convert_time", "tool_error", "is_error"),
+        ("convert_time", None, "ok")]
+    assert calls[1]["arg_hash"] == calls[2]["arg_hash"] != calls[0]["arg_hash"]
+    assert all(c["latency_ms"] >= 0 and isinstance(c["id"], int) for c in calls)
+    out = subprocess.run([*CLI, "report", str(log), "--json"], capture_output=True, timeout=T)
+    assert out.returncode == 0, out.stderr
+    s = json.loads(out.stdout)
+    assert (s["num_calls"], s["num_retries"], s["num_faults"]) == (3, 1, 1)
+    assert s["faults_by_mode"] == {"tool_error": 1} and s["outcomes"] == {"is_error": 1, "ok": 2}
+    text = subprocess.run([*CLI, "report", str(log)], capture_output=True, timeout=T)
+    assert b"retries: 1" in text.stdout and b"latency ms: p50" in text.stdout
+    bad = subprocess.run([*CLI, "report", str(tmp_path / "none.jsonl")], capture_output=True,
+                         timeout=T)
+    assert bad.returncode == 2 and b"cannot read" in bad.stderr

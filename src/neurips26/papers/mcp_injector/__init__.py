@@ -25,10 +25,12 @@ FaultMode, Persistence, FaultRule, BurstParams, FaultProfile, FaultDecision, Fau
 ProfileError, parse_profile, load_profile, profile_from_counts, default_profile,
 uniform_severe_profile, FaultInjector, FaultInjectionMiddleware, FaultInjectingTransport,
 apply_fault, corrupt_result, memory_transport, run_proxy, load_config, parse_config,
-build_travel_server, make_tasks, run_grid, analyse, run_scripted_agent.
+build_travel_server, make_tasks, run_grid, analyse, run_scripted_agent, summarize_log,
+format_summary, read_log, LogSummary.
 """
 
 from ._compat import SDK_VERSION, memory_transport
+from .calllog import LogSummary, format_summary, read_log, summarize_log
 from .faults import (
     BurstParams,
     FaultDecision,
@@ -83,6 +85,7 @@ __all__ = [
     "FaultRule",
     "FaultSchedule",
     "GridResult",
+    "LogSummary",
     "Persistence",
     "ProfileError",
     "ProxyConfig",
@@ -93,6 +96,7 @@ __all__ = [
     "corrupt_result",
     "default_profile",
     "empty_instance",
+    "format_summary",
     "load_config",
     "load_profile",
     "make_tasks",
@@ -100,9 +104,11 @@ __all__ = [
     "parse_config",
     "parse_profile",
     "profile_from_counts",
+    "read_log",
     "run_grid",
     "run_proxy",
     "run_scripted_agent",
     "stdio_server_command",
+    "summarize_log",
     "uniform_severe_profile",
 ]

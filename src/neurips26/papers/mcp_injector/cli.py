@@ -4,6 +4,7 @@ Usage::
 
     neurips26-mcp-inject --config faults.yaml [--seed N] [--log faults.jsonl] -- <server command...>
     neurips26-mcp-inject --replay faults.jsonl -- <server command...>
+    neurips26-mcp-inject report faults.jsonl [--json]
     python -m neurips26.papers.mcp_injector.cli --config faults.yaml -- python server.py
 
 Put this command in your agent's MCP server configuration in place of the server command;
@@ -52,9 +53,38 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _report(argv: list[str]) -> int:
+    """``report LOG [--json]``: summarise a proxy log (calls, faults, retries, latency)."""
+    import json
+
+    from .calllog import format_summary, summarize_log
+
+    p = argparse.ArgumentParser(prog=f"{PROG} report",
+                                description="Summarise a JSONL log written with --log.")
+    p.add_argument("log", help="the JSONL log")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
+    try:
+        summary = summarize_log(args.log)
+    except OSError as e:
+        print(f"{PROG} report: error: cannot read {args.log!r}: {e.strerror or e}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    except ValueError as e:
+        print(f"{PROG} report: error: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary.to_dict()) if args.json else format_summary(summary))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status (0 ok, 1 downstream failure, 2 usage error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["report"]:
+        return _report(argv[1:])
     parser = _parser()
     if "--" in argv:
         cut = argv.index("--")

@@ -355,6 +355,12 @@ class FaultInjector:
             {"kind": "anomaly", "connection": connection, "direction": direction, "detail": detail}
         )
 
+    def log_call(self, rec: dict[str, Any]) -> None:
+        """Log one ``tools/call`` as the client saw it (``kind = "call"``: time, connection,
+        id, tool, ``arg_hash``, the fault applied, ``outcome``, ``latency_ms``); the stdio
+        proxy writes one per call. :func:`~.calllog.summarize_log` reads them back."""
+        self._append(rec)
+
     def _append(self, rec: dict[str, Any]) -> None:
         self.log_.append(rec)
         if self.log_path is not None:

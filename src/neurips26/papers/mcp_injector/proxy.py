@@ -21,12 +21,14 @@ client's EOF is killed.
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import math
 import os
 import re
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -287,6 +289,35 @@ class _Relay:
         self.failed = False
         self.client_closed = False
         self.stderr_tail: collections.deque[bytes] = collections.deque(maxlen=40)
+        self.calls: dict[Any, dict[str, Any]] = {}  # tools/call id -> call record so far
+
+    def call_started(self, key: Any, msg_id: Any, tool: str, params: Any, d: Any) -> None:
+        """Open the per-call log record of a ``tools/call`` (closed by :meth:`call_done`)."""
+        args = params.get("arguments") if isinstance(params, dict) else None
+        blob = json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
+        self.calls[key] = {
+            "kind": "call",
+            "time": time.time(),
+            "connection": self.conn,
+            "id": msg_id,
+            "tool": tool,
+            "arg_hash": hashlib.sha256(blob.encode()).hexdigest()[:16],
+            "fault": d.mode.value if d is not None else None,
+            "_t0": time.perf_counter(),
+        }
+
+    def call_done(self, key: Any, outcome: str) -> None:
+        """Close a call record: ``outcome`` and the latency as the client saw it."""
+        rec = self.calls.pop(key, None)
+        if rec is None:
+            return
+        rec["latency_ms"] = round(1e3 * (time.perf_counter() - rec.pop("_t0")), 3)
+        rec["outcome"] = outcome
+        self.inj.log_call(rec)
+
+    def calls_unanswered(self) -> None:
+        for key in list(self.calls):
+            self.call_done(key, "unanswered")
 
     def write_client(self, line: bytes, *, newline: bool = True) -> None:
         if self.client_closed:
@@ -457,16 +488,20 @@ async def _from_client(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
             tool = params.get("name") if isinstance(params, dict) else None
             if method == "tools/call" and isinstance(tool, str):
                 d = relay.inj.decide(tool, connection=relay.conn)
+                relay.call_started(key, msg["id"], tool, params, d)
                 if d is not None and not d.reaches_server:
                     if d.mode is FaultMode.CONNECTION_DROP:
+                        relay.call_done(key, "disconnected")
                         _disconnect(relay, proc, tg, f"injected connection drop on {tool!r}")
                         return True
                     new = apply_fault(d, {"jsonrpc": "2.0", "id": msg["id"]},
                                       output_schema=relay.inj.output_schema(tool))
                     if new == DROP:
                         relay.swallowed.add(key)
+                        relay.call_done(key, "no_response")
                     else:
                         relay.write_client(json.dumps(new, separators=(",", ":")).encode())
+                        relay.call_done(key, _outcome(new))
                     return True  # failed before the server acted: never forwarded
                 relay.pending[key] = d
             relay.outstanding[key] = method if isinstance(method, str) else "?"
@@ -477,9 +512,19 @@ async def _from_client(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
     return True
 
 
-async def _deliver_later(relay: _Relay, line: bytes, delay: float) -> None:
+def _outcome(msg: Any) -> str:
+    """``"ok"``, ``"is_error"`` or ``"error"`` of a JSON-RPC response the client gets."""
+    if isinstance(msg, dict) and "error" in msg:
+        return "error"
+    res = msg.get("result") if isinstance(msg, dict) else None
+    return "is_error" if isinstance(res, dict) and res.get("isError") else "ok"
+
+
+async def _deliver_later(relay: _Relay, line: bytes, delay: float, key: Any = None,
+                         outcome: str = "ok") -> None:  # fmt: skip
     await anyio.sleep(delay)
     relay.write_client(line)
+    relay.call_done(key, outcome)
 
 
 def _answer_too_long(relay: _Relay, head: bytes, limit: int) -> None:
@@ -508,6 +553,7 @@ def _answer_too_long(relay: _Relay, head: bytes, limit: int) -> None:
         "error": {"code": -32603, "message": f"neurips26-mcp-inject: {detail}"},
     }
     relay.write_client(json.dumps(err).encode())
+    relay.call_done(key, "error")
 
 
 async def _server_to_client(relay: _Relay, proc: Any, tg: Any, max_line: int) -> None:
@@ -560,12 +606,15 @@ def _from_server(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
         d = relay.pending.pop(key)
         new = apply_fault(d, msg, output_schema=relay.inj.output_schema(d.tool) if d else None)
         if new == DROP:
+            relay.call_done(key, "no_response")
             return True
         if new == DISCONNECT:  # connection_drop after the server acted
+            relay.call_done(key, "disconnected")
             _disconnect(relay, proc, tg, f"injected connection drop after {d.tool!r}")
             return False
         if d is not None and d.cut_bytes is not None:  # wire-level: the real line, cut
             relay.write_client(raw[: d.cut_bytes], newline=d.cut_then == "newline")
+            relay.call_done(key, "cut")
             if d.cut_then == "close":
                 _disconnect(relay, proc, tg, f"injected cut after {d.cut_bytes} bytes of the "
                             f"response to {d.tool!r}")  # fmt: skip
@@ -573,9 +622,10 @@ def _from_server(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
             return True
         out = raw if new is msg else (json.dumps(new, separators=(",", ":")) + "\n").encode()
         if d is not None and d.mode is FaultMode.TIMEOUT and d.hang_s is not None:
-            tg.start_soon(_deliver_later, relay, out, d.hang_s)
+            tg.start_soon(_deliver_later, relay, out, d.hang_s, key, _outcome(new))
             return True
         relay.write_client(out)
+        relay.call_done(key, _outcome(new))
         return True
     if isinstance(msg.get("result"), dict) and isinstance(msg["result"].get("tools"), list):
         relay.inj.note_tools(msg["result"]["tools"])
@@ -630,6 +680,7 @@ async def run_proxy_async(
             tg.start_soon(_client_to_server, relay, stdin, proc, tg)
         # the client is told first; then the server gets EOF and a grace period
         relay.close_client()
+        relay.calls_unanswered()
         try:
             await proc.stdin.aclose()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
