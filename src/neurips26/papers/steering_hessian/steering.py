@@ -366,7 +366,8 @@ class SteeringObjective:
                     self._prefix.crop(-1)  # drop the last token again: the prefix is reused
             else:
                 logits = _logits(self.model, self.prompts, self.mask)
-        logp = torch.log_softmax(logits[:, -1].float(), dim=-1)  # (B, V)
+        last = logits[:, -1]
+        logp = torch.log_softmax(last.to(torch.promote_types(last.dtype, torch.float32)), -1)
         return logp.gather(1, self.targets[:, None]).squeeze(1)  # (B,)
 
     def __call__(self, v) -> torch.Tensor:
