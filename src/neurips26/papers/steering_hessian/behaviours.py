@@ -181,7 +181,7 @@ def make_contrastive_set(behaviour: str, encode: Callable[[str], list[int]], *,
         raise TypeError("encode must be a callable text -> token ids")
     num_items = check_int(num_items, "num_items", min=1, max=100_000)
     rng = check_rng(rng)
-    pad_id = check_int(pad_id, "pad_id", min=0)
+    pad_id = check_int(pad_id, "pad_id", min=0, max=2**31 - 1)
     if letters is None:
         letters = (int(encode("A")[-1]), int(encode("B")[-1]))
     questions, match, other = _items(behaviour)
@@ -246,7 +246,7 @@ class BowScorer:
 
     def score(self, texts) -> np.ndarray:
         """``P(behaviour | text)`` per text, shape (n,)."""
-        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+        if not isinstance(texts, (list, tuple)) or not all(isinstance(t, str) for t in texts):
             raise TypeError("texts must be a list of str")
         if not len(texts):
             raise ValueError("texts must not be empty")

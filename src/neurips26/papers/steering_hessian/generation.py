@@ -85,7 +85,7 @@ def generate_steered(model, prompts, v, *, layer: int, positions: str = "all",
     v = torch.zeros(dim) if v is None else _check_vector(v, dim)
     n = check_int(max_new_tokens, "max_new_tokens", min=1, max=MAX_NEW_TOKENS)
     temperature = check_float(temperature, "temperature", min=0.0, max=100.0)
-    seed = check_int(seed, "seed", min=0)
+    seed = check_int(seed, "seed", min=0, max=2**63 - 1)
     gen = torch.Generator().manual_seed(seed)
     mask = torch.ones_like(ids) if mask is None else mask
     out = []

@@ -47,6 +47,8 @@ def _as_point(v, name: str = "v") -> torch.Tensor:
     else:
         arr = v
     arr = check_array(arr, name, ndim=1, max_size=MAX_DIM)
+    if np.abs(arr).max() > 1e6:
+        raise ValueError(f"{name} has entries above 1e6 in magnitude")
     dtype = v.dtype if isinstance(v, torch.Tensor) else torch.float32
     return torch.as_tensor(arr, dtype=dtype)
 
@@ -183,7 +185,7 @@ def lanczos(matvec: Callable[[np.ndarray], np.ndarray], dim: int, *, num_steps: 
     check_callable(matvec, "matvec")
     dim = check_int(dim, "dim", min=1, max=MAX_DIM)
     m = check_int(num_steps, "num_steps", min=1, max=dim)
-    seed = check_int(seed, "seed", min=0)
+    seed = check_int(seed, "seed", min=0, max=2**63 - 1)
     if start is None:
         q = np.random.default_rng(seed).standard_normal(dim)
     else:
@@ -257,7 +259,7 @@ def steering_hessian(loss_fn: Callable, v, *, method: str = "lanczos", num_steps
     if method not in ("dense", "lanczos"):
         raise ValueError(f"method must be 'dense' or 'lanczos', got {method!r}")
     num_steps = check_int(num_steps, "num_steps", min=1, max=MAX_DIM)
-    seed = check_int(seed, "seed", min=0)
+    seed = check_int(seed, "seed", min=0, max=2**63 - 1)
     if not isinstance(label, str):
         raise TypeError(f"label must be a str, got {type(label).__name__}")
     if method == "dense" and dim > MAX_DENSE_DIM:

@@ -66,7 +66,8 @@ def adaptive_k(eigvals, *, ratio: float = 10.0) -> int:
     """
     w = check_array(eigvals, "eigvals", ndim=1)
     ratio = check_float(ratio, "ratio", min=0.0, max=1e12, min_inclusive=False)
-    return int(np.sum(w > ratio * np.median(np.abs(w))))
+    scale = float(np.median(np.abs(w)))
+    return int(np.sum(w / ratio > scale))  # lambda > ratio * median |lambda|
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,7 @@ def random_subspace_removal(v, hessian: SteeringHessian, *, k: int,
     hessian = _check_hessian(hessian)
     v = _vec(v, "v", hessian.dim)
     k = check_int(k, "k", min=0, max=hessian.dim)
-    seed = check_int(seed, "seed", min=0)
+    seed = check_int(seed, "seed", min=0, max=2**63 - 1)
     G = np.random.default_rng(seed).standard_normal((hessian.dim, k))
     U = np.linalg.qr(G)[0] if k else np.zeros((hessian.dim, 0))
     return _remove(v, U, hessian)

@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from neurips26.common.models.llm import capture_residual, decoder_layers
-from neurips26.common.validation import check_float, check_int
+from neurips26.common.validation import check_array, check_float, check_int
 
 __all__ = [
     "SteeringObjective",
@@ -75,7 +75,11 @@ def check_positions(positions):
 def _check_ids(ids, name: str, vocab: int, *, ndim: int = 2) -> torch.Tensor:
     if ids is None or isinstance(ids, (str, bytes)):
         raise TypeError(f"{name} must be an integer array, got {type(ids).__name__}")
-    t = torch.as_tensor(np.asarray(ids) if not isinstance(ids, torch.Tensor) else ids)
+    if isinstance(ids, torch.Tensor):
+        t = ids.detach().cpu()
+    else:
+        t = torch.as_tensor(check_array(ids, name, dtype=None, finite=False, min_size=0,
+                                        max_size=MAX_TOKENS))  # fmt: skip
     if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
         raise TypeError(f"{name} must hold integer token ids, got dtype {t.dtype}")
     if t.ndim != ndim:
@@ -87,23 +91,22 @@ def _check_ids(ids, name: str, vocab: int, *, ndim: int = 2) -> torch.Tensor:
     if int(t.min()) < 0 or int(t.max()) >= vocab:
         raise ValueError(f"{name}: token ids must lie in [0, {vocab}), got "
                          f"[{int(t.min())}, {int(t.max())}]")  # fmt: skip
-    return t.long()
+    device = ids.device if isinstance(ids, torch.Tensor) else "cpu"
+    return t.long().to(device)
 
 
 def _check_mask(mask, ids: torch.Tensor, name: str = "attention_mask"):
     if mask is None:
         return None
-    m = torch.as_tensor(np.asarray(mask) if not isinstance(mask, torch.Tensor) else mask)
-    if tuple(m.shape) != tuple(ids.shape):
-        raise ValueError(f"{name} must have shape {tuple(ids.shape)}, got {tuple(m.shape)}")
-    if m.dtype.is_floating_point and not torch.isfinite(m).all():
-        raise ValueError(f"{name} must be finite")
-    if not ((m == 0) | (m == 1)).all():
+    if isinstance(mask, torch.Tensor):
+        mask = mask.detach().cpu().numpy()
+    m = check_array(mask, name, shape=tuple(ids.shape), dtype=None)
+    if not np.all((m == 0) | (m == 1)):
         raise ValueError(f"{name} must hold 0/1 entries")
-    if not bool((m[:, -1] == 1).all()):
+    if not np.all(m[:, -1] == 1):
         raise ValueError(f"{name}: the last position of every row must be a real token "
                          "(left-pad the prompts)")  # fmt: skip
-    return m.long()
+    return torch.as_tensor(m.astype(np.int64)).to(ids.device)
 
 
 def _check_vector(v, dim: int, name: str = "v") -> torch.Tensor:
@@ -111,18 +114,17 @@ def _check_vector(v, dim: int, name: str = "v") -> torch.Tensor:
         raise TypeError(f"{name} must be a real vector of shape ({dim},), got {type(v).__name__}")
     if isinstance(v, torch.Tensor):
         t = v
+        if t.dtype.is_complex or t.dtype == torch.bool:
+            raise TypeError(f"{name} must be a real vector, got dtype {t.dtype}")
     else:
-        arr = np.asarray(v)
-        if arr.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must be a real vector, got dtype {arr.dtype}")
-        t = torch.as_tensor(arr)
-    if t.dtype.is_complex or t.dtype == torch.bool:
-        raise TypeError(f"{name} must be a real vector, got dtype {t.dtype}")
+        t = torch.as_tensor(check_array(v, name, dtype=None, finite=False, min_size=0))
     if tuple(t.shape) != (dim,):
         raise ValueError(f"{name} must have shape ({dim},), got {tuple(t.shape)}")
     if not torch.isfinite(t).all():
         raise ValueError(f"{name} must be finite")
-    return t
+    if float(t.detach().abs().max()) > 1e6:
+        raise ValueError(f"{name} has entries above 1e6 in magnitude")
+    return t if t.dtype.is_floating_point else t.double()
 
 
 def _add(h: torch.Tensor, v: torch.Tensor, positions) -> torch.Tensor:
