@@ -334,7 +334,7 @@ def test_bad_input(model64, data):
         SteeringObjective(m, data.prompts, torch.full((len(data),), 999), layer=0)
     with pytest.raises(ValueError, match="lanczos"):
         steering_hessian(lambda v: (v**2).sum(), torch.zeros(3000), method="dense")
-    with pytest.raises(ValueError, match="non-finite loss.*cond 7"):
+    with pytest.raises(ValueError, match=r"non-finite loss.*cond 7"):
         steering_hessian(lambda v: v.sum() * float("nan"), torch.zeros(3), label="cond 7")
     with pytest.raises(ValueError, match="k"):
         sharp_removal(np.ones(4), steering_hessian(lambda v: (v**2).sum(), torch.zeros(4),

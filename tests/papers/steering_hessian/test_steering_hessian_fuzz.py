@@ -52,7 +52,7 @@ INT_IDS = (None, "abc", np.array([]), np.array([[1.5, 2.0]]), np.array([[-1, 2]]
 MODELS = (None, "abc", torch.nn.Linear(2, 2), 3)
 LAYERS = (None, "abc", -1, 2, 10**30, 1.5, float("nan"))
 POSITIONS = (None, "first", -1, 1.5, 10**30)
-VECS = A + (np.zeros(5), torch.zeros(3, dtype=torch.complex64))
+VECS = (*A, np.zeros(5), torch.zeros(3, dtype=torch.complex64))
 
 
 def _encode(t):
@@ -115,10 +115,11 @@ CALLS = [
           "alpha": S[:5] + S[8:]}),
     Call(objective_call, {"model": MODEL, "prompts": PROMPTS, "target_ids": TARGETS,
                           "layer": 1, "positions": "last", "attention_mask": None},
-         {"model": MODELS, "prompts": INT_IDS, "target_ids": INT_IDS[:3] + (
-             np.array([300, 1]), np.array([1, 2, 3])), "layer": LAYERS,
-          "positions": POSITIONS, "attention_mask": A + (np.array([[1, 1, 0], [1, 1, 0]]),
-                                                         np.array([[2, 1, 1], [1, 1, 1]]))}),
+         {"model": MODELS, "prompts": INT_IDS,
+          "target_ids": (*INT_IDS[:3], np.array([300, 1]), np.array([1, 2, 3])),
+          "layer": LAYERS, "positions": POSITIONS,
+          "attention_mask": (*A, np.array([[1, 1, 0], [1, 1, 0]]),
+                             np.array([[2, 1, 1], [1, 1, 1]]))}),
     Call(behavioural_loss, {"model": MODEL, "prompts": PROMPTS, "target_ids": TARGETS,
                             "v": V, "layer": 1},
          {"v": VECS, "layer": LAYERS, "prompts": INT_IDS}),
@@ -135,11 +136,11 @@ CALLS = [
          {"loss_fn": (None, "abc"), "v": A, "step": S}),
     Call(lanczos, {"matvec": lambda u: 2 * u, "dim": 4, "num_steps": 3},
          {"matvec": (None, "abc"), "dim": S, "num_steps": S,
-          "seed": S[:5] + S[6:7] + S[8:], "start": A + (np.zeros(4),)}),
+          "seed": S[:5] + S[6:7] + S[8:], "start": (*A, np.zeros(4))}),
     Call(linear_softmax_hessian, {"W": np.eye(3), "h": np.ones((2, 3)), "v": np.zeros(3)},
          {"W": A, "h": A, "v": A}),
     Call(linear_softmax_loss, {"W": np.eye(3), "h": np.ones((2, 3)), "targets": np.array([0, 1])},
-         {"W": A, "h": A, "targets": A + (np.array([0.5, 1.0]), np.array([0, 7]))}),
+         {"W": A, "h": A, "targets": (*A, np.array([0.5, 1.0]), np.array([0, 7]))}),
     Call(curvature_call, {"u": np.ones(16)}, {"u": A}),
     Call(top_call, {"k": 2}, {"k": S}),
     Call(sharp_removal, {"v": V, "hessian": H, "k": 2},
@@ -159,7 +160,7 @@ CALLS = [
     Call(generate_steered, {"model": MODEL, "prompts": PROMPTS, "v": V, "layer": 1,
                             "max_new_tokens": 3},
          {"model": MODELS, "prompts": INT_IDS, "v": VECS[1:], "layer": LAYERS,
-          "positions": POSITIONS + (3,), "max_new_tokens": S,
+          "positions": (*POSITIONS, 3), "max_new_tokens": S,
           "temperature": S[:5] + S[6:7] + S[8:], "seed": S[:5] + S[6:7] + S[8:],
           "attention_mask": A}),
     Call(generation_eval, {"model": MODEL, "prompts": PROMPTS, "v": V, "layer": 1,

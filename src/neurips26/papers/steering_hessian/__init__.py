@@ -73,4 +73,5 @@ __all__ = [
     "random_subspace_removal",
     "sharp_removal",
     "steer",
+    "steering_hessian",
 ]

@@ -121,7 +121,7 @@ class ContrastiveSet:
     other_texts: tuple[str, ...]
 
     def __len__(self) -> int:
-        return int(len(self.targets))
+        return len(self.targets)
 
     def subset(self, idx) -> ContrastiveSet:
         """Rows ``idx`` (re-padded to their longest prompt)."""

@@ -93,26 +93,26 @@ class Config:
                        choices=("tiny", "smollm2", "path"))
     model_path: str = param("", help="local Hugging Face checkpoint (model=path)")
     behaviours: tuple[str, ...] = param(BEHAVIOURS, help="behaviours", choices=BEHAVIOURS)
-    layers: tuple[int, ...] = param((9, 15, 21), help="steered blocks", min=0, max=1000)
+    layers: tuple[int, ...] = param((10, 20), help="steered blocks", min=0, max=1000)
     positions: tuple[str, ...] = param(("last",), help="position modes",
                                        choices=("last", "all"))
-    alpha: float = param(1.0, help="steering scale (H at alpha v_CAA)", min=0.0,
+    alpha: float = param(4.0, help="steering scale (H at alpha v_CAA)", min=0.0,
                          max=100.0)
-    num_caa: int = param(24, help="contrastive pairs for CAA", min=1, max=10_000)
+    num_caa: int = param(16, help="contrastive pairs for CAA", min=1, max=10_000)
     num_hessian: int = param(8, help="prompts in the Hessian's loss", min=1, max=10_000)
     num_eval: int = param(32, help="held-out prompts (anti-steer, polarity)", min=1,
                           max=10_000)
     method: str = param("lanczos", help="Hessian method", choices=("dense", "lanczos"))
-    num_steps: int = param(24, help="Lanczos steps (HVPs)", min=1, max=100_000)
+    num_steps: int = param(20, help="Lanczos steps (HVPs)", min=1, max=100_000)
     k: int = param(4, help="sharp subspace size (0 = adaptive, dense only)", min=0,
                    max=100_000)
     ratio: float = param(10.0, help="adaptive-k threshold on lambda/median|lambda|",
                          min=1e-6, max=1e6)
     num_random: int = param(3, help="random-subspace controls per condition", min=1,
                             max=1000)
-    gen_prompts: int = param(4, help="open prompts for generation", min=1, max=10_000)
+    gen_prompts: int = param(3, help="open prompts for generation", min=1, max=10_000)
     gen_samples: int = param(2, help="continuations per prompt", min=1, max=1000)
-    max_new_tokens: int = param(24, help="tokens per continuation", min=1, max=4096)
+    max_new_tokens: int = param(16, help="tokens per continuation", min=1, max=4096)
     temperature: float = param(1.0, help="sampling temperature", min=0.0, max=10.0)
     device: str = param("cpu", help="torch device", choices=("cpu", "cuda"))
 
@@ -287,7 +287,7 @@ def _checks(seed: int) -> dict:
         "check_hessian_fd_error": float(np.abs(dense.dense - fd).max() / scale),
         "check_lanczos_error": float(np.max(np.abs(lz.eigvals[:4] - top) / np.abs(top))),
         "check_closed_form_error": float(np.abs(closed.dense - linear_softmax_hessian(W, h, u))
-                                         .max()),  # fmt: skip
+                                         .max()),
         "check_zero_steer_error": float((zero - base).abs().max()),
         "check_prefix_cache_error": float((f.log_probs(v) - g.log_probs(v)).detach().abs().max()),
     }

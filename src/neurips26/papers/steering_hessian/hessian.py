@@ -64,8 +64,8 @@ class _HVP:
             if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
                 raise TypeError("loss_fn must return a scalar tensor")
             if not torch.isfinite(loss):
-                raise ValueError(f"loss_fn: non-finite loss {float(loss.detach())} at the evaluation "
-                                 f"point{label}")  # fmt: skip
+                raise ValueError(f"loss_fn: non-finite loss {float(loss.detach())} at the "
+                                 f"evaluation point{label}")  # fmt: skip
             (grad,) = torch.autograd.grad(loss.reshape(()), self.point, create_graph=True)
         if not torch.isfinite(grad).all():
             raise ValueError(f"loss_fn: non-finite gradient at the evaluation point{label}")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -355,7 +354,7 @@ class SteeringObjective:
 
     @property
     def num_prompts(self) -> int:
-        return int(len(self.prompts))
+        return len(self.prompts)
 
     def log_probs(self, v=None) -> torch.Tensor:
         """``log p(y_b | x_b; v)``, shape (B,); ``v=None`` is the unsteered model."""
