@@ -66,7 +66,7 @@ def _point(dim, seed=0, scale=0.5):
 
 @pytest.mark.parametrize("positions", ["last", "all"])
 def test_dense_hessian_equals_finite_differences(model64, data, positions):
-    f = _objective(model64, data, positions=positions)
+    f = _objective(model64, data.subset([0, 1, 2]), positions=positions)
     v = _point(32)
     H = steering_hessian(f, v, method="dense")
     fd = finite_difference_hessian(f, v, step=1e-3)

@@ -98,7 +98,8 @@ def generate_steered(model, prompts, v, *, layer: int, positions: str = "all",
                 nxt = logits.argmax(-1)
             else:
                 probs = torch.softmax(logits.double() / temperature, -1)
-                nxt = torch.multinomial(probs, 1, generator=gen).squeeze(1)
+                nxt = torch.multinomial(probs.cpu(), 1, generator=gen).squeeze(1)
+                nxt = nxt.to(logits.device)
             out.append(nxt)
             if step == n - 1:
                 break
@@ -199,7 +200,8 @@ def generation_eval(model, prompts, v, *, layer: int, positions: str = "all",
     kl = {}
     for name, u in {"self": v, **others}.items():
         lp = logp(u)
-        kl[name] = (lp.exp() * (lp - base)).sum(-1).mean(0).numpy()  # Eq. (6), (N,)
+        kl[name] = (lp.exp() * (lp - base)).sum(-1).mean(0).cpu().numpy()  # Eq. (6), (N,)
+    new = new.cpu()
     texts = tuple(decode(row) for row in new.numpy()) if decode is not None else ()
     behaviour = float(np.mean(scorer(list(texts)))) if (scorer is not None and texts) else (
         float("nan"))  # fmt: skip

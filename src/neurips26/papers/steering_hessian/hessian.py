@@ -50,7 +50,8 @@ def _as_point(v, name: str = "v") -> torch.Tensor:
     if np.abs(arr).max() > 1e6:
         raise ValueError(f"{name} has entries above 1e6 in magnitude")
     dtype = v.dtype if isinstance(v, torch.Tensor) else torch.float32
-    return torch.as_tensor(arr, dtype=dtype)
+    device = v.device if isinstance(v, torch.Tensor) else "cpu"
+    return torch.as_tensor(arr, dtype=dtype, device=device)
 
 
 class _HVP:
@@ -74,7 +75,7 @@ class _HVP:
         self.count = 0
 
     def __call__(self, u: np.ndarray) -> np.ndarray:
-        ut = torch.as_tensor(u, dtype=self.grad.dtype)
+        ut = torch.as_tensor(u, dtype=self.grad.dtype, device=self.grad.device)
         with torch.enable_grad():
             if not self.grad.requires_grad:  # L linear in v: H = 0
                 out = torch.zeros_like(ut)
@@ -83,7 +84,7 @@ class _HVP:
                                              allow_unused=True)  # Eq. (2)  # fmt: skip
                 out = torch.zeros_like(ut) if out is None else out
         self.count += 1
-        hu = out.detach().double().numpy()
+        hu = out.detach().double().cpu().numpy()
         if not np.all(np.isfinite(hu)):
             raise ValueError(f"loss_fn: non-finite Hessian-vector product{self.label}")
         return hu
@@ -266,8 +267,8 @@ def steering_hessian(loss_fn: Callable, v, *, method: str = "lanczos", num_steps
         raise ValueError(f"v has dimension {dim}: method='dense' is limited to "
                          f"{MAX_DENSE_DIM}; use method='lanczos'")  # fmt: skip
     hvp = _HVP(loss_fn, point, f" ({label})" if label else "")
-    common = dict(point=point.double().numpy(), loss=hvp.loss,
-                  grad=hvp.grad.detach().double().numpy())  # fmt: skip
+    common = dict(point=point.detach().double().cpu().numpy(), loss=hvp.loss,
+                  grad=hvp.grad.detach().double().cpu().numpy())  # fmt: skip
     if method == "dense":
         eye = np.eye(dim)
         H = np.stack([hvp(eye[i]) for i in range(dim)], axis=1)  # column i = H e_i
@@ -304,7 +305,7 @@ def finite_difference_hessian(loss_fn: Callable, v, *, step: float = 1e-3) -> np
         x = x.detach().clone().requires_grad_(True)
         with torch.enable_grad():
             (g,) = torch.autograd.grad(loss_fn(x).reshape(()), x)
-        g = g.detach().double().numpy()
+        g = g.detach().double().cpu().numpy()
         if not np.all(np.isfinite(g)):
             raise ValueError("loss_fn: non-finite gradient")
         return g

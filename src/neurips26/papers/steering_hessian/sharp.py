@@ -131,7 +131,7 @@ def _remove(v: np.ndarray, U: np.ndarray, hessian: SteeringHessian) -> SharpRemo
     if nv == 0.0:
         raise ValueError("v must be a non-zero vector")
     nc = float(np.linalg.norm(v_clean))
-    cos = float(v @ v_clean) / (nv * nc) if nc > 0 else 0.0
+    cos = float(np.clip(float(v @ v_clean) / (nv * nc), -1.0, 1.0)) if nc > 0 else 0.0
     return SharpRemoval(
         v=v, v_clean=v_clean, basis=U, k=int(U.shape[1]), cosine=cos,
         norm_reduction=1.0 - nc / nv, sharp_share=float(coef @ coef) / nv**2,
@@ -253,9 +253,9 @@ def anti_steer_rate(objective: SteeringObjective, direction, *, alpha: float = 1
     objective = _check_objective(objective)
     u = _vec(direction, "direction", objective.dim)
     alpha = check_float(alpha, "alpha", min=-1e6, max=1e6)
-    base = objective.log_probs(None).exp().double().numpy()
+    base = objective.log_probs(None).exp().double().cpu().numpy()
     steered = objective.log_probs(torch.as_tensor(alpha * u, dtype=torch.float32))
-    steered = steered.exp().double().numpy()
+    steered = steered.exp().double().cpu().numpy()
     delta = steered - base
     return AntiSteer(float(np.mean(delta < 0)), delta, base, steered)
 
@@ -300,7 +300,7 @@ def polarity_test(objective: SteeringObjective, removal: SharpRemoval) -> Polari
         for j, s in enumerate((-1.0, 0.0, 1.0)):
             u = sign * (removal.v_clean + s * removal.sharp_part)
             p = objective.log_probs(torch.as_tensor(u, dtype=torch.float32)).exp()
-            p = p.double().numpy()
+            p = p.double().cpu().numpy()
             control[i, j] = p.mean() if sign > 0 else (1 - p).mean()
     return PolarityTest(control)
 

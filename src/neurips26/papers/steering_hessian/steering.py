@@ -127,7 +127,7 @@ def _check_vector(v, dim: int, name: str = "v") -> torch.Tensor:
 
 
 def _add(h: torch.Tensor, v: torch.Tensor, positions) -> torch.Tensor:
-    v = v.to(h.dtype)
+    v = v.to(device=h.device, dtype=h.dtype)
     if positions == "all":
         return h + v  # (B, T, d)
     if positions == "last":
