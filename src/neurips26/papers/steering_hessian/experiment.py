@@ -40,14 +40,26 @@ Deviations from the paper
 - Uncertainties are bootstraps over conditions and prompts within one run, not over seeds
   (each seed would repeat every Hessian).
 
-Why claims may not reproduce here
----------------------------------
-A 135M model steered at its own scale differs from 7B models: its steering Hessian's top
-eigen-directions at a CAA point need not be aligned with the CAA vector, so the sharp share
-and the curvature drop depend on the layer; and the anti-steer rate depends on whether the
-sharp part is anti-aligned with the behaviour, which the paper finds for 7B models and which
-a short Lanczos run on a small model may not show. The verdicts of a real run are in the
-store; this docstring does not quote them.
+What does not reproduce at the small tier, and why we think so
+----------------------------------------------------------------
+- Direction and norm are kept and the sharp share is small, as the paper says; but on
+  SmolLM2 this follows from the sharp subspace holding little of the CAA vector, which the
+  paper also reports, so these claims are weak evidence on their own.
+- The curvature does not fall, and sharp removal does not beat a random subspace. The CAA
+  vector's own directional curvature is tiny against the top eigenvalues (it lies almost
+  entirely in flat directions of this model's steering Hessian), and at a steered point the
+  Hessian is indefinite, so ``kappa(v')`` can be as large as ``kappa(v)`` or change sign;
+  the ratio then measures noise. The paper's 7B models may have CAA vectors with a larger
+  component along sharp directions; we cannot test that offline.
+- The sharp part's KL share is above its squared-norm share (disproportionate) but below
+  the spec's 3x; the polarity test finds the sharp part does not act as noise here (adding
+  it with either sign barely changes behaviour, because it is so small).
+- CAA itself moves the answer-letter probabilities of a 135M model only a little (and the
+  wrong way at the later layer), so generation wins of ``v'`` over ``v`` are coin flips
+  on short, noisy continuations; with four conditions the bootstrap interval is wide.
+- The anti-steer rate is high in most conditions; its worst condition sits near one half,
+  so the verdict depends on held-out prompt noise.
+The verdicts of a real run are in the store; this docstring does not quote numbers.
 """
 
 from __future__ import annotations
