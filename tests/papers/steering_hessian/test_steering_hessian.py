@@ -348,3 +348,22 @@ def test_bad_input(model64, data):
         with torch.no_grad():
             bad.model.layers[0].mlp.down_proj.weight.fill_(float("nan"))
         caa_vector(bad, data.pos_ids, data.neg_ids, layer=0)
+
+
+@pytest.mark.slow
+def test_smollm2_prefix_cache_and_lanczos():
+    """On the real SmolLM2: cached and uncached losses agree, and Lanczos runs."""
+    from neurips26.common.models.llm import load_smollm2
+
+    model, tok = load_smollm2(attn_implementation="eager")
+    model.requires_grad_(False)
+    s = make_contrastive_set("sentiment", lambda t: tok(t, add_special_tokens=False).input_ids,
+                             num_items=3, rng=np.random.default_rng(0),
+                             pad_id=tok.pad_token_id or 0)  # fmt: skip
+    v = caa_vector(model, s.pos_ids, s.neg_ids, layer=20, attention_mask=s.pair_mask) * 4
+    a = SteeringObjective(model, s.prompts, s.targets, layer=20, attention_mask=s.mask)
+    b = SteeringObjective(model, s.prompts, s.targets, layer=20, attention_mask=s.mask,
+                          cache_prefix=False)  # fmt: skip
+    torch.testing.assert_close(a.log_probs(v), b.log_probs(v), rtol=1e-4, atol=1e-4)
+    H = steering_hessian(a, v, method="lanczos", num_steps=4)
+    assert H.num_hvp == 4 and np.all(np.isfinite(H.eigvals))
