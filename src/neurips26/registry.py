@@ -46,6 +46,7 @@ SLUGS: tuple[str, ...] = (
     "data_exchange_core",
     "qnn_spectral",
     "sign_code",
+    "steering_hessian",
     "event_distill",
     "score_kalman",
     "mcp_injector",
