@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.common.validation import check_int
+from neurips26.common.validation import check_int, check_seed
 
 from .memory import HEADER_BYTES
 from .model import _check_videos
@@ -75,6 +75,7 @@ def pca_uint8_memory(videos, budget_bytes: int, *, seed: int = 0) -> BaselineMem
 
     videos = _check_videos(videos)
     budget = check_int(budget_bytes, "budget_bytes", min=1, max=2**62)
+    seed = check_seed(seed)
     x = np.concatenate(videos).astype(np.float64)
     N, D = x.shape
 
@@ -139,6 +140,7 @@ def kmeans_memory(videos, budget_bytes: int, *, max_clusters: int = 256,
     videos = _check_videos(videos)
     budget = check_int(budget_bytes, "budget_bytes", min=1, max=2**62)
     max_clusters = check_int(max_clusters, "max_clusters", min=1, max=256)
+    seed = check_seed(seed)
     x = np.concatenate(videos).astype(np.float64)
     N, D = x.shape
 

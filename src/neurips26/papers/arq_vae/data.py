@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.common.validation import check_float, check_int, check_rng
+from neurips26.common.validation import check_float, check_int, check_rng, check_seed
 
 #: Largest total number of frames the generators produce (memory guard).
 MAX_FRAMES = 5_000_000
@@ -132,7 +132,7 @@ def make_procedural_videos(*, num_videos: int = 120, num_actions: int = 16,
     confusion = check_float(confusion, "confusion", min=0, max=1, max_inclusive=False)
     if num_videos * mean_length * 3 > MAX_FRAMES or num_videos * mean_length * dim > 2e9:
         raise ValueError(f"num_videos x mean_length asks for more than {MAX_FRAMES} frames")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     protos = rng.normal(size=(num_actions, dim))
     protos /= np.linalg.norm(protos, axis=1, keepdims=True)
     for a in range(1, num_actions, 2):  # confusable pairs

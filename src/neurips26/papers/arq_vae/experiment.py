@@ -432,6 +432,10 @@ def run(cfg: Config) -> RunResult:
                   "real_mean_length"):
             m[k] = float("nan")
             reasons[k] = "the real-feature check is skipped at this tier (real_videos=0)"
+    for den in dens:
+        if den != small:
+            for k in (f"f1_arq_noft_b{den}", f"edit_arq_noft_b{den}"):
+                reasons[k] = "no fine-tuning ablation at this budget (smallest budget only)"
     for k, v in m.items():
         if isinstance(v, float) and not np.isfinite(v) and k not in reasons:
             reasons[k] = "infeasible budget (the memory's smallest setting exceeds it)"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from neurips26.common.validation import check_array, check_float, check_int
+from neurips26.common.validation import check_array, check_float, check_int, check_seed
 
 from .model import ARQVAE, MAX_LEVELS, _check_videos
 
@@ -90,8 +90,10 @@ class FeatureMemory:
         if offsets[0] != 0 or offsets[-1] != len(lengths) or np.any(np.diff(offsets) < 1):
             raise ValueError("video_offsets must rise from 0 to len(lengths), each video "
                              "holding at least one frame")
-        codes = check_array(self.codes, "codes", ndim=1, dtype=None, min=0,
-                            max=self.codebook_size - 1)
+        codes = check_array(self.codes, "codes", ndim=1, dtype=None, min=0)
+        if len(codes) and codes.max() >= self.codebook_size:
+            raise ValueError(f"codes must be below codebook_size = {self.codebook_size}, got "
+                             f"{codes.max():g}")
         if len(codes) != int(lengths.astype(np.int64).sum()):
             raise ValueError(f"codes holds {len(codes)} entries, the lengths ask for "
                              f"{int(lengths.sum())}")
@@ -160,25 +162,28 @@ class FeatureMemory:
     @classmethod
     def from_bytes(cls, data: bytes) -> FeatureMemory:
         """Read the codes-only part of :meth:`to_bytes` back (a model section is ignored)."""
-        if not isinstance(data, (bytes, bytearray)) or data[:4] != MAGIC:
+        if not isinstance(data, (bytes, bytearray)) or bytes(data[:4]) != MAGIC:
             raise ValueError("data is not a serialized FeatureMemory")
-        V, N, L, K, uniform = struct.unpack("<4IB", data[4:HEADER_BYTES])
-        pos = HEADER_BYTES
-        counts = np.frombuffer(data, "<u4", V, pos).astype(np.int64)
-        pos += 4 * V
-        offsets = np.r_[0, np.cumsum(counts)]
-        cb = code_bytes(K)
-        if uniform:
-            lengths = np.full(N, int(data[pos]) + 1, np.uint8)
-            pos += 1
-        else:
-            packed = np.frombuffer(data, np.uint8, (N + 1) // 2, pos)
-            nib = np.stack([packed & 15, packed >> 4], 1).reshape(-1)[:N]
-            lengths = (nib + 1).astype(np.uint8)
-            pos += (N + 1) // 2
-        total = int(lengths.astype(np.int64).sum())
-        codes = np.frombuffer(data, "<u1" if cb == 1 else "<u2", total, pos)
-        return cls(codes.copy(), lengths, offsets, K, L)
+        try:
+            V, N, L, K, uniform = struct.unpack("<4IB", data[4:HEADER_BYTES])
+            pos = HEADER_BYTES
+            counts = np.frombuffer(data, "<u4", V, pos).astype(np.int64)
+            pos += 4 * V
+            offsets = np.r_[0, np.cumsum(counts)]
+            cb = code_bytes(K)
+            if uniform:
+                lengths = np.full(N, int(data[pos]) + 1, np.uint8)
+                pos += 1
+            else:
+                packed = np.frombuffer(data, np.uint8, (N + 1) // 2, pos)
+                nib = np.stack([packed & 15, packed >> 4], 1).reshape(-1)[:N]
+                lengths = (nib + 1).astype(np.uint8)
+                pos += (N + 1) // 2
+            total = int(lengths.astype(np.int64).sum())
+            codes = np.frombuffer(data, "<u1" if cb == 1 else "<u2", total, pos)
+            return cls(codes.copy(), lengths, offsets, K, L)
+        except (struct.error, ValueError, IndexError) as exc:
+            raise ValueError(f"data is truncated or corrupt ({exc})") from None
 
     def padded_codes(self) -> tuple[np.ndarray, np.ndarray]:
         """Codes as an (N, L) int64 array (-1 beyond each length) and lengths (N,)."""
@@ -403,7 +408,8 @@ def memory_errors(model: ARQVAE, memory: FeatureMemory, videos) -> float:
     """Mean relative error ||x - x_hat||^2 / ||x||^2 of the memory's reconstructions."""
     if not isinstance(memory, FeatureMemory):
         raise TypeError(f"memory must be a FeatureMemory, got {type(memory).__name__}")
-    videos = _check_videos(videos, dim=model.dim if isinstance(model, ARQVAE) else None)
+    memory._check_model(model)
+    videos = _check_videos(videos, dim=model.dim)
     rec = memory.reconstruct(model)
     if [len(v) for v in videos] != [len(r) for r in rec]:
         raise ValueError("videos do not match the memory's frame counts")
@@ -456,6 +462,7 @@ def finetune_decoder(model: ARQVAE, memory: FeatureMemory, videos, *, max_iter: 
     max_iter = check_int(max_iter, "max_iter", min=1, max=10_000_000)
     lr = check_float(lr, "lr", min=0, min_inclusive=False, max=10.0)
     batch_size = check_int(batch_size, "batch_size", min=1, max=10_000_000)
+    seed = check_seed(seed)
     tuned = copy.deepcopy(model).eval()
     for p in tuned.parameters():
         p.requires_grad_(False)

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from neurips26.common.torch import make_generator
-from neurips26.common.validation import check_bool, check_float, check_int
+from neurips26.common.validation import check_bool, check_float, check_int, check_seed
 
 #: Largest codebook a stored code can index (uint16).
 MAX_CODEBOOK_SIZE = 65_536
@@ -416,7 +416,7 @@ def train_arqvae(model: ARQVAE, videos, *, max_iter: int = 2000, lr: float = 1e-
     lr = check_float(lr, "lr", min=0, min_inclusive=False, max=10.0)
     window = check_int(window, "window", min=1, max=100_000)
     batch_size = check_int(batch_size, "batch_size", min=1, max=100_000)
-    gen = make_generator(seed)
+    gen = make_generator(check_seed(seed))
     model._gen.manual_seed(seed)
     batches = _window_batches(videos, window=max(window, model.temporal_kernel),
                               batch_size=batch_size, generator=gen)

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from neurips26.common.torch import make_generator
-from neurips26.common.validation import check_array, check_float, check_int
+from neurips26.common.validation import check_array, check_float, check_int, check_seed
 
 from .model import _check_videos
 
@@ -155,7 +155,7 @@ def train_mstcn(model: MSTCN, videos, labels, *, max_iter: int = 300, lr: float 
     window = check_int(window, "window", min=2, max=1_000_000)
     batch_size = check_int(batch_size, "batch_size", min=1, max=100_000)
     smooth = check_float(smooth, "smooth", min=0, max=1e3)
-    gen = make_generator(seed)
+    gen = make_generator(check_seed(seed))
     xs = [torch.as_tensor(v) for v in videos]
     ys = [torch.as_tensor(y) for y in labels]
     w = int(min(window, min(len(v) for v in videos)))
@@ -176,26 +176,49 @@ def train_mstcn(model: MSTCN, videos, labels, *, max_iter: int = 300, lr: float 
     return result
 
 
-def _check_labels(labels, name, lengths, num_classes=None) -> list[np.ndarray]:
+def _label_list(labels, name) -> list:
+    """One label sequence (1-D array, list of ints) or a list of them, as a list."""
     if isinstance(labels, np.ndarray) and labels.ndim == 1:
-        labels = [labels]
-    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
-        raise TypeError(f"{name} must be a list of label arrays")
+        return [labels]
+    if isinstance(labels, (list, tuple)) and len(labels) and all(
+            np.ndim(e) == 0 and not isinstance(e, (str, bytes)) for e in labels):
+        return [np.asarray(labels)]
+    if not isinstance(labels, (list, tuple)):
+        raise TypeError(f"{name} must be a 1-D label array or a list of them, got "
+                        f"{type(labels).__name__}")
+    if len(labels) == 0:
+        raise ValueError(f"{name} must hold at least one video")
+    return list(labels)
+
+
+def _check_labels(labels, name, lengths=None, num_classes=None) -> list[np.ndarray]:
+    labels = _label_list(labels, name)
+    if lengths is None:
+        lengths = [None] * len(labels)
     if len(labels) != len(lengths):
         raise ValueError(f"{name} has {len(labels)} videos, expected {len(lengths)}")
     out = []
     for i, (y, n) in enumerate(zip(labels, lengths, strict=True)):
-        a = check_array(y, f"{name}[{i}]", ndim=1, dtype=None)
-        if a.dtype.kind == "f":
-            if np.any(a != np.round(a)):
-                raise ValueError(f"{name}[{i}] must hold integer labels")
+        a = check_array(y, f"{name}[{i}]", ndim=1, dtype=None, min=-2**31, max=2**31)
+        if a.dtype.kind == "f" and np.any(a != np.round(a)):
+            raise ValueError(f"{name}[{i}] must hold integer labels")
         a = a.astype(np.int64)
-        if len(a) != n:
+        if n is not None and len(a) != n:
             raise ValueError(f"{name}[{i}] has {len(a)} frames, expected {n}")
         if num_classes is not None and (a.min() < 0 or a.max() >= num_classes):
             raise ValueError(f"{name}[{i}] must lie in [0, {num_classes})")
         out.append(a)
     return out
+
+
+def _pair(pred, gt):
+    pred_l = _check_labels(pred, "pred")
+    if gt is None or isinstance(gt, (str, bytes)):
+        raise TypeError("gt must be a label array or a list of them")
+    n_gt = len(_label_list(gt, "gt"))
+    if n_gt != len(pred_l):
+        raise ValueError(f"pred has {len(pred_l)} videos but gt has {n_gt}")
+    return pred_l, _check_labels(gt, "gt", [len(p) for p in pred_l])
 
 
 def segments(labels) -> list[tuple[int, int, int]]:
@@ -287,16 +310,7 @@ def segmentation_metrics(pred, gt, *, overlaps=(0.1, 0.25, 0.5),
     >>> m.accuracy, m.edit, m.f1_at(0.5)
     (87.5, 100.0, 100.0)
     """
-    if (isinstance(pred, np.ndarray) and pred.ndim == 1) or (
-            hasattr(pred, "__len__") and len(pred) and np.isscalar(pred[0])):
-        pred, gt = [pred], [gt]
-    if isinstance(pred, (str, bytes)) or not hasattr(pred, "__len__") or len(pred) == 0:
-        raise ValueError("pred must be a label array or a non-empty list of them")
-    if gt is None or isinstance(gt, (str, bytes)) or not hasattr(gt, "__len__"):
-        raise TypeError("gt must be a label array or a list of them")
-    pred_l = _check_labels(pred, "pred", [len(np.asarray(p)) if hasattr(p, "__len__") else -1
-                                          for p in pred])
-    gt_l = _check_labels(gt, "gt", [len(p) for p in pred_l])
+    pred_l, gt_l = _pair(pred, gt)
     ov = check_array(overlaps, "overlaps", ndim=1, min=0, max=1)
     if np.any(ov <= 0):
         raise ValueError("overlaps must lie in (0, 1]")
@@ -328,10 +342,8 @@ def mode_filter(labels, width: int) -> np.ndarray:
     >>> mode_filter(np.array([0, 0, 1, 0, 0, 2, 2, 2]), 3).tolist()
     [0, 0, 0, 0, 0, 2, 2, 2]
     """
-    y = check_array(labels, "labels", ndim=1, dtype=None).astype(np.int64)
+    y = check_array(labels, "labels", ndim=1, dtype=None, min=0, max=100_000).astype(np.int64)
     width = check_int(width, "width", min=1, max=100_000)
-    if y.min() < 0:
-        raise ValueError("labels must be non-negative")
     h = width // 2
     k = int(y.max()) + 1
     onehot = np.eye(k, dtype=np.int64)[y]
@@ -358,9 +370,10 @@ def unsupervised_segment(videos, num_clusters: int, *, smooth: int = 15,
     videos = _check_videos(videos)
     num_clusters = check_int(num_clusters, "num_clusters", min=1, max=10_000)
     smooth = check_int(smooth, "smooth", min=1, max=100_000)
+    seed = check_seed(seed)
     x = np.concatenate(videos).astype(np.float64)
     if num_clusters > len(x):
-        raise ValueError(f"num_clusters {num_clusters} exceeds the {len(x)} frames")
+        raise ValueError(f"num_clusters {num_clusters} exceeds the {len(x)} frames of videos")
     km = KMeans(num_clusters, n_init=3, random_state=seed % 2**32).fit(x)
     off = np.r_[0, np.cumsum([len(v) for v in videos])]
     return [mode_filter(km.labels_[a:b], smooth) for a, b in itertools.pairwise(off)]
@@ -370,11 +383,12 @@ def hungarian_relabel(pred, gt) -> list[np.ndarray]:
     """Map cluster ids to labels one-to-one, maximising frame agreement over all videos."""
     from scipy.optimize import linear_sum_assignment
 
-    pred_l = _check_labels(pred, "pred", [len(np.asarray(p)) for p in pred])
-    gt_l = _check_labels(gt, "gt", [len(p) for p in pred_l])
+    pred_l, gt_l = _pair(pred, gt)
     p, g = np.concatenate(pred_l), np.concatenate(gt_l)
-    if p.min() < 0 or g.min() < 0:
-        raise ValueError("pred and gt must be non-negative labels")
+    if p.min() < 0 or p.max() > 100_000:
+        raise ValueError("pred must hold labels in [0, 100000]")
+    if g.min() < 0 or g.max() > 100_000:
+        raise ValueError("gt must hold labels in [0, 100000]")
     C = np.zeros((p.max() + 1, g.max() + 1))
     np.add.at(C, (p, g), 1)
     r, c = linear_sum_assignment(-C)
