@@ -114,7 +114,7 @@ def test_same_seed_same_model(data):
 # ---------------------------------------------------------------- truncation
 def _brute(errors, lam, b):
     return np.array([min(range(1, len(e) + 1), key=lambda l, e=e: (e[l - 1] + lam * l * b, l))
-                     for e in errors])  # noqa: E741
+                     for e in errors])
 
 
 @pytest.mark.parametrize("lam", [0.0, 1e-3, 0.02, 0.3, 5.0])
@@ -154,7 +154,7 @@ def test_budget_is_met_within_one_frame_and_never_exceeded(trained, data):
 
 
 def test_infeasible_budget_is_refused(trained, data):
-    with pytest.raises(ValueError, match="budget_bytes.*infeasible"):
+    with pytest.raises(ValueError, match=r"budget_bytes.*infeasible"):
         adaptive_truncate(trained, list(data.features), budget_bytes=model_nbytes(trained))
 
 
