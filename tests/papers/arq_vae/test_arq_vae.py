@@ -144,11 +144,15 @@ def test_budget_is_met_within_one_frame_and_never_exceeded(trained, data):
     L, b = trained.num_levels, code_bytes(trained.codebook_size)
     low = adaptive_truncate(trained, vids, lam=1e9).nbytes(include_model=True, model=trained)
     high = adaptive_truncate(trained, vids, lam=0.0).nbytes(include_model=True, model=trained)
-    for budget in np.linspace(low + 1, high - 1, 7).astype(int):
+    packed = low + (sum(len(v) for v in vids) + 1) // 2 + L * b  # room to pack the lengths
+    for budget in np.linspace(packed, high - 1, 7).astype(int):
         mem = adaptive_truncate(trained, vids, budget_bytes=int(budget))
         size = mem.nbytes(include_model=True, model=trained)
         assert size <= budget
         assert budget - size < L * b
+    for budget in (low, low + 3):  # uniform depth 1: the packed lengths do not fit
+        mem = adaptive_truncate(trained, vids, budget_bytes=int(budget))
+        assert mem.uniform and mem.nbytes(include_model=True, model=trained) <= budget
     codes_only = adaptive_truncate(trained, vids, budget_bytes=3000, include_model=False)
     assert codes_only.nbytes(include_model=False) <= 3000
 

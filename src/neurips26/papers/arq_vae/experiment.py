@@ -23,7 +23,7 @@ Deviations from the paper
 - Segmentation model: a small MS-TCN (2 stages) instead of ASFormer; short training.
 - Budgets: the spec's 1/512 of float32 all-in is infeasible at our scale (the decoder and
   codebooks alone are about 1/160 of the training set's float32 bytes), so the small tier
-  uses 1/32, 1/64 and 1/128 all-in; claim 2 is tested at the smallest, 1/128 (the
+  uses 1/64, 1/96 and 1/128 all-in; claim 2 is tested at the smallest, 1/128 (the
   paper's 28 GB -> 10 MB is about 1/2,800 on a much larger feature bank).
 - Quantizer: our own EMA residual VQ (data-dependent start, dead-code expiry), with quantize
   dropout as a random prefix depth per frame; ``vector_quantize_pytorch.ResidualVQ`` is the
@@ -89,7 +89,7 @@ MATCH_TOL = 0.5
 @dataclass(frozen=True)
 class Config:
     seed: int = 0
-    num_seeds: int = param(2, help="seeds (data, models)", min=1, max=20)
+    num_seeds: int = param(3, help="seeds (data, models)", min=1, max=20)
     num_videos: int = param(80, help="videos (train + test)", min=2)
     num_test: int = param(20, help="test videos (original features)", min=1)
     dim: int = param(256, help="feature dimension D", min=2, max=8192)
@@ -107,7 +107,7 @@ class Config:
     finetune_iter: int = param(300, help="decoder fine-tuning steps", min=1)
     finetune_lr: float = param(1e-3, help="decoder fine-tuning learning rate", min=1e-6,
                                max=1.0)
-    budgets: tuple[float, ...] = param((1 / 32, 1 / 64, 1 / 128),
+    budgets: tuple[float, ...] = param((1 / 64, 1 / 96, 1 / 128),
                                        help="all-in byte budgets as fractions of float32",
                                        min=1e-6, max=1.0)
     mstcn_stages: int = param(2, help="MS-TCN stages", min=1, max=8)
@@ -263,7 +263,11 @@ def _measure(cfg: Config, s: int) -> SeedRow:
         full_size = adaptive_truncate(model, x_tr, lam=0.0).nbytes(include_model=True,
                                                                   model=model)
         binding = full_size > budget
-        checks["budget"] += int(allin > budget or (binding and budget - allin >= L * cb))
+        # within one frame's worth (L codes) of a binding budget, unless every frame keeps
+        # the same depth and packing the lengths (N / 2 bytes) would not fit
+        stuck = mem.uniform and allin + (mem.num_frames + 1) // 2 - 1 + cb > budget
+        checks["budget"] += int(allin > budget
+                                or (binding and budget - allin >= L * cb and not stuck))
         tuned = finetune_decoder(model, mem, x_tr, max_iter=cfg.finetune_iter,
                                  lr=cfg.finetune_lr, seed=seed, device=cfg.device)
         codes_only = mem.nbytes(include_model=False)

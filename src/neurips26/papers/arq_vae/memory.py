@@ -275,7 +275,9 @@ def adaptive_truncate(model: ARQVAE, videos, *, budget_bytes: int | None = None,
     budget_bytes : int, optional
         B: the stored size must not exceed it. lambda is found by bisection; then frames
         are deepened one at a time, best error drop per byte first, while the budget
-        allows, so the memory ends within one frame's worth of bytes (L codes) of B.
+        allows, so the memory ends within one frame's worth of bytes (L codes) of B
+        (unless every frame keeps the same depth and the packed lengths, N / 2 bytes,
+        do not fit: then the lengths stay one byte).
     lam : float, optional
         lambda of Eq. (1), used as given.
     tol : float, optional

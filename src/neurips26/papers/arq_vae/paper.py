@@ -162,7 +162,7 @@ PAPER = Paper(
         "features (not available offline); a real-feature check runs on EfficientNet-lite0 "
         "features of pans over real photos.",
         "A small MS-TCN replaces ASFormer; short training on CPU.",
-        "Budgets 1/32, 1/64, 1/128 of float32, all-in: 1/512 all-in is infeasible at our "
+        "Budgets 1/64, 1/96, 1/128 of float32, all-in: 1/512 all-in is infeasible at our "
         "scale (the decoder and codebooks alone exceed it).",
         "Our own EMA residual VQ with quantize dropout (vector-quantize-pytorch's "
         "ResidualVQ is the test oracle); the rate-distortion truncation rule, the "
@@ -171,7 +171,7 @@ PAPER = Paper(
     tiers=(
         ("smoke", "8 videos of ~100 frames, D = 32, L = 4, K = 16, 20 steps, 2 budgets"),
         ("small", "80 procedural videos of ~400 frames (D = 256), L = 8, K = 256, d = 8, "
-                  "3 budgets, MS-TCN 2 stages, 2 seeds, real-feature check on 8 videos"),
+                  "3 budgets, MS-TCN 2 stages, 3 seeds, real-feature check on 8 videos"),
         ("paper", "400 videos of ~600 frames at D = 2048 (I3D width), d = 64, MS-TCN 4 "
                   "stages, budgets down to 1/2,048, 3 seeds; `--set device=cuda`; not run "
                   "here (Breakfast features need a local copy)"),
