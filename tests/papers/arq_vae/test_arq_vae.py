@@ -109,6 +109,9 @@ def test_same_seed_same_model(data):
         train_arqvae(m, list(data.features), max_iter=5, seed=5)
         return m.quantizer.codebooks.clone()
     assert torch.equal(fit(), fit())
+    a, b = (ARQVAE(16, latent_dim=4, num_levels=2, codebook_size=8, seed=3) for _ in range(2))
+    for (k, v), w in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
+        assert torch.equal(v, w), k  # construction is a function of the seed alone
 
 
 # ---------------------------------------------------------------- truncation
@@ -381,3 +384,16 @@ def test_photo_pans_are_real_frame_sequences():
                             size=16, rng=np.random.default_rng(0))
     assert [v.shape for v in f] == [(8, 16, 16, 3)] * 2
     assert all(len(set(v[:4].tolist())) == 1 for v in y)
+
+
+def test_readme_example_runs(monkeypatch):
+    """The README's usage example runs as written."""
+    import pathlib
+    import re
+
+    import neurips26.papers.arq_vae as pkg
+
+    monkeypatch.setenv("NEURIPS26_NO_CACHE", "1")
+    text = (pathlib.Path(pkg.__file__).parent / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})

@@ -100,7 +100,7 @@ CALLS = [
                               "seed": S}),
     Call(ResidualQuantizer, {"dim": 3}, {"dim": S, "num_levels": (*S, 17),
                                          "codebook_size": (*S, 65537), "decay": S,
-                                         "dead_threshold": S[:7] + S[8:]}),
+                                         "dead_threshold": S[:7] + S[8:], "seed": S}),
     Call(encode, {"x": X}, {"x": A + T_BAD}),
     Call(prefix_errors, {"x": X}, {"x": A + T_BAD}),
     Call(decode, {"codes": CODES, "lengths": LENGTHS},

@@ -84,7 +84,10 @@ class FeatureMemory:
     def __post_init__(self):
         L = check_int(self.num_levels, "num_levels", min=1, max=MAX_LEVELS)
         cb = code_bytes(self.codebook_size)
-        lengths = check_array(self.lengths, "lengths", ndim=1, dtype=None, min=1, max=L)
+        lengths = check_array(self.lengths, "lengths", ndim=1, dtype=None, min=1)
+        if lengths.max() > L:
+            raise ValueError(f"lengths must lie in [1, num_levels = {L}], got up to "
+                             f"{lengths.max():g}")
         offsets = check_array(self.video_offsets, "video_offsets", ndim=1, dtype=None,
                               min_size=2, min=0)
         if offsets[0] != 0 or offsets[-1] != len(lengths) or np.any(np.diff(offsets) < 1):

@@ -74,6 +74,8 @@ class ResidualQuantizer(nn.Module):
         EMA decay of the codebooks.
     dead_threshold : float
         A code whose EMA count falls below this is replaced by a residual of the batch.
+    seed : int
+        Seed of the placeholder codebooks (the first training batch replaces them).
 
     Examples
     --------
@@ -84,7 +86,7 @@ class ResidualQuantizer(nn.Module):
     """
 
     def __init__(self, dim: int, *, num_levels: int = 8, codebook_size: int = 256,
-                 decay: float = 0.99, dead_threshold: float = 1.0):
+                 decay: float = 0.99, dead_threshold: float = 1.0, seed: int = 0):
         super().__init__()
         self.dim = check_int(dim, "dim", min=1, max=65_536)
         self.num_levels = check_int(num_levels, "num_levels", min=1, max=MAX_LEVELS)
@@ -93,7 +95,8 @@ class ResidualQuantizer(nn.Module):
         self.decay = check_float(decay, "decay", min=0, max=1, max_inclusive=False)
         self.dead_threshold = check_float(dead_threshold, "dead_threshold", min=0, max=1e9)
         L, K = self.num_levels, self.codebook_size
-        self.register_buffer("codebooks", torch.randn(L, K, dim) * 0.1)
+        gen = torch.Generator().manual_seed(check_seed(seed))
+        self.register_buffer("codebooks", torch.randn(L, K, dim, generator=gen) * 0.1)
         self.register_buffer("cluster_size", torch.ones(L, K))
         self.register_buffer("embed_sum", self.codebooks.clone())
         self.register_buffer("initted", torch.zeros((), dtype=torch.bool))
@@ -250,7 +253,7 @@ class ARQVAE(nn.Module):
         self.commitment = check_float(commitment, "commitment", min=0, max=1e3)
         gen = torch.Generator().manual_seed(check_int(seed, "seed", min=0, max=2**63 - 1))
         self.quantizer = ResidualQuantizer(self.latent_dim, num_levels=num_levels,
-                                           codebook_size=codebook_size)
+                                           codebook_size=codebook_size, seed=seed)
         h, k = self.hidden, self.temporal_kernel
         if h:
             self.encoder = nn.Sequential(nn.Conv1d(self.dim, h, k, padding=k // 2), nn.GELU(),
