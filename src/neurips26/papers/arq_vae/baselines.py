@@ -78,6 +78,8 @@ def pca_uint8_memory(videos, budget_bytes: int, *, seed: int = 0) -> BaselineMem
     seed = check_seed(seed)
     x = np.concatenate(videos).astype(np.float64)
     N, D = x.shape
+    if N < 2:
+        raise ValueError(f"videos must hold at least 2 frames for PCA, got {N}")
 
     def size(k):
         return _container(videos) + 4 * (k + 1) * D + 8 * k + N * k
