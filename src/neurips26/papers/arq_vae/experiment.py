@@ -347,7 +347,7 @@ def _real_check(cfg: Config) -> dict:
                                      "size": cfg.real_size, "actions": n_actions}, cfg.seed)
 
     def compute():
-        photos, _ = load_photos(num_skimage=len_skimage(), imagenet=True)
+        photos, _ = load_photos(num_skimage=_num_skimage(), imagenet=True)
         rng = np.random.default_rng([cfg.seed, 7])
         pick = rng.choice(len(photos), size=n_actions, replace=False)
         frames, labels = photo_pan_frames([photos[i] for i in pick],
@@ -390,7 +390,7 @@ def _real_check(cfg: Config) -> dict:
             "real_mean_length": float(mem.lengths.mean())}
 
 
-def len_skimage() -> int:
+def _num_skimage() -> int:
     from neurips26.common.data.images import SKIMAGE_PHOTOS
 
     return len(SKIMAGE_PHOTOS)
