@@ -34,6 +34,7 @@ SLUGS: tuple[str, ...] = (
     "sparse_scaling",
     "ecfr",
     "agentweave",
+    "arq_vae",
     "beta_tta",
     "adis_law",
     "seagram",

@@ -1,0 +1,53 @@
+"""arq_vae: the smoke tier runs, its checks hold and it reports every declared metric."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from neurips26.common.experiment import is_declared
+from neurips26.papers.arq_vae.experiment import METRICS, TIERS, VOLATILE, Config, run
+from neurips26.papers.arq_vae.paper import PAPER
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    mp = pytest.MonkeyPatch()
+    mp.setenv("NEURIPS26_NO_CACHE", "1")
+    try:
+        yield run(TIERS["smoke"])
+    finally:
+        mp.undo()
+
+
+def test_smoke_metrics(smoke):
+    m = smoke.metrics
+    assert all(is_declared(k, METRICS) for k in m)
+    assert set(VOLATILE) == set(smoke.volatile)
+    assert m["check_truncation_mismatch"] == 0
+    assert m["check_bytes_mismatch"] == 0
+    assert m["check_budget_violations"] == 0
+    assert m["check_prefix_decode_error"] <= 1e-5
+    for den in (4, 8):
+        assert m[f"bytes_arq_b{den}"] <= m[f"bytes_pca_b{den}"] * 10
+        for meth in ("arq", "fixed", "pca", "subsample", "kmeans"):
+            assert 0 <= m[f"f1_{meth}_b{den}"] <= 100
+    assert 0 <= m["f1_orig"] <= 100 and 0 <= m["frame_acc_logistic"] <= 1
+    assert math.isnan(m["real_acc_ratio"]) and "real_acc_ratio" in smoke.reasons
+    nan = [k for k, v in m.items() if isinstance(v, float) and math.isnan(v)]
+    assert all(k in smoke.reasons for k in nan)
+    assert len(smoke.tables["memories"]) == 2 * 2 * 6  # seeds x budgets x methods
+
+
+def test_claims_name_declared_metrics():
+    for c in PAPER.claims:
+        assert is_declared(c.metric, METRICS)
+        if c.uncertainty:
+            assert is_declared(c.uncertainty, METRICS)
+
+
+def test_tiers_are_configs():
+    assert set(TIERS) == {"smoke", "small", "paper"}
+    assert all(isinstance(c, Config) for c in TIERS.values())
+    assert TIERS["paper"].num_videos > TIERS["small"].num_videos > TIERS["smoke"].num_videos
