@@ -22,11 +22,12 @@ artefacts of tracemalloc.
 
 What does not reproduce at the small tier, and why:
 
-- "Full LP over budget": at the largest small-tier grid (32 x 32) the full LP solves well
-  within its 60 s / 8 GB budget, so the claim that it exceeds the budget while GETO
-  solves is false at this size (it needs larger grids; the benchmark goes to 48 x 48).
-  This claim compares a wall-clock time with a fixed budget, so it depends on the
-  machine's speed.
+- "Full LP over budget": judged by counts, not the clock: the full LP's memory estimate
+  (its nonzeros times ``FULL_BYTES_PER_NNZ``) against the 8 GB budget, GETO's likewise. At
+  the largest small-tier grid (32 x 32) the full LP's estimate is well inside the budget,
+  so the claim is false at this size (the full LP runs out of 24 GB near 53 x 53; the
+  benchmark goes to 48 x 48). Whether the full LP also overran its 60 s time limit is
+  reported as the volatile ``full_over_budget_geto_solved_largest``, never as a verdict.
 - "Entropic blur" (entropic support >= 3x GETO's). At reg 1e-2 the entropic supports are
   several times GETO's, but at reg 1e-3 on these unit-square grids (spacing 1/15 to
   1/31, so sqrt(reg) is about one bin) the converged convolutional barycenters cover
@@ -414,6 +415,9 @@ METRICS: tuple[str, ...] = (
     "entropic_min_support_ratio",
     "exact_max_rel_gap",
     "full_over_budget_geto_solved_largest",
+    "full_memory_over_budget_geto_fits_largest",
+    "full_est_gb_largest",
+    "geto_est_gb_largest",
     "full_peak_mb_largest",
     "full_solve_s_largest",
     "full_vars_largest",
@@ -513,6 +517,14 @@ def run(config: Config) -> RunResult:
     metrics["full_over_budget_geto_solved_largest"] = bool(
         (big.get("full_status") != "optimal"
          or big.get("full_solve_s", 0.0) > cfg.full_time_limit)
+        and np.isfinite(big["geto_objective"]))
+    # The claim's verdict: a count, not a clock. The full LP's memory estimate (its nonzeros
+    # times FULL_BYTES_PER_NNZ) against the memory budget, GETO's likewise, GETO solved.
+    geto_est_gb = FULL_BYTES_PER_NNZ * big["geto_nnz"] / 2**30
+    metrics["full_est_gb_largest"] = float(big["full_est_gb"])
+    metrics["geto_est_gb_largest"] = float(geto_est_gb)
+    metrics["full_memory_over_budget_geto_fits_largest"] = bool(
+        big["full_est_gb"] > cfg.full_memory_gb and geto_est_gb <= cfg.full_memory_gb
         and np.isfinite(big["geto_objective"]))
     if ent_rows:
         metrics["entropic_min_rel_excess"] = min(e["rel_excess"] for e in ent_rows)

@@ -105,11 +105,12 @@ PAPER = Paper(
         Claim(
             id="full_lp_over_budget",
             statement=(
-                "At the largest small-tier size the full LP exceeds its budget (60 s, 8 GB) "
-                "while GETO solves."
+                "At the largest grid of the tier the full LP's memory estimate (nonzeros x "
+                "bytes per nonzero) exceeds the 8 GB budget while GETO's fits and GETO "
+                "solves: a count, so the verdict does not depend on the machine's speed."
             ),
             paper_value="qualitative (scales where the full LP does not)",
-            metric="full_over_budget_geto_solved_largest",
+            metric="full_memory_over_budget_geto_fits_largest",
             comparison="==",
             target=1.0,
             tiers=("small", "paper"),
@@ -169,9 +170,9 @@ PAPER = Paper(
         "Synthetic densities are truncated at 1e-5 of their peak: HiGHS leaves masses below "
         "its feasibility tolerance unmatched.",
         "Time and memory are measured in separate passes. Seconds are wall-clock model "
-        "build + scipy's linprog (hand-off to HiGHS, HiGHS, hand-back) without tracemalloc; "
-        "the full LP counts as over budget when that total exceeds its time limit or it does "
-        "not reach optimality.",
+        "build + scipy's linprog (hand-off to HiGHS, HiGHS, hand-back) without tracemalloc. "
+        "The over-budget claim is judged on the memory estimate (nonzeros x bytes per "
+        "nonzero), a count; the time limit only guards the run.",
         "Peak memory is tracemalloc's (Python/NumPy side) in a second call with a 1 ms HiGHS "
         "time limit: model build, scipy's conversion and hand-off of the model, HiGHS's "
         "return; not a full solve's solution lists, not HiGHS's C++ memory (tracemalloc "
