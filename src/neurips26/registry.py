@@ -38,6 +38,7 @@ SLUGS: tuple[str, ...] = (
     "adis_law",
     "seagram",
     "geto_lp",
+    "asvq",
     # seed 004_839af22534344a66.txt
     "monoculture",
     "cil_decentering",
