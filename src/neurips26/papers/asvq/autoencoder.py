@@ -44,6 +44,8 @@ __all__ = [
 ]
 
 KINDS = ("image", "audio")
+#: Largest magnitude of an input sample accepted.
+MAX_INPUT = 1e6
 #: Downsampling of the encoders (input length or side per token).
 STRIDE = {"image": 4, "audio": 64}
 
@@ -155,6 +157,9 @@ class VQAutoencoder(nn.Module):
                              f"{tuple(x.shape)}")  # fmt: skip
         if not bool(torch.isfinite(x).all()):
             raise ValueError("x must be finite; it contains NaN or inf")
+        if float(x.abs().max()) > MAX_INPUT:
+            raise ValueError(f"x has entries above {MAX_INPUT:g} in magnitude (images are "
+                             "in [0, 1], audio in [-1, 1])")  # fmt: skip
         return x
 
     def encode(self, x: Tensor) -> Tensor:
@@ -252,7 +257,8 @@ def count_loss_spikes(losses, *, window: int = 50, factor: float = 2.0) -> int:
 
 def _check_data(data, name, kind) -> np.ndarray:
     rank = 4 if kind == "image" else 3
-    arr = check_array(data, name, ndim=rank, dtype=np.float32, max_size=2 * 10**8)
+    arr = check_array(data, name, ndim=rank, dtype=np.float32, max_size=2 * 10**8,
+                      min=-MAX_INPUT, max=MAX_INPUT)
     s = STRIDE[kind]
     if any(n % s for n in arr.shape[2:]):
         raise ValueError(f"{name}: spatial sizes must be multiples of {s}, got {arr.shape}")

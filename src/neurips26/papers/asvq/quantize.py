@@ -63,6 +63,8 @@ SCALES = ("affine", "diag", "per_code", "ema_stats")
 MAX_CODEBOOK_SIZE = 2**20
 #: Largest code dimension accepted.
 MAX_DIM = 2**14
+#: Largest magnitude of an input entry (squared distances stay far below float32's max).
+MAX_ABS = 1e12
 #: Rows of the distance matrix computed at once (bounds memory at ~ CHUNK x K floats).
 _CHUNK = 4096
 
@@ -99,6 +101,9 @@ def _check_tensor(z, name: str, *, ndim=None, dim: int | None = None) -> Tensor:
         raise ValueError(f"{name} must have last dimension {dim}, got shape {tuple(z.shape)}")
     if not bool(torch.isfinite(z).all()):
         raise ValueError(f"{name} must be finite; it contains NaN or inf")
+    if float(z.detach().abs().max()) > MAX_ABS:
+        raise ValueError(f"{name} has entries above {MAX_ABS:g} in magnitude (squared "
+                         "distances would overflow)")  # fmt: skip
     return z
 
 
