@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from neurips26.common.data import DataNotInstalledError
-from neurips26.common.validation import check_float, check_int
+from neurips26.common.validation import check_float, check_int, check_seed
 
 __all__ = ["SPEECH_DIR", "SpeechClips", "load_speech_clips", "read_wav"]
 
@@ -53,7 +53,13 @@ def read_wav(path: str | Path) -> tuple[np.ndarray, int]:
     >>> x.tolist(), sr
     ([0.0, 0.5, -1.0], 8000)
     """
-    with wave.open(path if not isinstance(path, Path) else str(path), "rb") as w:
+    if not isinstance(path, (str, Path)) and not hasattr(path, "read"):
+        raise TypeError(f"path must be a file name or a binary file, got {type(path).__name__}")
+    try:
+        handle = wave.open(path if not isinstance(path, Path) else str(path), "rb")
+    except (wave.Error, EOFError) as exc:
+        raise ValueError(f"path: not a readable WAV file ({exc})") from None
+    with handle as w:
         if w.getsampwidth() != 2:
             raise ValueError(f"path: expected 16-bit PCM, got {8 * w.getsampwidth()}-bit")
         raw = w.readframes(w.getnframes())
@@ -96,6 +102,9 @@ def load_speech_clips(clip_length: int = 2048, *, max_clips: int | None = None,
     if max_clips is not None:
         max_clips = check_int(max_clips, "max_clips", min=1, max=10**7)
     min_rms = check_float(min_rms, "min_rms", min=0.0, max=1.0)
+    seed = check_seed(seed)
+    if folder is not None and not isinstance(folder, (str, Path)):
+        raise TypeError(f"folder must be a path, got {type(folder).__name__}")
     root = Path(folder) if folder is not None else SPEECH_DIR
     files = sorted(root.glob("*.wav")) if root.is_dir() else []
     if not files:
