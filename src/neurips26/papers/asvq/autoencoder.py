@@ -52,7 +52,8 @@ STRIDE = {"image": 4, "audio": 64}
 
 @dataclass(frozen=True)
 class AEOutput:
-    """A forward pass: ``recon`` (shape of x), ``indices`` (B, *tokens), ``vq_loss``."""
+    """A forward pass: ``recon`` (shape of x), ``indices`` (B, H/4, W/4) or (B, L/64),
+    ``vq_loss`` (the quantizer's loss)."""
 
     recon: Tensor
     indices: Tensor
@@ -115,7 +116,7 @@ class VQAutoencoder(nn.Module):
     >>> ae = VQAutoencoder(1, quantizer=ASVQ(16, 32), dim=16, hidden=8)
     >>> out = ae(torch.rand(2, 1, 16, 16))
     >>> out.recon.shape, out.indices.shape
-    (torch.Size([2, 1, 16, 16]), torch.Size([2, 16]))
+    (torch.Size([2, 1, 16, 16]), torch.Size([2, 4, 4]))
     """
 
     def __init__(self, in_channels: int, *, quantizer: nn.Module, dim: int = 32,
