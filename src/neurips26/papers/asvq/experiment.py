@@ -252,18 +252,19 @@ def _checks(cfg: Config) -> dict:
     st_err = float((grad - g).abs().max())  # identity Jacobian
     ppl_err = abs(codebook_perplexity(np.arange(50), 50) - 50) + abs(
         codebook_perplexity(np.zeros(7, dtype=int), 50) - 1)
-    # Decoupling: the codebook term gives the encoder nothing; the commitment term gives
-    # mu and sigma nothing.
+    # Decoupling, through the module's own loss: with beta = 0 (codebook term only) the
+    # encoder gets no gradient; adding the commitment term (beta = 1) leaves the gradient
+    # of mu and sigma unchanged.
     enc = torch.nn.Linear(8, 8)
-    h = enc(z).reshape(4, 16, 8)
-    q = vq.codebook[nearest_code(h.detach().reshape(-1, 8), vq.codebook.detach())]
-    code_loss = ((q - h.detach().reshape(-1, 8)) ** 2).mean()
-    commit = ((h.reshape(-1, 8) - q.detach()) ** 2).mean()
-    leak = 0.0
-    g_enc = torch.autograd.grad(code_loss, list(enc.parameters()), allow_unused=True)
-    leak += sum(float(t.abs().max()) for t in g_enc if t is not None)
-    g_cb = torch.autograd.grad(commit, [vq.mu, vq.rho], allow_unused=True)
-    leak += sum(float(t.abs().max()) for t in g_cb if t is not None)
+    grads = {}
+    for beta in (0.0, 1.0):
+        vq_b = ASVQ(8, 50, commitment_weight=beta, seed=0)
+        loss = vq_b(enc(z).reshape(4, 16, 8)).loss
+        grads[beta] = torch.autograd.grad(loss, [vq_b.mu, vq_b.rho, *enc.parameters()],
+                                          allow_unused=True)  # fmt: skip
+    leak = sum(float(t.abs().max()) for t in grads[0.0][2:] if t is not None)
+    leak += sum(float((a - b).abs().max()) for a, b in zip(grads[0.0][:2], grads[1.0][:2],
+                                                            strict=True))  # fmt: skip
     return {
         "check_assign_mismatches": mismatches,
         "check_straight_through_error": st_err,
