@@ -17,7 +17,7 @@ from .autoencoder import (
     evaluate_vqae,
     train_vqae,
 )
-from .data import SPEECH_DIR, SpeechClips, load_speech_clips, read_wav
+from .data import SPEECH_DIR, SpeechClips, load_speech_clips, log_spectrogram, read_wav
 from .quantize import (
     ASVQ,
     EMAVQ,
@@ -50,6 +50,7 @@ __all__ = [
     "count_loss_spikes",
     "evaluate_vqae",
     "load_speech_clips",
+    "log_spectrogram",
     "nearest_code",
     "read_wav",
     "rotate_to",

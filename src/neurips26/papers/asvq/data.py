@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from neurips26.common.data import DataNotInstalledError
-from neurips26.common.validation import check_float, check_int, check_seed
+from neurips26.common.validation import check_array, check_float, check_int, check_seed
 
-__all__ = ["SPEECH_DIR", "SpeechClips", "load_speech_clips", "read_wav"]
+__all__ = ["SPEECH_DIR", "SpeechClips", "load_speech_clips", "log_spectrogram", "read_wav"]
 
 #: Where Debian's ``asterisk-core-sounds-en-wav`` installs the English prompts.
 SPEECH_DIR = Path("/usr/share/asterisk/sounds/en_US_f_Allison")
@@ -134,3 +134,49 @@ def load_speech_clips(clip_length: int = 2048, *, max_clips: int | None = None,
     if len(out["train"]) == 0 or len(out["test"]) == 0:
         raise ValueError(f"min_rms {min_rms} leaves no clip of {clip_length} samples")
     return SpeechClips(out["train"], out["test"], rate)
+
+
+def log_spectrogram(clips, *, frame: int = 64, floor: float = 1e-4,
+                    top: float = 10 ** 1.5) -> np.ndarray:  # fmt: skip
+    """Log-magnitude spectrogram images of audio clips, scaled to [0, 1].
+
+    Each clip is cut into non-overlapping Hann-windowed frames of ``frame`` samples; the
+    magnitude of the real FFT of each frame, without its Nyquist bin, gives ``frame / 2``
+    frequency rows. ``log10`` of the magnitude is mapped linearly from
+    ``[log10(floor), log10(top)]`` to [0, 1] and clipped.
+
+    Parameters
+    ----------
+    clips : ndarray, shape (N, 1, L)
+        Audio in [-1, 1]; L a multiple of ``frame``.
+    frame : int
+        Frame (and FFT) length, even.
+    floor, top : float
+        Magnitudes mapped to 0 and 1.
+
+    Returns
+    -------
+    ndarray, shape (N, 1, frame / 2, L / frame), float32 in [0, 1]
+        Rows are frequencies (bin b is ``b * rate / frame`` Hz), columns frames.
+
+    Examples
+    --------
+    >>> t = np.arange(2048) / 8000
+    >>> spec = log_spectrogram(np.sin(2 * np.pi * 1000 * t)[None, None])
+    >>> spec.shape, int(spec[0, 0, :, 5].argmax())  # 1 kHz = bin 1000 * 64 / 8000
+    ((1, 1, 32, 32), 8)
+    """
+    frame = check_int(frame, "frame", min=2, max=2**16)
+    if frame % 2:
+        raise ValueError(f"frame must be even, got {frame}")
+    floor = check_float(floor, "floor", min=0.0, min_inclusive=False, max=1e6)
+    top = check_float(top, "top", min=floor, min_inclusive=False, max=1e12)
+    x = check_array(clips, "clips", ndim=3, max_size=2 * 10**8, min=-1e6, max=1e6)
+    if x.shape[1] != 1 or x.shape[2] % frame:
+        raise ValueError(f"clips must have shape (N, 1, L) with L a multiple of {frame}, "
+                         f"got {x.shape}")  # fmt: skip
+    frames = x[:, 0].reshape(len(x), -1, frame) * np.hanning(frame)  # (N, T, frame)
+    mag = np.abs(np.fft.rfft(frames, axis=-1))[..., : frame // 2]  # (N, T, F)
+    lo, hi = np.log10(floor), np.log10(top)
+    img = (np.log10(mag + floor) - lo) / (hi - lo)
+    return np.clip(img, 0.0, 1.0).transpose(0, 2, 1)[:, None].astype(np.float32)

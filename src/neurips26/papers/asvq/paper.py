@@ -206,9 +206,11 @@ PAPER = Paper(
         "ASVQ's data-dependent initialisation (spec) is off by default: on an untrained "
         "encoder's first batch it freezes the scales near a tiny spread (flat softplus) "
         "and the codebook shrinks to a point.",
-        "Tiny tokenizers on 16x16 MNIST (4x4 tokens) and real 8 kHz speech clips (asterisk "
-        "prompts, 32 tokens), d = 32, a few hundred steps; K up to 4,096 at the small "
-        "tier, 8,192 at the paper tier (ImageNet / LibriSpeech scale is out of reach).",
+        "Tiny tokenizers on 16x16 MNIST (4x4 tokens) and real 8 kHz speech (asterisk "
+        "prompts, 0.256 s clips as 32x32 log-magnitude spectrograms, 8x8 tokens: a raw "
+        "waveform tokenizer learned nothing in a few hundred CPU steps), d = 32, 150 "
+        "steps; K up to 4,096 at the small tier, 8,192 at the paper tier (ImageNet / "
+        "LibriSpeech scale is out of reach).",
         "Baselines are our implementations (SimVQ cross-checked against "
         "vector-quantize-pytorch in the tests); EMA VQ initialises codes from the first "
         "batch, not k-means.",
@@ -216,8 +218,8 @@ PAPER = Paper(
     ),
     tiers=(
         ("smoke", "digits 16x16, K = 256, 30 steps, 2 seeds, all four quantizers + diag"),
-        ("small", "MNIST 16x16 (2k images) with K in {512, 4096} and speech clips with "
-                  "K = 4096, 150 steps, 3 seeds, variants at the largest K"),
+        ("small", "MNIST 16x16 (2k images) with K in {512, 4096} and 2k speech "
+                  "spectrograms with K = 4096, 150 steps, 3 seeds, variants at the largest K"),
         ("paper", "20k examples, K in {512, 2048, 8192}, 5,000 steps, 5 seeds, wider "
                   "networks (about an hour on a GPU with --set device=cuda; not run here; "
                   "the paper's ImageNet / LibriSpeech tokenizers are out of reach)"),
