@@ -27,6 +27,7 @@ from neurips26.papers.asvq import (
     count_loss_spikes,
     evaluate_vqae,
     load_speech_clips,
+    log_spectrogram,
     nearest_code,
     read_wav,
     rotate_to,
@@ -447,3 +448,22 @@ def test_real_speech_clips():
     assert len(sp.x_test) == 50 and np.abs(sp.x_train).max() <= 1.0
     assert np.sqrt((sp.x_train**2).mean(axis=(1, 2))).min() >= 0.02  # silence dropped
     assert np.array_equal(load_speech_clips(2048, max_clips=200, seed=0).x_train, sp.x_train)
+
+
+def test_log_spectrogram_puts_a_tone_in_its_bin():
+    t = np.arange(1024) / 8000
+    tones = np.stack([np.sin(2 * np.pi * f * t) for f in (500.0, 2000.0)])[:, None] * 0.5
+    spec = log_spectrogram(tones, frame=64)
+    assert spec.shape == (2, 1, 32, 16) and spec.dtype == np.float32
+    assert 0 <= spec.min() and spec.max() <= 1
+    # bin b holds b * 8000 / 64 Hz: 500 Hz -> 4, 2000 Hz -> 16, in every frame
+    assert (spec[0, 0].argmax(0) == 4).all() and (spec[1, 0].argmax(0) == 16).all()
+    # the magnitude maps through log10 linearly: |rfft| of the windowed frame by hand
+    frame = tones[0, 0, :64] * np.hanning(64)
+    mag = np.abs(np.fft.rfft(frame))[4]
+    want = (np.log10(mag + 1e-4) + 4) / (1.5 + 4)
+    assert spec[0, 0, 4, 0] == pytest.approx(min(want, 1.0), rel=1e-5)
+    silence = log_spectrogram(np.zeros((1, 1, 128)), frame=64)
+    assert np.all(silence == 0)
+    with pytest.raises(ValueError, match="clips"):
+        log_spectrogram(np.zeros((1, 1, 100)), frame=64)

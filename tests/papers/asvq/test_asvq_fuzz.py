@@ -27,6 +27,7 @@ from neurips26.papers.asvq import (
     count_loss_spikes,
     evaluate_vqae,
     load_speech_clips,
+    log_spectrogram,
     nearest_code,
     read_wav,
     rotate_to,
@@ -137,6 +138,8 @@ CALLS = [
     Call(load_speech_clips, {"clip_length": 128, "folder": _WAVS, "min_rms": 0.0},
          {"clip_length": S, "max_clips": S[1:], "min_rms": S, "folder": (3, 1.5, [1]),
           "seed": S}),
+    Call(log_spectrogram, {"clips": np.zeros((2, 1, 128)), "frame": 64},
+         {"clips": A, "frame": (*S, 3), "floor": S, "top": S}),
     Call(read_wav, {"path": _WAVS / "w0.wav"}, {"path": (None, 3, [1])}),
 ]  # fmt: skip
 
