@@ -36,6 +36,7 @@ SLUGS: tuple[str, ...] = (
     "agentweave",
     "arq_vae",
     "beta_tta",
+    "asvq",
     "adis_law",
     "seagram",
     "geto_lp",
