@@ -44,6 +44,7 @@ SLUGS: tuple[str, ...] = (
     "state_pred_sep",
     "data_exchange_core",
     "qnn_spectral",
+    "wisp",
     "sign_code",
     "event_distill",
     "score_kalman",

@@ -59,7 +59,8 @@ def block_linears(block: nn.Module, names: Sequence[str] = tuple(PROJECTIONS), *
     out = {}
     for name in names:
         if name not in PROJECTIONS:
-            raise ValueError(f"projections: unknown {name!r}; expected some of {tuple(PROJECTIONS)}")
+            raise ValueError(f"projections: unknown {name!r}; expected some of "
+                             f"{tuple(PROJECTIONS)}")  # fmt: skip
         lin = _get(block, PROJECTIONS[name])
         if not isinstance(lin, nn.Linear):
             raise ValueError(f"model: {where} has no {PROJECTIONS[name]} linear")
@@ -372,7 +373,7 @@ def prune_model(model, calib, *, method: str = "wisp", sparsity=0.5, pairing: st
             lins = block_linears(blocks[i], projections, where=f"layer {i}")
             seen: dict[str, torch.Tensor] = {}
             hooks = [lin.register_forward_hook(
-                lambda mod, a, out, name=name: seen.__setitem__(name, a[0].detach()))
+                lambda mod, a, out, name=name, seen=seen: seen.__setitem__(name, a[0].detach()))
                 for name, lin in lins.items()]  # fmt: skip
             try:
                 _run_block(blocks[i], h, kw)  # the dense block: every map's inputs

@@ -15,7 +15,6 @@ linear map of a model.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -66,7 +65,12 @@ class PruneResult:
 
 
 def _quad_error(dW: torch.Tensor, H: torch.Tensor) -> float:
-    return float(torch.einsum("ij,jk,ik->", dW, H, dW))
+    return float(((dW @ H) * dW).sum())
+
+
+def _output_error(dW: torch.Tensor, X: torch.Tensor) -> float:
+    """``||X dW^T||_F^2 / N`` = ``tr(dW (X^T X / N) dW^T)``."""
+    return float((X @ dW.T).square().sum()) / X.shape[0]
 
 
 def sparsegpt_prune(W, H, *, sparsity=0.5, block_size: int = 128, damp: float = 0.01,
@@ -121,7 +125,7 @@ def sparsegpt_prune(W, H, *, sparsity=0.5, block_size: int = 128, damp: float = 
     H0 = as_tensor(H, "H", ndim=2).to(W0.dtype)
     if H0.shape != (d_in, d_in):
         raise ValueError(f"H must have shape ({d_in}, {d_in}) to match W, got {tuple(H0.shape)}")
-    if not torch.allclose(H0, H0.T, rtol=1e-5, atol=1e-8 * float(H0.abs().max())):
+    if float((H0 - H0.T).abs().max()) > 1e-5 * float(H0.abs().max()):
         raise ValueError("H must be symmetric")
     s, nm = parse_sparsity(sparsity)
     block_size = check_int(block_size, "block_size", min=1, max=1 << 20)
@@ -155,7 +159,6 @@ def sparsegpt_prune(W, H, *, sparsity=0.5, block_size: int = 128, damp: float = 
         i2 = min(i1 + block_size, d_in)
         count = i2 - i1
         W1 = Wk[:, i1:i2].clone()
-        Q1 = torch.zeros_like(W1)
         Err1 = torch.zeros_like(W1)
         U1 = U[i1:i2, i1:i2]
         diag1 = torch.diag(U1)
@@ -167,24 +170,22 @@ def sparsegpt_prune(W, H, *, sparsity=0.5, block_size: int = 128, damp: float = 
             mask1 = torch.zeros_like(W1, dtype=torch.bool)
             if k:
                 sal = (W1.square() / diag1.square()[None, :]).flatten()
-                mask1.view(-1)[torch.argsort(sal, stable=True)[:k]] = True
+                low = torch.topk(sal, k, largest=False, sorted=False).indices
+                mask1.view(-1)[low] = True
         else:
             mask1 = torch.zeros_like(W1, dtype=torch.bool)
         for i in range(count):
-            w = W1[:, i]
-            d = diag1[i]
             if fixed is None and nm is not None and i % nm[1] == 0:
                 n, m = nm
                 sal = W1[:, i : i + m].square() / diag1[i : i + m].square()[None, :]
                 low = torch.argsort(sal, dim=1, stable=True)[:, : m - n]
                 mask1[:, i : i + m].scatter_(1, low, True)
-            q = w.clone()
-            q[mask1[:, i]] = 0
-            Q1[:, i] = q
-            err = (w - q) / d  # OBS: (w_q / [H_F^-1]_qq) scaled by the Cholesky factor
+            # OBS: the pruned part of column i, (w - q) / sqrt([H_F^-1]_qq), spread over the
+            # free columns along row i of the Cholesky factor (column i itself becomes q).
+            err = W1[:, i] * mask1[:, i] / diag1[i]
             W1[:, i:] -= err[:, None] * U1[i, i:][None, :]
             Err1[:, i] = err
-        Wk[:, i1:i2] = Q1
+        Wk[:, i1:i2] = W1.masked_fill(mask1, 0.0)  # exact zeros where pruned
         out_mask[:, i1:i2] = mask1
         Wk[:, i2:] -= Err1 @ U[i1:i2, i2:]  # lazy update of the later columns
     return PruneResult(Wk, out_mask, _quad_error(Wk - W0, H0))
@@ -192,7 +193,8 @@ def sparsegpt_prune(W, H, *, sparsity=0.5, block_size: int = 128, damp: float = 
 
 def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "knn",
                  pairs: Pairs | None = None, lam: float = 0.05, top_frac: float = 0.1,
-                 block_size: int = 128, damp: float = 0.01, seed: int = 0) -> PruneResult:  # fmt: skip
+                 block_size: int = 128, damp: float = 0.01,
+                 seed: int = 0) -> PruneResult:  # fmt: skip
     """Prune one linear map ``y = W x`` from its calibration inputs.
 
     Parameters
@@ -239,8 +241,7 @@ def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "kn
     parse_sparsity(sparsity)
     check_float(lam, "lam", min=0.0, max=1e12)
     check_float(top_frac, "top_frac", min=0.0, max=1.0, min_inclusive=False)
-    X = X.to(W.dtype)
-    H = input_hessian(X)
+    X = X.reshape(-1, X.shape[-1]).to(W.dtype)
     if method in ("wisp", "wisp_plus", "whisper"):
         if pairs is None:
             pairs = make_pairs(X, pairing=pairing, seed=seed)
@@ -250,11 +251,12 @@ def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "kn
         if float(dX.abs().max()) == 0 and method != "whisper":
             raise ValueError("X: every pair of calibration tokens is identical (no differences)")
     if method == "sparsegpt":
-        return sparsegpt_prune(W, H, sparsity=sparsity, block_size=block_size, damp=damp)
+        return sparsegpt_prune(W, input_hessian(X), sparsity=sparsity, block_size=block_size,
+                               damp=damp)  # fmt: skip
     if method == "whisper":
         Hw = whisper_hessian(X, dX, lam=lam)
         res = sparsegpt_prune(W, Hw, sparsity=sparsity, block_size=block_size, damp=damp)
-        return PruneResult(res.weight, res.mask, _quad_error(res.weight - W, H))
+        return PruneResult(res.weight, res.mask, _output_error(res.weight - W, X))
     scores = {
         "magnitude": lambda: magnitude_scores(W),
         "wanda": lambda: wanda_scores(W, X),
@@ -263,5 +265,4 @@ def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "kn
     }[method]()
     mask = mask_from_scores(scores, sparsity=sparsity)
     W_new = W.masked_fill(mask, 0.0)
-    err = _quad_error(W_new - W, H)
-    return PruneResult(W_new, mask, err if math.isfinite(err) else float("nan"))
+    return PruneResult(W_new, mask, _output_error(W_new - W, X))

@@ -82,9 +82,10 @@ def as_tensor(value, name: str, *, ndim=None, dtype=None) -> torch.Tensor:
         raise ValueError(f"{name} must be a {want} array, got shape {tuple(t.shape)}")
     if t.numel() == 0:
         raise ValueError(f"{name} must not be empty, got shape {tuple(t.shape)}")
-    if not torch.isfinite(t).all():
+    top = float(t.abs().max())  # NaN propagates through max
+    if not math.isfinite(top):
         raise ValueError(f"{name} must be finite; it contains NaN or inf")
-    if float(t.abs().max()) > MAX_ABS:
+    if top > MAX_ABS:
         raise ValueError(f"{name} has entries above {MAX_ABS:g} in magnitude")
     return t
 
@@ -151,7 +152,8 @@ class Pairs:
         X = as_tensor(X, "X", ndim=(2, 3))
         X = X.reshape(-1, X.shape[-1])
         if int(self.b.max()) >= X.shape[0]:
-            raise ValueError(f"X: {X.shape[0]} tokens, but the pairs index token {int(self.b.max())}")
+            raise ValueError(f"X: {X.shape[0]} tokens, but the pairs index token "
+                             f"{int(self.b.max())}")  # fmt: skip
         return X[self.a] - X[self.b]
 
 
@@ -356,9 +358,9 @@ def mask_from_scores(S, *, sparsity=0.5) -> torch.Tensor:
         groups = S.reshape(d_out, d_in // m, m)
         low = torch.argsort(groups, dim=2, stable=True)[:, :, : m - n]
         return mask.reshape(d_out, d_in // m, m).scatter_(2, low, True).reshape(d_out, d_in)
-    k = int(math.floor(s * d_in + 1e-9))
+    k = math.floor(s * d_in + 1e-9)
     if k:
-        low = torch.argsort(S, dim=1, stable=True)[:, :k]
+        low = torch.topk(S, k, dim=1, largest=False, sorted=False).indices
         mask.scatter_(1, low, True)
     return mask
 
