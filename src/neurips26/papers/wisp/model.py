@@ -59,7 +59,7 @@ def block_linears(block: nn.Module, names: Sequence[str] = tuple(PROJECTIONS), *
     out = {}
     for name in names:
         if name not in PROJECTIONS:
-            raise ValueError(f"projections: unknown {name!r}; expected some of "
+            raise ValueError(f"names: unknown projection {name!r}; expected some of "
                              f"{tuple(PROJECTIONS)}")  # fmt: skip
         lin = _get(block, PROJECTIONS[name])
         if not isinstance(lin, nn.Linear):
@@ -127,8 +127,10 @@ class _Stop(Exception):
 
 
 @torch.no_grad()
-def capture_block_inputs(model, ids, *, start: int = 0) -> BlockInputs:
+def capture_block_inputs(model, ids, *, start: int = 0, name: str = "ids") -> BlockInputs:
     """Run the dense model once on ``ids`` (B, T) and keep what enters block ``start``.
+
+    ``name`` is the argument named in error messages about ``ids``.
 
     Examples
     --------
@@ -139,7 +141,7 @@ def capture_block_inputs(model, ids, *, start: int = 0) -> BlockInputs:
     ((2, 8, 64), [1])
     """
     blocks = _check_model(model)
-    ids = _token_ids(ids, "ids", _vocab(model))
+    ids = _token_ids(ids, name, _vocab(model))
     start = check_int(start, "start", min=0, max=len(blocks) - 1)
     hidden: dict = {}
     kwargs: dict = {}
@@ -341,7 +343,7 @@ def prune_model(model, calib, *, method: str = "wisp", sparsity=0.5, pairing: st
     check_float(top_frac, "top_frac", min=0.0, max=1.0, min_inclusive=False)
     check_int(seed, "seed", min=0, max=2**63 - 1)
     for arg, names in (("projections", projections), ("difference_layers", difference_layers)):
-        if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
             raise TypeError(f"{arg} must be a sequence of projection names")
         bad = [n for n in names if n not in PROJECTIONS]
         if bad:
@@ -351,9 +353,11 @@ def prune_model(model, calib, *, method: str = "wisp", sparsity=0.5, pairing: st
     if isinstance(calib, BlockInputs):
         inputs = calib
     elif isinstance(calib, (torch.Tensor, np.ndarray, list)):
-        inputs = capture_block_inputs(model, calib, start=0 if layers is None else
-                                      min(check_int(i, "layers", min=0, max=len(blocks) - 1)
-                                          for i in layers))  # fmt: skip
+        if layers is not None and not isinstance(layers, (tuple, list, range)):
+            raise TypeError("layers must be a sequence of block indices")
+        first = 0 if not layers else min(check_int(i, "layers", min=0, max=len(blocks) - 1)
+                                         for i in layers)  # fmt: skip
+        inputs = capture_block_inputs(model, calib, start=first, name="calib")
     else:
         raise TypeError(f"calib must be token ids or a BlockInputs, got {type(calib).__name__}")
     if layers is None:

@@ -386,7 +386,9 @@ def whisper_hessian(X, dX, *, lam: float = 0.05) -> torch.Tensor:
     """
     X = as_tensor(X, "X", ndim=(2, 3))
     X = X.reshape(-1, X.shape[-1])
-    dX = _inputs(dX, "dX", X.shape[1]).to(X.dtype)
+    dX = as_tensor(dX, "dX", ndim=2).to(X.dtype)
+    if dX.shape[1] != X.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} columns but dX has {dX.shape[1]}")
     lam = check_float(lam, "lam", min=0.0, max=1e12)
     return dX.T @ dX / dX.shape[0] + lam * (X.T @ X) / X.shape[0]  # Whisper's H
 
