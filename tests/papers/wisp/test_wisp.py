@@ -376,3 +376,14 @@ def test_model_without_linears_and_nan_activations_are_refused():
     with pytest.raises(ValueError, match="layer 1"):
         prune_model(m, _ids(2, 8), method="wanda")
     assert set(PROJECTIONS) == {"q", "k", "v", "o", "gate", "up", "down"}
+
+
+def test_readme_example_runs():
+    import re
+    from pathlib import Path
+
+    import neurips26.papers.wisp as pkg
+
+    text = (Path(pkg.__file__).parent / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})
