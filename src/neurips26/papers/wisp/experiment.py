@@ -102,7 +102,7 @@ TIERS = {
                     block_size=32),
     "small": Config(),
     "paper": Config(model="path", sparsities=("0.5", "0.6", "0.7", "2:4", "4:8"),
-                    num_seeds=3, num_calib=128, calib_len=2048, num_eval=160,
+                    num_seeds=3, num_calib=128, calib_len=2048, num_eval=4,
                     eval_len=2048, num_pruned_layers=0, device="cuda"),
 }
 
@@ -170,7 +170,7 @@ def _texts(tok, cfg: Config):
 def _calib_ids(pool, cfg: Config, s: int) -> torch.Tensor:
     rng = np.random.default_rng([cfg.seed, s])
     starts = rng.integers(0, len(pool) - cfg.calib_len, size=cfg.num_calib)
-    return torch.from_numpy(np.stack([pool[o : o + cfg.calib_len] for o in starts]))
+    return torch.from_numpy(np.stack([pool[o : o + cfg.calib_len] for o in starts])).to(cfg.device)
 
 
 def _nm_valid(model, layers, sparsity) -> float:
@@ -214,7 +214,8 @@ ALL = "+".join(PROJECTIONS)
 def _checks(model, cap, cfg, layers, ev, dense_ppl, ids) -> dict:
     out = {}
     # block perplexity from the captured states equals the full model's (window by window)
-    logs = [np.log(perplexity(model, row, window=len(row), device=cfg.device)) for row in ids]
+    logs = [np.log(perplexity(model, row, window=len(row), device=cfg.device))
+            for row in ids.cpu()]  # fmt: skip
     full = float(np.exp(np.mean(logs)))
     out["check_block_ppl_error"] = abs(dense_ppl - full) / full
     # Whisper with lam -> inf selects SparseGPT's mask on a real layer's inputs
@@ -245,6 +246,7 @@ def run(cfg: Config) -> RunResult:
     layers = list(range(start, n_layers))
     pool, held = _texts(tok, cfg)
     ids = torch.from_numpy(held[: cfg.num_eval * cfg.eval_len].reshape(cfg.num_eval, -1))
+    ids = ids.to(cfg.device)
     ev = capture_block_inputs(model, ids, start=start)
     dense_ppl = block_perplexity(model, ev)
     dense = {n: p.detach().clone() for n, p in model.named_parameters()

@@ -122,7 +122,7 @@ def sparsegpt_prune(W, H, *, sparsity=0.5, block_size: int = 128, damp: float = 
     if not W0.is_floating_point() or W0.dtype in (torch.float16, torch.bfloat16):
         W0 = W0.float()
     d_out, d_in = W0.shape
-    H0 = as_tensor(H, "H", ndim=2).to(W0.dtype)
+    H0 = as_tensor(H, "H", ndim=2).to(device=W0.device, dtype=W0.dtype)
     if H0.shape != (d_in, d_in):
         raise ValueError(f"H must have shape ({d_in}, {d_in}) to match W, got {tuple(H0.shape)}")
     if float((H0 - H0.T).abs().max()) > 1e-5 * float(H0.abs().max()):
@@ -141,19 +141,19 @@ def sparsegpt_prune(W, H, *, sparsity=0.5, block_size: int = 128, damp: float = 
             raise TypeError("mask must be a bool tensor")
         if mask.shape != W0.shape:
             raise ValueError(f"mask must have shape {tuple(W0.shape)}, got {tuple(mask.shape)}")
-        fixed = mask
+        fixed = mask.to(W0.device)
     Wk = W0.clone()
     Hd = H0.clone()
     dead = torch.diag(Hd) == 0
     Hd[dead, dead] = 1.0  # inputs that are always zero: decoupled columns
-    Hd += damp * float(torch.diag(Hd).mean()) * torch.eye(d_in, dtype=Hd.dtype)
+    Hd += damp * float(torch.diag(Hd).mean()) * torch.eye(d_in, dtype=Hd.dtype, device=Hd.device)
     try:
         L = torch.linalg.cholesky(Hd)
         Hinv = torch.cholesky_inverse(L)
         U = torch.linalg.cholesky(Hinv, upper=True)  # row q: [H_F^-1]_{q,:} / sqrt([H_F^-1]_qq)
     except RuntimeError as exc:  # torch.linalg.LinAlgError
         raise ValueError(f"H is not positive definite after damping ({exc})") from None
-    out_mask = torch.zeros(d_out, d_in, dtype=torch.bool)
+    out_mask = torch.zeros(d_out, d_in, dtype=torch.bool, device=W0.device)
     total = s * d_out * d_in
     for i1 in range(0, d_in, block_size):
         i2 = min(i1 + block_size, d_in)
