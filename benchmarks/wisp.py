@@ -27,7 +27,7 @@ from neurips26.papers.wisp.experiment import TIERS, _calib_ids, _load, _texts
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=("smollm2", "tiny"), default="smollm2")
-    parser.add_argument("--layers", type=int, default=6, help="top blocks pruned")
+    parser.add_argument("--layers", type=int, default=4, help="top blocks pruned")
     parser.add_argument("--sparsity", action="append", help="e.g. 0.5, 0.7, 2:4")
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args(argv)

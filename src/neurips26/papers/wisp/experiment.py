@@ -19,7 +19,7 @@ Deviations from the paper
 - Model and scale: the paper prunes every block of Llama-2 7B/13B/70B and Llama-3.1 8B
   with 128 calibration sequences of 2048 tokens from C4 and measures WikiText-2
   perplexity. Those weights and corpora are not available offline; the small tier prunes
-  the top 6 of SmolLM2-135M's 30 blocks (all seven linear maps of each) from 8 windows of
+  the top 4 of SmolLM2-135M's 30 blocks (all seven linear maps of each) from 8 windows of
   64 tokens and evaluates 2 windows of 256 held-out tokens of Python's documentation;
   4:8 is left to the paper tier (2:4 is run). The paper tier prunes every block of any
   local Hugging Face checkpoint (``--set model_path=...``) from 128 x 2048 tokens.
@@ -86,7 +86,7 @@ class Config:
     calib_len: int = param(64, help="tokens per calibration window", min=2, max=8192)
     num_eval: int = param(2, help="held-out evaluation windows", min=1, max=4096)
     eval_len: int = param(256, help="tokens per evaluation window", min=2, max=8192)
-    num_pruned_layers: int = param(6, help="top blocks pruned (0 = every block)", min=0)
+    num_pruned_layers: int = param(4, help="top blocks pruned (0 = every block)", min=0)
     lam: float = param(0.05, help="Whisper's activation regulariser lam", min=0.0, max=1e6)
     top_frac: float = param(0.1, help="Wisp+'s fraction q of pairs per neuron",
                             min=1e-6, max=1.0)

@@ -119,10 +119,16 @@ def sparsegpt_prune(W, H, *, sparsity=0.5, block_size: int = 128, damp: float = 
     (0.5, True)
     """
     W0 = as_tensor(W, "W", ndim=2)
-    if not W0.is_floating_point() or W0.dtype in (torch.float16, torch.bfloat16):
+    if W0.dtype in (torch.float16, torch.bfloat16):
         W0 = W0.float()
-    d_out, d_in = W0.shape
     H0 = as_tensor(H, "H", ndim=2).to(device=W0.device, dtype=W0.dtype)
+    Wk, out_mask = _obs_sweep(W0, H0, sparsity, block_size, damp, mask)
+    return PruneResult(Wk, out_mask, _quad_error(Wk - W0, H0))
+
+
+def _obs_sweep(W0, H0, sparsity, block_size, damp, mask):
+    """SparseGPT's sweep on checked tensors: ``(W', mask)`` (see :func:`sparsegpt_prune`)."""
+    d_out, d_in = W0.shape
     if H0.shape != (d_in, d_in):
         raise ValueError(f"H must have shape ({d_in}, {d_in}) to match W, got {tuple(H0.shape)}")
     if float((H0 - H0.T).abs().max()) > 1e-5 * float(H0.abs().max()):
@@ -182,13 +188,13 @@ def sparsegpt_prune(W, H, *, sparsity=0.5, block_size: int = 128, damp: float = 
                 mask1[:, i : i + m].scatter_(1, low, True)
             # OBS: the pruned part of column i, (w - q) / sqrt([H_F^-1]_qq), spread over the
             # free columns along row i of the Cholesky factor (column i itself becomes q).
-            err = W1[:, i] * mask1[:, i] / diag1[i]
-            W1[:, i:] -= err[:, None] * U1[i, i:][None, :]
-            Err1[:, i] = err
+            err = Err1[:, i]
+            torch.mul(W1[:, i], mask1[:, i], out=err).div_(diag1[i])
+            W1[:, i:].addr_(err, U1[i, i:], alpha=-1.0)
         Wk[:, i1:i2] = W1.masked_fill(mask1, 0.0)  # exact zeros where pruned
         out_mask[:, i1:i2] = mask1
         Wk[:, i2:] -= Err1 @ U[i1:i2, i2:]  # lazy update of the later columns
-    return PruneResult(Wk, out_mask, _quad_error(Wk - W0, H0))
+    return Wk, out_mask
 
 
 def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "knn",
@@ -250,13 +256,12 @@ def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "kn
         dX = pairs.differences(X)
         if float(dX.abs().max()) == 0 and method != "whisper":
             raise ValueError("X: every pair of calibration tokens is identical (no differences)")
-    if method == "sparsegpt":
-        return sparsegpt_prune(W, input_hessian(X), sparsity=sparsity, block_size=block_size,
-                               damp=damp)  # fmt: skip
-    if method == "whisper":
-        Hw = whisper_hessian(X, dX, lam=lam)
-        res = sparsegpt_prune(W, Hw, sparsity=sparsity, block_size=block_size, damp=damp)
-        return PruneResult(res.weight, res.mask, _output_error(res.weight - W, X))
+    if method in ("sparsegpt", "whisper"):
+        H = input_hessian(X) if method == "sparsegpt" else whisper_hessian(X, dX, lam=lam)
+        check_int(block_size, "block_size", min=1, max=1 << 20)
+        check_float(damp, "damp", min=0.0, max=1e6)
+        W_new, mask = _obs_sweep(W, H, sparsity, block_size, damp, None)
+        return PruneResult(W_new, mask, _output_error(W_new - W, X))
     scores = {
         "magnitude": lambda: magnitude_scores(W),
         "wanda": lambda: wanda_scores(W, X),

@@ -123,7 +123,7 @@ PAPER = Paper(
         "Llama-2 7B/13B/70B and Llama-3.1 8B on C4 / WikiText-2 are replaced by "
         "SmolLM2-135M-Instruct (offline) on Python's documentation: calibration windows "
         "from the first 90% of pydoc_data.topics, perplexity on the last 10%.",
-        "The small tier prunes the top 6 of 30 blocks from 8 x 64 calibration tokens and "
+        "The small tier prunes the top 4 of 30 blocks from 8 x 64 calibration tokens and "
         "evaluates 2 x 256 held-out tokens, over 3 calibration sets; 4:8 only at the paper "
         "tier. The paper prunes every block from 128 x 2048 tokens.",
         "The pairing (nearest other token by cosine similarity of the layer input), Wisp+'s "
@@ -136,7 +136,7 @@ PAPER = Paper(
     tiers=(
         ("smoke", "random 2-block LLaMA-layout model (tiny_causal_lm), bytes, 0.5 and 2:4, "
                   "2 calibration sets of 4 x 32 tokens"),
-        ("small", "SmolLM2-135M, top 6 of 30 blocks pruned, 8 x 64 calibration tokens, "
+        ("small", "SmolLM2-135M, top 4 of 30 blocks pruned, 8 x 64 calibration tokens, "
                   "2 x 256 held-out tokens, six methods x {50, 60, 70%, 2:4} x 3 "
                   "calibration sets, plus the gate+up / attention ablation"),
         ("paper", "any local HF checkpoint (--set model_path=..., e.g. Llama-2-7b-hf) on "
