@@ -46,8 +46,9 @@ What does not reproduce at the small tier, and why we think so
   (``recon_error_*``) is above. What they give up is the common part of the inputs: a
   difference ``x_a - x_b`` cancels each channel's mean, and in SmolLM2 the input
   channels with the largest norms carry large, nearly constant offsets (a diagnostic on
-  the inputs of block 24: their difference norms are close to the average channel's under
-  kNN, random and adjacent pairings alike). Wisp therefore prunes weights that carry the
+  the q, gate and down inputs of block 24: relative to the other channels, their
+  difference norms are several times smaller than their norms, under kNN, random and
+  adjacent pairings alike). Wisp therefore prunes weights that carry the
   constant part of the outputs, which Wanda keeps, and Whisper's ``lam = 0.05`` term is
   too light to protect it. The paper's pairing, ``q`` and ``lam`` (inferred here) may
   weigh the activation term more, and its models (7B+, every block, 262k calibration
