@@ -47,6 +47,7 @@ SLUGS: tuple[str, ...] = (
     "state_pred_sep",
     "data_exchange_core",
     "qnn_spectral",
+    "wisp",
     "sign_code",
     "steering_hessian",
     "event_distill",
