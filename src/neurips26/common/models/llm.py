@@ -307,7 +307,10 @@ def perplexity(model: nn.Module, token_ids, *, window: int = 256, stride: int | 
         ``model(ids)`` returning logits or ``(logits, ...)``.
     token_ids : array-like of int, shape (L,), L >= 2
     """
-    ids = torch.as_tensor(np.asarray(token_ids, dtype=np.int64)).flatten()
+    if isinstance(token_ids, torch.Tensor):  # also a CUDA tensor (np.asarray would fail)
+        ids = token_ids.detach().to("cpu", torch.int64).flatten()
+    else:
+        ids = torch.as_tensor(np.asarray(token_ids, dtype=np.int64)).flatten()
     if ids.numel() < 2:
         raise ValueError("token_ids: need at least 2 tokens")
     check_int(window, "window", min=2)
