@@ -34,6 +34,7 @@ SLUGS: tuple[str, ...] = (
     "sparse_scaling",
     "ecfr",
     "agentweave",
+    "noise_aware_routing",
     "beta_tta",
     "adis_law",
     "seagram",

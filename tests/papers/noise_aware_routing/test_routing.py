@@ -43,7 +43,7 @@ def test_kept_and_bypassing_tokens_are_complements_and_restore_inverts():
 
 def _reference_router(x, ratio, ids_shuffle, span):
     """A direct gather / scatter of TREAD's router, written independently (loops)."""
-    b, n, c = x.shape
+    b, n, _ = x.shape
     k = math.ceil(round((1 - ratio) * n, 9))
     out = x.clone()
     for i in range(b):

@@ -102,9 +102,9 @@ def _check_schedule(schedule) -> NoiseSchedule:
     return schedule
 
 
-def _check_model(model) -> nn.Module:
+def _check_model(model, name: str = "model") -> nn.Module:
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
+        raise TypeError(f"{name}: expected a torch.nn.Module, got {type(model).__name__}")
     return model
 
 
@@ -139,7 +139,8 @@ def diffusion_loss(model: nn.Module, x0: torch.Tensor, y: torch.Tensor, *,
                    ratio: float = 0.5, ratios: Sequence[float] = NAR_RATIOS,
                    boundaries: Sequence[float] = NAR_BOUNDARIES, label_dropout: float = 0.1,
                    t: torch.Tensor | None = None, noise: torch.Tensor | None = None,
-                   generator: torch.Generator | None = None) -> torch.Tensor:  # fmt: skip
+                   generator: torch.Generator | None = None,
+                   routing_generator: torch.Generator | None = None) -> torch.Tensor:  # fmt: skip
     """The DDPM epsilon-prediction loss of a batch, with the model's token routing.
 
     Parameters
@@ -159,6 +160,10 @@ def diffusion_loss(model: nn.Module, x0: torch.Tensor, y: torch.Tensor, *,
     t, noise : Tensor, optional
         Fixed timesteps ``(B,)`` and noise ``eps`` (default: drawn from ``generator``).
     generator : torch.Generator, optional
+        Source of ``t``, ``eps`` and the label dropout.
+    routing_generator : torch.Generator, optional
+        Source of the routing permutations (default: ``generator``); a separate one keeps
+        ``t`` and ``eps`` the same whatever the routing.
 
     Returns
     -------
@@ -186,7 +191,8 @@ def diffusion_loss(model: nn.Module, x0: torch.Tensor, y: torch.Tensor, *,
         y = torch.where(drop, torch.full_like(y, num_classes), y)  # the null label
     x_t = sched.q_sample(x0, t, noise)
     eps = model(x_t, t, y, routing=routing, ratio=ratio, ratios=ratios, boundaries=boundaries,
-                num_timesteps=sched.num_timesteps, generator=generator)  # fmt: skip
+                num_timesteps=sched.num_timesteps,
+                generator=generator if routing_generator is None else routing_generator)
     return ((eps - noise) ** 2).mean()
 
 

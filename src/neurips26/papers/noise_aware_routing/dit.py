@@ -22,13 +22,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from neurips26.common.validation import check_choice, check_int
+from neurips26.common.validation import check_choice, check_float, check_int
 
 from .routing import (
     NAR_BOUNDARIES,
     NAR_RATIOS,
     _check_permutations,
-    check_groups,
     check_ratio,
     check_timesteps,
     noise_aware_ratios,
@@ -48,7 +47,8 @@ def sincos_2d(dim: int, grid: int) -> torch.Tensor:
     Half the channels encode the row, half the column, each as sines and cosines of
     ``pos * omega_k`` with ``omega_k = 10000^{-k / (dim/4)}``.
     """
-    dim = check_int(dim, "dim", min=4)
+    dim = check_int(dim, "dim", min=4, max=MAX_DIM)
+    grid = check_int(grid, "grid", min=1, max=MAX_IMAGE)
     if dim % 4:
         raise ValueError(f"dim: must be divisible by 4 for the 2-D sin-cos embedding, got {dim}")
     omega = 1.0 / 10000 ** (np.arange(dim // 4, dtype=np.float64) / (dim / 4))
@@ -62,7 +62,16 @@ def sincos_2d(dim: int, grid: int) -> torch.Tensor:
 
 
 def timestep_embedding(t: torch.Tensor, dim: int, max_period: float = 10000.0) -> torch.Tensor:
-    """Sinusoidal embedding of (possibly fractional) timesteps, shape ``(B, dim)``."""
+    """Sinusoidal embedding of (possibly fractional) timesteps, shape ``(B, dim)``.
+
+    ``[cos(t w_k), sin(t w_k)]`` with ``w_k = max_period^{-k / (dim/2)}`` (DiT's).
+    """
+    if not torch.is_tensor(t):
+        raise TypeError(f"t: expected a torch.Tensor of timesteps, got {type(t).__name__}")
+    if t.ndim != 1 or t.numel() == 0 or not torch.isfinite(t.float()).all():
+        raise ValueError(f"t: expected a non-empty finite 1-D tensor, got shape {tuple(t.shape)}")
+    dim = check_int(dim, "dim", min=1, max=MAX_DIM)
+    max_period = check_float(max_period, "max_period", min=1.0, max=1e12)
     half = dim // 2
     freqs = torch.exp(-math.log(max_period) * torch.arange(half, dtype=torch.float32,
                                                            device=t.device) / half)  # fmt: skip
@@ -140,7 +149,8 @@ class MiniDiT(nn.Module):
 
     def __init__(self, *, image_size: int = 32, patch_size: int = 4, in_channels: int = 1,
                  dim: int = 128, depth: int = 6, num_heads: int = 4, num_classes: int = 10,
-                 route_start: int = 1, route_end: int = 4, mlp_ratio: float = 4.0) -> None:  # fmt: skip
+                 route_start: int = 1, route_end: int = 4,
+                 mlp_ratio: float = 4.0) -> None:  # fmt: skip
         super().__init__()
         image_size = check_int(image_size, "image_size", min=1, max=MAX_IMAGE)
         patch_size = check_int(patch_size, "patch_size", min=1, max=MAX_IMAGE)

@@ -14,6 +14,7 @@ Everything here works on ``(B, L, C)`` token tensors and is independent of the m
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -128,7 +129,8 @@ def random_permutations(batch: int, length: int, *, generator: torch.Generator |
 
 
 def route_start(x: torch.Tensor, ratio: float, *, generator: torch.Generator | None = None,
-                ids_shuffle: torch.Tensor | None = None) -> tuple[torch.Tensor, RouteInfo]:  # fmt: skip
+                ids_shuffle: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, RouteInfo]:  # fmt: skip
     """Keep ``K = ceil((1 - r) L)`` random tokens of each sample for the routed span.
 
     Parameters
@@ -240,7 +242,7 @@ def check_groups(boundaries: Sequence[float], ratios: Sequence[float]
         raise ValueError(f"boundaries: at most {MAX_GROUPS} boundaries, got {len(boundaries)}")
     bounds = tuple(check_float(b, "boundaries", min=0.0, max=1.0, min_inclusive=False,
                                max_inclusive=False) for b in boundaries)  # fmt: skip
-    if any(b >= a for b, a in zip(bounds, bounds[1:], strict=False)):
+    if any(b >= a for b, a in itertools.pairwise(bounds)):
         raise ValueError(f"boundaries: must be strictly increasing, got {bounds}")
     rs = tuple(check_ratio(r, "ratios") for r in ratios)
     if len(rs) != len(bounds) + 1:
@@ -261,6 +263,9 @@ def noise_groups(t: torch.Tensor, *, num_timesteps: int = 1000,
     [0, 0, 1, 1, 2, 2]
     """
     num_timesteps = check_int(num_timesteps, "num_timesteps", min=1, max=MAX_TIMESTEPS)
+    if isinstance(boundaries, (str, bytes)) or not isinstance(boundaries, Sequence):
+        raise TypeError(f"boundaries: expected a sequence of floats, got "
+                        f"{type(boundaries).__name__}")  # fmt: skip
     bounds, _ = check_groups(boundaries, (0.0,) * (len(boundaries) + 1))
     t = check_timesteps(t, num_timesteps)
     # Integer thresholds ceil(b T): t >= b T  <=>  t >= ceil(b T) for integer t (the small

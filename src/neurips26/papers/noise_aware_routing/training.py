@@ -76,15 +76,16 @@ def frechet_distance(feats_a, feats_b) -> float:
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"feats_b: expected {a.shape[1]} features like feats_a, got "
                          f"{b.shape[1]}")  # fmt: skip
-    if len(a) < 2 or len(b) < 2:
-        raise ValueError("feats_a: need at least 2 rows in each feature set")
+    for name, f in (("feats_a", a), ("feats_b", b)):
+        if len(f) < 2:
+            raise ValueError(f"{name}: need at least 2 rows, got {len(f)}")
     mu_a, mu_b = a.mean(0), b.mean(0)
     s_a, s_b = np.atleast_2d(np.cov(a, rowvar=False)), np.atleast_2d(np.cov(b, rowvar=False))
-    covmean = scipy.linalg.sqrtm(s_a @ s_b)
-    if not np.isfinite(covmean).all():  # near-singular product: regularise as FID does
-        eps = 1e-6 * np.eye(len(s_a))
-        covmean = scipy.linalg.sqrtm((s_a + eps) @ (s_b + eps))
-    covmean = np.real(covmean)
+    # A small ridge keeps sqrtm well-posed when features are degenerate (dead ReLUs); it
+    # cancels exactly between the trace terms when the covariances are equal.
+    eps = 1e-6 * np.eye(len(s_a))
+    s_a, s_b = s_a + eps, s_b + eps
+    covmean = np.real(scipy.linalg.sqrtm(s_a @ s_b))
     fd = float(((mu_a - mu_b) ** 2).sum() + np.trace(s_a) + np.trace(s_b) - 2 * np.trace(covmean))
     return max(fd, 0.0)
 
@@ -135,7 +136,7 @@ class Evaluator:
                  y_val: torch.Tensor, *, num_samples: int = 256, num_steps: int = 20,
                  cfg_scale: float = 1.0, seed: int = 0,
                  schedule: NoiseSchedule | None = None, num_classes: int = 10) -> None:  # fmt: skip
-        self.classifier = _check_model(classifier).eval().requires_grad_(False)
+        self.classifier = _check_model(classifier, "classifier").eval().requires_grad_(False)
         self.schedule = _check_schedule(schedule)
         x_real = _check_images(x_real, None, "x_real")
         self.x_val = _check_images(x_val, None, "x_val")
@@ -155,23 +156,22 @@ class Evaluator:
         self.noise_val = torch.randn(self.x_val.shape, generator=g)
 
     @torch.no_grad()
-    def samples(self, model: nn.Module) -> torch.Tensor:
-        """The model's DDIM samples for :attr:`labels` (the same ``x_T`` every call)."""
-        return ddim_sample(model, self.labels, schedule=self.schedule, num_steps=self.num_steps,
-                           cfg_scale=self.cfg_scale, clip_denoised=True,
-                           generator=make_generator(self.seed + 1))  # fmt: skip
-
-    @torch.no_grad()
     def __call__(self, model: nn.Module) -> EvalResult:
         """Evaluate ``model`` (in eval mode: never routed)."""
+        model = _check_model(model)
         was = model.training
+        dev = next(model.parameters()).device
         model.eval()
         try:
-            x = self.samples(model)
+            x = ddim_sample(model, self.labels.to(dev), schedule=self.schedule,
+                            num_steps=self.num_steps, cfg_scale=self.cfg_scale,
+                            clip_denoised=True, generator=make_generator(self.seed + 1))
+            x = x.cpu()
             feats = self.classifier.features(x).double().numpy()
             acc = float((self.classifier(x).argmax(1) == self.labels).float().mean())
-            val = float(diffusion_loss(model, self.x_val, self.y_val, schedule=self.schedule,
-                                       label_dropout=0.0, t=self.t_val, noise=self.noise_val))
+            val = float(diffusion_loss(model, self.x_val.to(dev), self.y_val.to(dev),
+                                       schedule=self.schedule, label_dropout=0.0,
+                                       t=self.t_val.to(dev), noise=self.noise_val.to(dev)))
         finally:
             model.train(was)
         return EvalResult(frechet_distance(feats, self.real_features), acc, val)
@@ -239,6 +239,10 @@ def _check_data(x, y, num_classes) -> tuple[torch.Tensor, torch.Tensor]:
 @torch.no_grad()
 def ema_update(ema: nn.Module, model: nn.Module, decay: float) -> None:
     """``theta_ema <- decay * theta_ema + (1 - decay) * theta`` for every parameter."""
+    ema, model = _check_model(ema, "ema"), _check_model(model)
+    decay = check_float(decay, "decay", min=0.0, max=1.0)
+    if [p.shape for p in ema.parameters()] != [p.shape for p in model.parameters()]:
+        raise ValueError("ema: its parameters do not match the model's")
     for pe, p in zip(ema.parameters(), model.parameters(), strict=True):
         pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
 
@@ -249,7 +253,8 @@ def train_diffusion(model: nn.Module, x, y, *, routing: str = "noise_aware",
                     lr: float = 1e-4, batch_size: int = 64, eval_every: int = 100,
                     evaluator: Evaluator | None = None, ema_decay: float = 0.999,
                     label_dropout: float = 0.1, schedule: NoiseSchedule | None = None,
-                    seed: int = 0, device: str = "cpu") -> tuple[nn.Module, TrainResult]:  # fmt: skip
+                    seed: int = 0, device: str = "cpu"
+                    ) -> tuple[nn.Module, TrainResult]:  # fmt: skip
     """Train ``model`` in place on the DDPM loss with a routing mode.
 
     Parameters
@@ -275,7 +280,8 @@ def train_diffusion(model: nn.Module, x, y, *, routing: str = "noise_aware",
         Null-label probability (CFG training).
     schedule : NoiseSchedule, optional
     seed : int
-        Seeds the batches, timesteps, noise and routing.
+        Seeds the batches, the timesteps and noise, and the routing (three generators, so
+        runs with different routings see the same batches, timesteps and noise).
     device : {"cpu", "cuda"}
 
     Returns
@@ -298,7 +304,7 @@ def train_diffusion(model: nn.Module, x, y, *, routing: str = "noise_aware",
     if evaluator is not None and not isinstance(evaluator, Evaluator):
         raise TypeError(f"evaluator: expected an Evaluator, got {type(evaluator).__name__}")
     sched = _check_schedule(schedule)
-    gen = make_generator(seed + 1)
+    gen, route_gen = make_generator(seed + 1), make_generator(seed + 2)
     ema = copy.deepcopy(model).eval().requires_grad_(False)
     steps, evals = [], []
     clock = [0.0, time.perf_counter()]
@@ -307,7 +313,8 @@ def train_diffusion(model: nn.Module, x, y, *, routing: str = "noise_aware",
         xb, yb = batch
         return diffusion_loss(net, xb, yb, schedule=sched, routing=routing, ratio=ratio,
                               ratios=ratios, boundaries=boundaries,
-                              label_dropout=label_dropout, generator=gen)  # fmt: skip
+                              label_dropout=label_dropout, generator=gen,
+                              routing_generator=route_gen)  # fmt: skip
 
     def callback(step, loss, net):
         clock[0] += time.perf_counter() - clock[1]
@@ -322,7 +329,8 @@ def train_diffusion(model: nn.Module, x, y, *, routing: str = "noise_aware",
     batches = array_batches(x, y, batch_size=batch_size, generator=make_generator(seed),
                             device=device)  # fmt: skip
     res = train(model, batches, max_iter=max_iter, lr=lr, seed=seed, device=device,
-                callback=callback, desc=f"noise_aware_routing {routing}")  # fmt: skip
+                loss_fn=loss_fn, callback=callback,
+                desc=f"noise_aware_routing {routing}")  # fmt: skip
     result = TrainResult(
         routing, np.array(steps, dtype=np.int64),
         np.array([e.fd for e in evals]), np.array([e.sample_acc for e in evals]),
@@ -333,11 +341,13 @@ def train_diffusion(model: nn.Module, x, y, *, routing: str = "noise_aware",
 def training_flops(model: nn.Module, *, routing: str = "none", ratio: float = 0.5,
                    ratios: Sequence[float] = NAR_RATIOS,
                    boundaries: Sequence[float] = NAR_BOUNDARIES, batch_size: int = 64,
-                   schedule: NoiseSchedule | None = None, seed: int = 0) -> float:  # fmt: skip
+                   schedule: NoiseSchedule | None = None, seed: int = 0,
+                   span_only: bool = False) -> float:  # fmt: skip
     """FLOPs of one training step (forward and backward), counted by torch.
 
     The batch's timesteps are spread evenly over ``[0, T)`` (stratified), so the
-    noise-aware groups have their expected sizes.
+    noise-aware groups have their expected sizes. With ``span_only``, the forward FLOPs
+    of the routed span alone (``model.run_span``), where routing saves its compute.
 
     Returns
     -------
@@ -357,9 +367,20 @@ def training_flops(model: nn.Module, *, routing: str = "none", ratio: float = 0.
     x0 = torch.randn((batch_size, *shape), generator=g)
     y = torch.zeros(batch_size, dtype=torch.long)
     t = ((torch.arange(batch_size) + 0.5) * sched.num_timesteps / batch_size).long()
+    if not isinstance(span_only, bool):
+        raise TypeError(f"span_only: expected a bool, got {type(span_only).__name__}")
     was = model.training
     model.train()
     try:
+        if span_only:
+            with torch.no_grad():
+                r = model.sample_ratios(t, routing=routing, ratio=ratio, ratios=ratios,
+                                        boundaries=boundaries,
+                                        num_timesteps=sched.num_timesteps)  # fmt: skip
+                c, h = model.condition(t, y), model.patchify(x0)
+                with FlopCounterMode(display=False) as fc:
+                    model.run_span(h, c, r, generator=g)
+            return float(fc.get_total_flops())
         with FlopCounterMode(display=False) as fc:
             loss = diffusion_loss(model, x0, y, schedule=sched, routing=routing, ratio=ratio,
                                   ratios=ratios, boundaries=boundaries, label_dropout=0.0,
