@@ -104,7 +104,10 @@ class DiTBlock(nn.Module):
         b, n, c = x.shape
         qkv = self.qkv(x).reshape(b, n, 3, self.num_heads, c // self.num_heads)
         q, k, v = qkv.permute(2, 0, 3, 1, 4)  # each (B, H, N, C/H)
-        out = F.scaled_dot_product_attention(q, k, v)  # (B, H, N, C/H)
+        # softmax(q k^T / sqrt(d)) v written out (not F.scaled_dot_product_attention, whose
+        # CPU kernel torch's FLOP counter does not count): (B, H, N, C/H).
+        att = (q @ k.transpose(-2, -1)) * (q.shape[-1] ** -0.5)  # (B, H, N, N)
+        out = att.softmax(dim=-1) @ v
         return self.proj(out.transpose(1, 2).reshape(b, n, c))
 
     def forward(self, x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
