@@ -121,11 +121,10 @@ class Config:
 
 
 TIERS = {
-    "smoke": Config(dataset="digits", num_train=256, num_test=64, num_val=32, num_seeds=2,
-                    dim=16, depth=3,
-                    num_heads=2, route_start=1, route_end=2, max_iter=12, batch_size=16,
-                    eval_every=6, num_samples=32, sample_steps=3, sens_masks=4,
-                    clf_channels=(8,), clf_iter=40),
+    "smoke": Config(dataset="digits", num_train=256, num_test=64, num_val=32, num_seeds=1,
+                    dim=16, depth=3, num_heads=2, route_start=1, route_end=2, max_iter=8,
+                    batch_size=16, eval_every=4, num_samples=32, sample_steps=3, sens_masks=4,
+                    clf_channels=(8,), clf_iter=30),
     "small": Config(),
     "paper": Config(num_train=60000, num_test=10000, num_val=512, num_seeds=3, dim=384,
                     depth=12, num_heads=6, patch_size=2, route_start=1, route_end=10,

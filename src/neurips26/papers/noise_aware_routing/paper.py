@@ -200,9 +200,8 @@ PAPER = Paper(
         "Two seeds at the small tier: the seed CIs are wide.",
     ),
     tiers=(
-        ("smoke", "256 sklearn digits upsampled to 32x32, width-16 depth-3 DiT, 12 steps "
-                  "per run, 4 methods x 2 "
-                  "seeds, 32 samples of 3 DDIM steps (seconds)"),
+        ("smoke", "256 sklearn digits upsampled to 32x32, width-16 depth-3 DiT, 8 steps "
+                  "per run, 4 methods x 1 seed, 32 samples of 3 DDIM steps (seconds)"),
         ("small", "10k MNIST images at 32x32, width-64 depth-4 DiT (64 tokens), 250 steps "
                   "(batch 32) per run, 4 methods x 2 seeds, FD of 128 DDIM samples (10 steps) "
                   "every 50 steps (about 3 minutes on 2 cores)"),
