@@ -116,7 +116,7 @@ class Config:
                                            min=0.0, max=0.99)
     sens_masks: int = param(16, help="routing masks per ratio for R(r)", min=2)
     clf_channels: tuple[int, ...] = param((16, 32, 32), help="classifier CNN widths", min=1)
-    clf_iter: int = param(300, help="classifier training steps", min=1)
+    clf_iter: int = param(600, help="classifier training steps", min=1)
     device: str = param("cpu", help="torch device", choices=("cpu", "cuda"))
 
 

@@ -55,7 +55,7 @@ PAPER = Paper(
             statement="NAR ends with a lower FD than TREAD at equal steps (TREAD - NAR).",
             paper_value="outperforms TREAD",
             metric="nar_fd_gain_vs_tread",
-            comparison=">=",
+            comparison=">",
             target=0.0,
             uncertainty="nar_fd_gain_vs_tread_ci",
             tiers=("small", "paper"),
@@ -65,7 +65,7 @@ PAPER = Paper(
             statement="NAR ends with a lower FD than the DiT baseline at equal steps (DiT - NAR).",
             paper_value="improves generation quality",
             metric="nar_fd_gain_vs_dit",
-            comparison=">=",
+            comparison=">",
             target=0.0,
             uncertainty="nar_fd_gain_vs_dit_ci",
             tiers=("small", "paper"),
@@ -73,12 +73,12 @@ PAPER = Paper(
         Claim(
             id="quality_accuracy",
             statement=(
-                "NAR's samples are classified as their labels at least as often as DiT's "
+                "NAR's samples are classified as their labels more often than DiT's "
                 "(conditional sample accuracy, NAR - DiT)."
             ),
             paper_value="improves generation quality",
             metric="nar_acc_gain_vs_dit",
-            comparison=">=",
+            comparison=">",
             target=0.0,
             uncertainty="nar_acc_gain_vs_dit_ci",
             tiers=("small", "paper"),
@@ -91,7 +91,7 @@ PAPER = Paper(
             ),
             paper_value="higher-noise samples need stronger regularization",
             metric="nar_fd_gain_vs_reversed",
-            comparison=">=",
+            comparison=">",
             target=0.0,
             uncertainty="nar_fd_gain_vs_reversed_ci",
             tiers=("small", "paper"),
