@@ -34,6 +34,7 @@ SLUGS: tuple[str, ...] = (
     "sparse_scaling",
     "ecfr",
     "agentweave",
+    "noise_aware_routing",
     "arq_vae",
     "beta_tta",
     "asvq",
