@@ -54,6 +54,7 @@ SLUGS: tuple[str, ...] = (
     "sfd_edgar",
     "judge_rasch",
     "multiagent_neff",
+    "discriminator_rl",
     "multiagent_performative",
 )
 
