@@ -103,7 +103,7 @@ def tilt_weights(rewards, *, beta: float = 1.0, clip: float = 20.0) -> TiltWeigh
     >>> tilt_weights(np.zeros(4)).weights.tolist()
     [0.25, 0.25, 0.25, 0.25]
     >>> w = tilt_weights(np.array([0.0, 0.0, 10.0]), clip=1.5).weights
-    >>> [round(v, 4) for v in w]
+    >>> np.round(w, 4).tolist()
     [0.25, 0.25, 0.5]
     """
     r = check_array(rewards, "rewards", ndim=1, min_size=2)
