@@ -227,6 +227,16 @@ def test_frechet_distance_matches_sqrtm_formula_and_pot():
     assert frechet_distance(x * 2.0, x[::-1] * 0.5 + [2.0, 0, 0]) == pytest.approx(closed, rel=0.02)
 
 
+def test_frechet_distance_with_fewer_samples_than_features():
+    """The nuclear-norm route (n * m <= F^2) equals the sqrtm formula."""
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(30, 60)), rng.normal(size=(25, 60)) * 1.5 + 0.3
+    ma, mb, ca, cb = a.mean(0), b.mean(0), np.cov(a.T), np.cov(b.T)
+    direct = ((ma - mb) ** 2).sum() + np.trace(ca + cb - 2 * np.real(linalg.sqrtm(ca @ cb)))
+    assert frechet_distance(a, b) == pytest.approx(direct, rel=1e-6)
+    assert frechet_distance(a, a) == pytest.approx(0.0, abs=1e-8)
+
+
 def test_precision_recall_limits():
     x = np.random.default_rng(0).normal(size=(300, 2))
     y = np.random.default_rng(1).normal(size=(300, 2))

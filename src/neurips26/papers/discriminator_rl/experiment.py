@@ -137,11 +137,11 @@ class Config:
 
 
 TIERS = {
-    "smoke": Config(num_train=400, num_eval=60, num_seeds=2, base_iter=60, base_hidden=64,
+    "smoke": Config(num_train=400, num_eval=60, num_seeds=1, base_iter=60, base_hidden=64,
                     base_depth=2, classifier_iter=60, num_rounds=1, num_samples=256,
                     steps_per_round=10, disc_hidden=32, disc_iter=50, num_steps=8,
                     eval_space="pixels", mixture_iter=60, mixture_samples=256,
-                    mixture_rounds=1, mixture_disc_iter=200),
+                    mixture_rounds=1, mixture_disc_iter=150),
     "small": Config(),
     "paper": Config(dataset="mnist", image_size=14, num_train=20000, num_eval=2000,
                     num_seeds=5, base_iter=1500, base_hidden=512, classifier_iter=1500,
@@ -272,13 +272,14 @@ def _mixture(cfg: Config) -> dict:
                                seed=cfg.seed)  # fmt: skip
     # Held-out points from the discriminator's own training mixture: half data, half model.
     probe = np.concatenate([held, sample(net, num_samples=len(held), seed=cfg.seed + 2).x])
-    truth = mix.log_prob(probe) - exact_log_likelihood(net, probe, num_steps=32)
+    ode = cfg.num_steps  # RK4 steps of the exact likelihood
+    truth = mix.log_prob(probe) - exact_log_likelihood(net, probe, num_steps=ode)
     corr = float(np.corrcoef(disc.logit(probe), truth)[0, 1])
-    nll0 = float(-exact_log_likelihood(net, held, num_steps=32).mean())
+    nll0 = float(-exact_log_likelihood(net, held, num_steps=ode).mean())
     discriminator_rl(net, data, None, num_rounds=cfg.mixture_rounds, seed=cfg.seed,
                      num_samples=min(1024, cfg.mixture_samples), steps_per_round=100, lr=1e-3,
-                     disc_kw={"hidden": 64, "max_iter": 300})  # fmt: skip
-    nll1 = float(-exact_log_likelihood(net, held, num_steps=32).mean())
+                     disc_kw={"hidden": 64, "max_iter": min(300, cfg.mixture_disc_iter)})
+    nll1 = float(-exact_log_likelihood(net, held, num_steps=ode).mean())
     return {"logit_ratio_corr": corr, "nll2d_base": nll0, "nll2d_drl": nll1,
             "nll2d_drop": nll0 - nll1}  # fmt: skip
 

@@ -165,7 +165,7 @@ PAPER = Paper(
         "The base model is under-trained on purpose to leave headroom.",
     ),
     tiers=(
-        ("smoke", "digits 8x8, tiny nets, 1 DRL round of 256 samples, FD in pixel space, "
+        ("smoke", "digits 8x8, tiny nets, 1 seed, 1 DRL round of 256 samples, FD in pixels, "
                   "2-D mixture with 256 points"),
         ("small", "digits 8x8 (1,347 train / 450 test), 800-step base, 5 DRL rounds of "
                   "1,024 samples x 100 steps, equal-compute FM and pixel DRL, 3 seeds, "
@@ -174,5 +174,5 @@ PAPER = Paper(
                   "2,048 x 200, policy gradient, preference post-training sweep, 5 seeds; "
                   "the paper's ImageNet-scale models are documented only"),
     ),
-    resources=Resources(cpus=2, memory_gb=3.0),
+    resources=Resources(cpus=1, memory_gb=3.0),
 )
