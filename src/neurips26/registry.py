@@ -60,6 +60,7 @@ SLUGS: tuple[str, ...] = (
     "sfd_edgar",
     "judge_rasch",
     "multiagent_neff",
+    "discriminator_rl",
     "multiagent_performative",
 )
 
