@@ -35,6 +35,7 @@ SLUGS: tuple[str, ...] = (
     "ecfr",
     "agentweave",
     "beta_tta",
+    "qc_a2s",
     "adis_law",
     "seagram",
     "geto_lp",
