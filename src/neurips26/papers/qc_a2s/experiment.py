@@ -244,7 +244,6 @@ def _equivalence(model, stats, windows, cfg: Config) -> dict:
 
 
 def run(cfg: Config) -> RunResult:
-    torch.manual_seed(cfg.seed)  # nothing draws from it; pinned for third-party code
     model, encode = _load(cfg)
     calib_stream, eval_stream = _texts(cfg, encode)
     rows: list[Row] = []

@@ -135,8 +135,9 @@ PAPER = Paper(
         ("small", "SmolLM2-135M, 8x64 calibration tokens, 6x64 held-out tokens, T in "
                   "{4..1024} (+4096 continuous), 3 seeds at T = 16, SNN simulated at "
                   "T in {4, 16, 64, 256}"),
-        ("paper", "any local checkpoint (--set model_path=...) on CUDA, every block linear, "
-                  "64x512 calibration and evaluation tokens, 5 seeds; not run here"),
+        ("paper", "any local checkpoint (--set model_path=..., --set device=cuda), every "
+                  "block linear, 64x512 calibration and evaluation tokens, 5 seeds; not run "
+                  "here"),
     ),
     resources=Resources(cpus=2, memory_gb=4.0),
 )
