@@ -105,9 +105,9 @@ class Config:
 
 
 TIERS = {
-    "smoke": Config(model="tiny", steps=(4, 16, 64), extra_continuous_steps=(256,),
+    "smoke": Config(model="tiny", steps=(4, 16), extra_continuous_steps=(64,),
                     num_seeds=2, num_calib=4, calib_len=32, num_eval=4, eval_len=32,
-                    max_samples=4096, equiv_steps=(1, 4, 16, 64), num_equiv=2, equiv_len=8,
+                    max_samples=4096, equiv_steps=(1, 4, 16), num_equiv=2, equiv_len=8,
                     text_chars=4000),
     "small": Config(),
     "paper": Config(targets="all", steps=(2, 4, 8, 16, 32, 64, 128, 256, 1024),
