@@ -37,6 +37,7 @@ SLUGS: tuple[str, ...] = (
     "noise_aware_routing",
     "arq_vae",
     "beta_tta",
+    "qc_a2s",
     "asvq",
     "adis_law",
     "seagram",
