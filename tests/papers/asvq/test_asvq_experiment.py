@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 
-import pytest
-
+from _smoke import smoke_fixture
 from neurips26.common.experiment import is_declared
 from neurips26.papers.asvq.experiment import (
     METHODS,
@@ -17,15 +16,7 @@ from neurips26.papers.asvq.experiment import (
     run,
 )
 
-
-@pytest.fixture(scope="module")
-def smoke():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("NEURIPS26_NO_CACHE", "1")
-    try:
-        yield run(TIERS["smoke"])
-    finally:
-        mp.undo()
+smoke = smoke_fixture(run, TIERS["smoke"])
 
 
 def test_smoke_metrics(smoke):

@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import math
 
-import pytest
-
+from _smoke import smoke_fixture
 from neurips26.papers.beta_tta.experiment import METRICS, TIERS, VOLATILE, Config, run
 
-
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("NEURIPS26_NO_CACHE", "1")
-    try:
-        yield run(TIERS["smoke"])
-    finally:
-        mp.undo()
+smoke = smoke_fixture(run, TIERS["smoke"])
 
 
 def test_smoke_metrics(smoke):

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from _smoke import smoke_fixture
 from neurips26.common.experiment import is_declared
 from neurips26.papers.noise_aware_routing.experiment import (
     METHODS,
@@ -16,15 +17,7 @@ from neurips26.papers.noise_aware_routing.experiment import (
     run,
 )
 
-
-@pytest.fixture(scope="module")
-def smoke():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("NEURIPS26_NO_CACHE", "1")
-    try:
-        yield run(TIERS["smoke"])
-    finally:
-        mp.undo()
+smoke = smoke_fixture(run, TIERS["smoke"])
 
 
 def test_smoke_metrics(smoke):
