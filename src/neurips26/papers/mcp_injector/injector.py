@@ -358,8 +358,13 @@ class FaultInjector:
     def log_call(self, rec: dict[str, Any]) -> None:
         """Log one ``tools/call`` as the client saw it (``kind = "call"``: time, connection,
         id, tool, ``arg_hash``, the fault applied, ``outcome``, ``latency_ms``); the stdio
-        proxy writes one per call. :func:`~.calllog.summarize_log` reads them back."""
-        self._append(rec)
+        proxy writes one per call. :func:`~.calllog.summarize_log` reads them back.
+
+        Written to ``log_path`` only (a no-op without one), not kept in :attr:`log_`: a
+        long-running proxy would otherwise hold every call in memory."""
+        if self.log_path is not None:
+            with open(self.log_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(rec, sort_keys=True) + "\n")
 
     def _append(self, rec: dict[str, Any]) -> None:
         self.log_.append(rec)

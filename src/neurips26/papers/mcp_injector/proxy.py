@@ -293,6 +293,8 @@ class _Relay:
 
     def call_started(self, key: Any, msg_id: Any, tool: str, params: Any, d: Any) -> None:
         """Open the per-call log record of a ``tools/call`` (closed by :meth:`call_done`)."""
+        if self.inj.log_path is None:  # nothing to write: no hashing on the hot path
+            return
         args = params.get("arguments") if isinstance(params, dict) else None
         blob = json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
         self.calls[key] = {
