@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, log_ndtr
 
+from neurips26.common.frames import warn_if_transposed
 from neurips26.common.validation import check_choice, check_float
 
 __all__ = [
@@ -145,6 +146,7 @@ def as_correctness_matrix(
             f"Y must be 2-D (models x items), got an array of shape {arr.shape}"
         )
     M, I = arr.shape
+    warn_if_transposed(arr.shape, "Y", rows="models", cols="items")
     if M < min_models or I < min_items:
         raise ValueError(
             f"Y must have at least {min_models} models (rows) and {min_items} items (columns),"
