@@ -64,8 +64,7 @@ def test_bad_arguments_are_refused_by_name(kwargs, exc, word):
         warn_if_transposed(**args)
 
 
-def test_papers_warn_on_a_transposed_frame():
-    from neurips26.papers.lambda6_star import g_coefficient
+def test_monoculture_warns_on_a_transposed_frame():
     from neurips26.papers.monoculture import as_correctness_matrix
 
     rng = np.random.default_rng(0)
@@ -73,9 +72,6 @@ def test_papers_warn_on_a_transposed_frame():
     frame = pd.DataFrame(y, index=[f"model{i}" for i in range(8)])
     with warnings.catch_warnings():
         warnings.simplefilter("error", OrientationWarning)
-        g_coefficient(frame)  # the usual orientation: silent
-        as_correctness_matrix(frame)
-    with pytest.warns(OrientationWarning, match="scores has 600 models"):
-        g_coefficient(frame.T)
+        as_correctness_matrix(frame)  # the usual orientation: silent
     with pytest.warns(OrientationWarning, match="Y has 600 models"):
         as_correctness_matrix(frame.T)

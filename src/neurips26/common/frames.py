@@ -12,6 +12,10 @@ fires only on a clear imbalance the *wrong* way: the axis that should be the lon
 shorter than the other by ``ratio`` (10 by default) and the other holds at least
 ``min_size`` entries (50). A table of 41,871 models × 12 items warns; 98 × 57 does not.
 
+Where tall tables are a regime of their own, a function does not call it: Guttman's λ6
+was built for persons × items tables with far more persons than items, so lambda6_star's
+functions accept any orientation silently.
+
 The warning is an :class:`OrientationWarning` (a :class:`UserWarning`), so a user who
 truly has such a table silences it with :func:`warnings.filterwarnings` by category.
 

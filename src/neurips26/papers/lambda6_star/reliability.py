@@ -59,7 +59,6 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 from sklearn.base import BaseEstimator
 
-from neurips26.common.frames import warn_if_transposed
 from neurips26.common.validation import check_float, check_int
 
 __all__ = [
@@ -138,7 +137,6 @@ def _check_scores(
             f"{name} must be 2-D with models as rows and items as columns; got shape {y.shape}"
         )
     n, k = y.shape
-    warn_if_transposed(y.shape, name, rows="models", cols="items", stacklevel=4)
     if n < min_models:
         raise ValueError(f"{name}: need at least {min_models} models (rows), got {n}")
     if k < min_items:
