@@ -17,18 +17,15 @@ from neurips26.common.models.llm import (
     perplexity,
     tiny_causal_lm,
 )
-from neurips26.common.torch import make_generator, seeded
+from neurips26.common.torch import make_generator
 
 transformers = pytest.importorskip("transformers")
 
 
 @pytest.fixture(scope="module")
 def tiny_llama():
-    cfg = transformers.LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32,
-                                   num_hidden_layers=3, num_attention_heads=2,
-                                   num_key_value_heads=1, max_position_embeddings=64)  # fmt: skip
-    with seeded(0):
-        return transformers.LlamaForCausalLM(cfg).eval()
+    return tiny_causal_lm("llama", seed=0, vocab_size=50, hidden_size=16, intermediate_size=32,
+                          num_layers=3, num_heads=2, num_kv_heads=1, max_positions=64)  # fmt: skip
 
 
 def test_layers_and_mlp(tiny_llama):
