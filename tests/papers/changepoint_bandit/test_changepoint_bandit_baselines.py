@@ -96,3 +96,24 @@ def test_reference_complexity_closed_form():
     assert spread.position_term < c.position_term / 4  # positions enter only this term
     with pytest.raises(TypeError, match="StepFunction"):
         reference_complexity([0.3], eta=1e-3, delta=0.1)
+
+
+@pytest.mark.parametrize("growth", [1.25, 2.0])
+def test_uniform_stops_within_its_growth_factor_of_the_smallest_sufficient_count(growth):
+    # Noise-free queries: the segmentation is right from the first batch, so the stop
+    # comes at the first scheduled per-point count n with 2 r(n, delta / (K + 1)) < jump,
+    # i.e. at most max(n* + 1, ceil(growth n*)) for n* = min_samples_to_separate. With
+    # the old doubling batches the count could be up to twice n*.
+    from neurips26.papers.changepoint_bandit import CallableOracle, min_samples_to_separate
+
+    f = StepFunction([0.31, 0.68], [0.0, 1.0, 0.0])
+    eta, delta = 0.01, 0.05
+    res = uniform_ruptures(
+        CallableOracle(lambda x: float(f(x))), num_change_points=2, eta=eta, delta=delta,
+        growth=growth,
+    )  # fmt: skip
+    k1 = math.ceil(1 / (2 * eta)) + 1
+    n_star = min_samples_to_separate(1.0, delta=delta / k1)
+    per_point = res.num_queries / k1
+    assert res.success and per_point == int(per_point)
+    assert n_star <= per_point <= max(n_star + 1, math.ceil(growth * n_star))

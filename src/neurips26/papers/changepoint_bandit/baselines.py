@@ -4,9 +4,10 @@ Both work on the grid ``g_i = i / K``, ``i = 0..K``, with ``K = ceil(1 / (2 eta)
 of width at most ``2 eta``, so a cell's midpoint is within ``eta`` of a change point inside
 it), and return the same :class:`~.localize.LocalizationResult` as our method.
 
-- :func:`uniform_ruptures`: every grid point is sampled in doubling batches; after each
-  batch the ``N`` change points are placed by exact least-squares segmentation of the grid
-  means (:func:`offline_change_points`, which equals ``ruptures.Dynp(model="l2")``; the
+- :func:`uniform_ruptures`: every grid point is sampled in batches that grow by the
+  factor ``growth`` (1.25, as our method's targets); after each batch the ``N`` change
+  points are placed by exact least-squares segmentation of the grid means
+  (:func:`offline_change_points`, which equals ``ruptures.Dynp(model="l2")``; the
   ``solver="ruptures"`` option calls ruptures itself). It stops when the segmentation is
   the same as after the previous batch and each chosen cell is certified by disjoint
   anytime intervals at its two grid points (level ``delta / (K + 1)`` per point, a union
@@ -41,6 +42,7 @@ from .localize import (
     LocalizationResult,
     _check_common,
     _check_on_budget,
+    _grow,
     _out_of_budget,
     _OutOfBudget,
     _Sampler,
@@ -158,6 +160,7 @@ def uniform_ruptures(
     delta: float = 0.05,
     sigma: float = 1.0,
     solver: str = "dp",
+    growth: float = 1.25,
     max_queries: int | None = 10**7,
     on_budget: str = "raise",
 ) -> LocalizationResult:
@@ -175,6 +178,10 @@ def uniform_ruptures(
         ``"dp"``: :func:`offline_change_points` (vectorised; identical segmentation to
         ruptures' ``Dynp`` with the ``l2`` cost, checked in the tests); ``"ruptures"``:
         ``ruptures.Dynp(model="l2", min_size=1, jump=1)`` (slow: ``O(K^3)``).
+    growth : float in (1, 4], default 1.25
+        Per-point sample target after each batch: ``max(n + 1, ceil(growth n))``, the
+        schedule our method uses, so the stopping time overshoots by at most
+        ``growth - 1`` (doubling batches would inflate the count by up to 2x).
     max_queries, on_budget
         As in :func:`~.localize.localize_change_points`.
 
@@ -191,8 +198,8 @@ def uniform_ruptures(
     >>> bool(r.success), bool(r.correct(f.change_points, 0.02))
     (True, True)
     """
-    N, eta, delta, sigma, _, _ = _check_common(
-        num_change_points, eta, delta, sigma, 0.5, 2.0, max_queries
+    N, eta, delta, sigma, _, growth = _check_common(
+        num_change_points, eta, delta, sigma, 0.5, growth, max_queries
     )
     _check_on_budget(on_budget)
     if solver not in ("dp", "ruptures"):
@@ -209,7 +216,7 @@ def uniform_ruptures(
     nan = np.full(N, np.nan)
     try:
         while True:
-            sums += S.sample(grid, np.full(K1, n) - counts, "detection")  # doubling batch
+            sums += S.sample(grid, np.full(K1, n) - counts, "detection")  # top up to n
             counts[:] = n
             bkps = _segment(sums / counts, N, solver)  # (N,)
             cb = confidence_bounds(sums, counts, delta=delta / K1, sigma=sigma)
@@ -218,7 +225,7 @@ def uniform_ruptures(
                 lo, hi = grid[bkps - 1], grid[bkps]
                 return _result(S, N, (lo + hi) / 2, lo, hi, True, "uniform_ruptures")
             prev = bkps
-            n *= 2
+            n = int(_grow(np.array([n]), growth)[0])
     except _OutOfBudget:
         return _out_of_budget(
             _result(S, N, nan, nan, nan, None, "uniform_ruptures"), max_queries, on_budget

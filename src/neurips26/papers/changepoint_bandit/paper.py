@@ -106,8 +106,8 @@ PAPER = Paper(
         "constants; sample targets grow by 1.25x per round.",
         "The reference complexity (verification + binary search + dyadic sweep down to the "
         "closest pair's scale) is our inference, not the paper's bound.",
-        "Baselines on the grid of spacing 2 eta: uniform sampling in doubling batches with "
-        "exact least-squares segmentation (identical to ruptures.Dynp l2, tested) and a "
+        "Baselines on the grid of spacing 2 eta: uniform sampling in batches growing by "
+        "1.25x with exact least-squares segmentation (identical to ruptures.Dynp l2, tested) and a "
         "delta-certified stop; MCPI simplified to Track-and-Stop with 1/Delta^2 weights on "
         "boundary arms and a heuristic GLR threshold (no formal delta guarantee).",
         "Claim 6 of the spec (MCPI comparison) is reported as metrics "
