@@ -461,7 +461,7 @@ def share_time_linear(initial_loss, decay, *, share: float, total_loss: float) -
     Examples
     --------
     >>> share_time_linear([0.08, 0.02], [0.9, 0.9], share=0.1, total_loss=0.1).round(3)
-    array([0.069, 0.329])
+    array([0.634, 3.289])
     """
     l0 = _finite_1d("initial_loss", initial_loss)
     q = _finite_1d("decay", decay)
