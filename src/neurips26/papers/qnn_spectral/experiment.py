@@ -26,7 +26,8 @@ Claims that do not reproduce, and why we think so
 --------------------------------------------------
 (The measured values are in the store and the report; the verdicts are computed from them.)
 
-- ``mlp_frequency_order``: with the amplitude-sensitive learning time the MLP, too, removes
+- ``mlp_frequency_order`` (inconclusive or not reproduced: the mean sits below 0.6 and its
+  interval over seeds is wide): with the amplitude-sensitive learning time the MLP, too, removes
   its share of the loss first on the large components. Its kernel does decay with
   frequency, but over ``k <= 6`` the decay of its per-frequency rate is of the same order
   as the spread of the squared amplitudes of the shuffled ``1/k`` profile, and Adam's
