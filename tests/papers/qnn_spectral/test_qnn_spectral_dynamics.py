@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -22,6 +23,7 @@ from neurips26.papers.qnn_spectral import (
     path_counts,
     qntk,
     residual_spectrum,
+    share_time_linear,
     single_qubit_closed_form,
     spectral_training,
     training_grid,
@@ -75,6 +77,78 @@ def test_spectral_training_shapes_and_learning_times():
     for k in range(2):  # tau is the first recorded step below the threshold, or max_iter + 1
         below = np.flatnonzero(tr.rho[:, k] <= 0.1)
         assert tr.tau[k] == (tr.steps[below[0]] if below.size else 61)
+    np.testing.assert_allclose(tr.component_loss, tr.residual_spectrum[:, 1:] ** 2 / 2)
+    for k in range(2):  # tau_share: removed loss reaches share * L(0) inside its interval
+        removed = tr.component_loss[0, k] - tr.component_loss[:, k]
+        hit = np.flatnonzero(removed >= 0.01 * tr.loss[0])
+        if hit.size:
+            assert tr.steps[max(hit[0] - 1, 0)] <= tr.tau_share[k] <= tr.steps[hit[0]]
+        else:
+            assert tr.tau_share[k] == 61
+
+
+class _LinearFourier(torch.nn.Module):
+    """f(x) = sum_j a_j cos(j x) + b_j sin(j x), from zero: a kernel diagonal in Fourier."""
+
+    def __init__(self, J):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.zeros(J, dtype=torch.float64))
+        self.b = torch.nn.Parameter(torch.zeros(J, dtype=torch.float64))
+
+    def forward(self, x):
+        j = torch.arange(1, len(self.a) + 1, dtype=torch.float64)
+        return torch.cos(x[:, None] * j) @ self.a + torch.sin(x[:, None] * j) @ self.b
+
+
+def test_share_learning_time_depends_on_amplitude_as_the_closed_form_says():
+    # Issue 12: with equal per-frequency rates, the amplitude-normalised time rho_k <= 0.1
+    # cannot tell components apart; the share-of-total-loss time must. Under GD on the MSE,
+    # d loss / d a_k = a_k - A_k cos(phi_k), so every residual decays as (1 - eta)^t and
+    # l_k(t) = (A_k^2 / 2) (1 - eta)^{2t}.
+    eta, share = 0.05, 0.02
+    A = np.array([0.6, 0.2, 0.1])
+    g = fourier_target(amplitudes=A, seed=3)
+    tr = spectral_training(
+        _LinearFourier(3),
+        g,
+        num_points=16,
+        max_iter=200,
+        lr=eta,
+        optimizer="gd",
+        record_every=1,
+        share=share,
+    )
+    L0 = float((A**2).sum() / 2)
+    assert tr.loss[0] == pytest.approx(L0, rel=1e-12)
+    np.testing.assert_allclose(
+        tr.component_loss[:, 1], (A[1] ** 2 / 2) * (1 - eta) ** (2 * tr.steps), rtol=1e-9
+    )
+    t_star = share_time_linear(A**2 / 2, np.full(3, 1 - eta), share=share, total_loss=L0)
+    assert np.all(np.isfinite(t_star)) and t_star[0] < t_star[1] < t_star[2]
+    # the measured (interpolated) time lies within the step that crosses the closed form
+    assert np.all(tr.tau_share <= np.ceil(t_star) + 1e-9)
+    assert np.all(tr.tau_share > np.ceil(t_star) - 1)
+    assert tr.tau_share[0] < tr.tau_share[1] < tr.tau_share[2]  # larger amplitude first
+    assert len(set(tr.tau.tolist())) == 1  # the relative time is blind to amplitude
+    # a component whose whole loss is below share * L(0) never gets there
+    assert share_time_linear([0.001], [0.9], share=0.5, total_loss=1.0)[0] == np.inf
+
+
+def test_centered_training_starts_from_the_target_spectrum():
+    A = np.array([0.3, 0.2, 0.1])
+    g = fourier_target(amplitudes=A, seed=1)
+    model = ReuploadingQNN(QNNConfig(num_qubits=1, num_layers=3), seed=0)
+    tr = spectral_training(model, g, num_points=16, max_iter=5, centered=True, record_every=1)
+    np.testing.assert_allclose(tr.residual_spectrum[0, 1:], A, atol=1e-12)
+    np.testing.assert_allclose(tr.component_loss[0], A**2 / 2, atol=1e-12)
+    assert tr.loss[0] == pytest.approx((A**2).sum() / 2, rel=1e-12)
+    raw = spectral_training(
+        ReuploadingQNN(QNNConfig(num_qubits=1, num_layers=3), seed=0),
+        g,
+        num_points=16,
+        max_iter=5,
+    )
+    assert not np.allclose(raw.residual_spectrum[0, 1:], A)
 
 
 def test_mlp_shapes_init_and_parameter_count():
@@ -96,6 +170,8 @@ def _trace(tau, amplitudes):
         rho=np.ones((2, K)),
         tau=np.asarray(tau),
         tau_absolute=np.asarray(tau),
+        tau_share=np.asarray(tau, dtype=float),
+        component_loss=np.zeros((2, K)),
         loss=np.zeros(2),
         final_mse=0.0,
         frequencies=np.arange(1, K + 1),
@@ -116,6 +192,11 @@ def test_ordering_stats_detect_amplitude_and_frequency_order():
     assert with_paths.rho_path_count == pytest.approx(-1.0)
     flat = ordering_stats(_trace([10, 20, 30, 40, 50], np.full(5, 0.1)))
     assert math.isnan(flat.rho_amplitude) and flat.rho_frequency == pytest.approx(1.0)
+    tr = dataclasses.replace(
+        _trace([10, 20, 30, 40, 50], A), tau_share=np.array([5.0, 4.0, 3.0, 2.0, 1.0])
+    )
+    assert ordering_stats(tr).rho_frequency == pytest.approx(-1.0)
+    assert ordering_stats(tr, metric="relative").rho_frequency == pytest.approx(1.0)
 
 
 def test_partial_spearman_matches_residual_correlation_of_ranks():
@@ -201,6 +282,18 @@ def test_bad_inputs_have_clear_messages():
         spectral_training(model, g, max_iter=0)
     with pytest.raises(ValueError, match="unknown optimizer"):
         spectral_training(model, g, optimizer="sgd")
+    with pytest.raises(ValueError, match="share must be in"):
+        spectral_training(model, g, share=1.5)
+    with pytest.raises(TypeError, match="centered must be a bool"):
+        spectral_training(model, g, centered="yes")
+    with pytest.raises(ValueError, match="unknown metric"):
+        ordering_stats(_trace([1, 2, 3], [0.1, 0.2, 0.3]), metric="fast")
+    with pytest.raises(ValueError, match="decay must lie in"):
+        share_time_linear([0.1], [1.5], share=0.1, total_loss=1.0)
+    with pytest.raises(ValueError, match="initial_loss and decay must have the same shape"):
+        share_time_linear([0.1, 0.2], [0.5], share=0.1, total_loss=1.0)
+    with pytest.raises(ValueError, match="total_loss must be"):
+        share_time_linear([0.1], [0.5], share=0.1, total_loss=0.0)
     with pytest.raises(TypeError, match="FourierTarget"):
         spectral_training(model, lambda x: x)
     with pytest.raises(TypeError, match=r"nn\.Module"):

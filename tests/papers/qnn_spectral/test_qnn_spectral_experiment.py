@@ -24,8 +24,12 @@ def test_smoke_run_metrics_tables_figures(smoke):
         "qntk_ratio_qnn",
         "qntk_ratio_mlp",
         "linearized_early_error",
+        "flat_band_path_spread",
+        "spectrum_headroom",
     ):
         assert key in m
+    # the primary circuit is degeneracy-flat on the targets and its spectrum goes beyond
+    assert m["flat_band_path_spread"] == 0 and m["spectrum_headroom"] > 0
     assert all(isinstance(v, (int, float, bool)) for v in m.values())
     assert m["linearized_early_error"] < 0.05  # linearisation holds for the first steps
     assert set(smoke.figures) == {"theory_vs_simulation", "learning_order", "high_frequency"}
@@ -48,15 +52,20 @@ def test_claims_name_metrics_the_experiment_produces(smoke):
         "mlp_shuffled_rho_frequency",
         "qnn_flat_rho_frequency",
         "hf_mse_ratio",
-        "qntk_ratio_qnn",
-        "qntk_ratio_mlp",
+        "qntk_log10_ratio_qnn",
+        "qntk_log10_ratio_mlp",
+        "flat_band_path_spread",
+        "spectrum_headroom",
+        "linearized_early_error",
     }
     assert {c.metric for c in paper.claims} == names
     for claim in paper.claims:
-        assert claim.tiers == ("small", "paper")
-    # At 30 steps the MLP learns no frequency (all tau tied), so its rank statistic is
-    # undefined and left out; every other claim metric comes from the smoke run too.
-    assert names - set(smoke.metrics) <= {"mlp_shuffled_rho_frequency"}
+        if claim.kind == "paper":
+            assert claim.tiers == ("small", "paper")
+            assert claim.uncertainty is not None and claim.uncertainty in smoke.metrics
+        else:
+            assert claim.uncertainty is None
+    assert names <= set(smoke.metrics)
     assert set(experiment.TIERS) == {"smoke", "small", "paper"}
 
 

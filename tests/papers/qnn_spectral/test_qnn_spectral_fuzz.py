@@ -10,11 +10,15 @@ from __future__ import annotations
 from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests
 from neurips26.papers.qnn_spectral import (
     QNNConfig,
+    encoding_eigenvalues,
     encoding_scales,
+    flat_band,
     fourier_coefficients,
+    golomb_pauli_terms,
     init_params,
     max_frequency,
     partial_spearman,
+    share_time_linear,
 )
 
 CFG = QNNConfig(num_qubits=1, num_layers=1)
@@ -24,6 +28,15 @@ A, S = BAD_ARRAYS, BAD_SCALARS
 CALLS = [
     Call(encoding_scales, {"config": CFG}, {"config": (None, "x", 3)}),
     Call(max_frequency, {"config": CFG}, {"config": (None, "x", 3)}),
+    Call(encoding_eigenvalues, {"config": CFG}, {"config": (None, "x", 3)}),
+    Call(flat_band, {"config": CFG}, {"config": (None, "x", 3)}),
+    Call(golomb_pauli_terms, {"num_qubits": 2}, {"num_qubits": S}),
+    Call(
+        share_time_linear,
+        {"initial_loss": [0.08, 0.02], "decay": [0.9, 0.8], "share": 0.1, "total_loss": 0.1},
+        {"initial_loss": A, "decay": A, "share": S, "total_loss": S},
+        allow_nonfinite=True,  # inf is the answer "never removes that share"
+    ),
     Call(
         fourier_coefficients,
         {"params": PARAMS, "config": CFG},

@@ -2,16 +2,17 @@
 
 The model of Schuld, Sweke and Meyer (2021) and Xu, Zhang and Yan (arXiv 2409.06682):
 ``U(x, theta) = W_L S(x) W_{L-1} ... S(x) W_0`` acting on ``|0...0>``, where each
-trainable block ``W_l`` is a layer of general single-qubit rotations
-``Rot(phi, theta, omega) = RZ(omega) RY(theta) RZ(phi)`` followed by an entangler (a
-CNOT ring when ``n > 1``), and each encoding block ``S(x)`` rotates every qubit about one
-Pauli axis by ``s x`` (``s = 1``, or ``s = 3^j`` for the exponential encoding). The output
-``f(x) = <0| U^dag O U |0>`` is a real trigonometric polynomial whose frequencies are the
-differences of the encoding generator's eigenvalue sums (:func:`path_counts`).
+trainable block ``W_l`` is ``d`` layers of general single-qubit rotations
+``Rot(phi, theta, omega) = RZ(omega) RY(theta) RZ(phi)``, each followed by an entangler (a
+CNOT ring when ``n > 1``), and each encoding block ``S(x) = exp(-i x H)`` is given by the
+architecture (:class:`QNNConfig`, :mod:`.encoding`): Pauli rotations by ``s x`` or a
+Golomb-ruler diagonal generator. The output ``f(x) = <0| U^dag O U |0>`` is a real
+trigonometric polynomial whose frequencies are the differences of the encoding
+eigenvalues (:func:`path_counts`).
 
 The simulator keeps the whole batch of inputs as one ``(B, 2^n)`` complex128 state tensor,
 so autograd, :func:`torch.func.jacrev` (the QNTK) and plain Adam loops are fast for the
-1-4 qubit circuits of the paper. :func:`simulate_numpy` is an independent dense
+1-5 qubit circuits used here. :func:`simulate_numpy` is an independent dense
 matrix-product implementation used as an oracle; PennyLane ``default.qubit`` is the
 second oracle in the tests (it is never imported here).
 
@@ -20,16 +21,11 @@ Deviations from the paper
 - The circuit family (Rot layers + CNOT ring, parallel encoding, ``<Z_0>``) and the
   uniform initialisation of the angles follow the spec; the paper's exact ansatz is not
   given in the abstract.
-- ``scaling="exponential"`` (ternary encoding scales) is ours: the degeneracy control. The
-  spec expected the single-qubit model to have a nearly uniform path count, but its count
-  is binomial, ``C(2L, L + omega)``, like the parallel one.
-- :func:`path_counts` counts terms before the observable's light cone (terms can cancel).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -38,213 +34,26 @@ from torch import nn
 
 from neurips26.common.validation import check_array
 
+from .encoding import (
+    GOLOMB_RULERS,
+    QNNConfig,
+    _z_signs,
+    encoding_eigenvalues,
+    encoding_scales,
+    num_parameters,
+)
+
+_DEFAULT = QNNConfig()
+
 __all__ = [
-    "ENCODINGS",
-    "ENTANGLERS",
-    "OBSERVABLES",
-    "SCALINGS",
-    "QNNConfig",
     "ReuploadingQNN",
-    "encoding_scales",
     "init_params",
-    "max_frequency",
-    "num_parameters",
     "parameter_shift_gradient",
-    "path_counts",
     "rot_matrix",
     "simulate",
     "simulate_numpy",
     "single_qubit_closed_form",
 ]
-
-ENCODINGS = ("z", "y", "x")
-ENTANGLERS = ("ring", "chain", "none")
-OBSERVABLES = ("Z0", "Zmean")
-SCALINGS = ("constant", "exponential")
-MAX_QUBITS = 10  # dense statevector limit
-
-
-@dataclass(frozen=True)
-class QNNConfig:
-    """Architecture of a data re-uploading circuit.
-
-    Parameters
-    ----------
-    num_qubits : int
-        ``n``, 1 to 10 (the dense simulation limit). The encoding is parallel: every qubit
-        is rotated by the input in every encoding block.
-    num_layers : int
-        ``L``, the number of encoding blocks ``S(x)``; there are ``L + 1`` trainable blocks.
-    encoding : {"z", "y", "x"}
-        Pauli axis of the encoding rotation ``exp(-i s x sigma / 2)``.
-    entangler : {"ring", "chain", "none"}
-        CNOTs after each rotation layer when ``n > 1``: a ring ``CNOT(q, q+1 mod n)``
-        (a single ``CNOT(0, 1)`` for ``n = 2``), an open chain, or none.
-    observable : {"Z0", "Zmean"}
-        ``Z`` on qubit 0, or the mean of ``Z`` over all qubits.
-    scaling : {"constant", "exponential"}
-        Encoding scale ``s = 1`` for every gate, or ``s = 3^j`` for the ``j``-th encoding
-        gate (order: layer-major, then qubit), which makes every frequency up to
-        ``(3^{nL} - 1) / 2`` reachable through few, non-degenerate paths.
-
-    Examples
-    --------
-    >>> cfg = QNNConfig(num_qubits=1, num_layers=3)
-    >>> num_parameters(cfg), max_frequency(cfg)
-    (12, 3)
-    """
-
-    num_qubits: int = 1
-    num_layers: int = 8
-    encoding: str = "z"
-    entangler: str = "ring"
-    observable: str = "Z0"
-    scaling: str = "constant"
-
-    def __post_init__(self) -> None:
-        for name in ("num_qubits", "num_layers"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-        if not 1 <= self.num_qubits <= MAX_QUBITS:
-            raise ValueError(
-                f"num_qubits must be in [1, {MAX_QUBITS}] (dense statevector limit), "
-                f"got {self.num_qubits}"
-            )
-        if self.num_layers < 1:
-            raise ValueError(f"num_layers must be >= 1, got {self.num_layers}")
-        for name, valid in (
-            ("encoding", ENCODINGS),
-            ("entangler", ENTANGLERS),
-            ("observable", OBSERVABLES),
-            ("scaling", SCALINGS),
-        ):
-            if getattr(self, name) not in valid:
-                raise ValueError(f"unknown {name} {getattr(self, name)!r}; valid: {valid}")
-        if self.scaling == "exponential" and self.num_qubits * self.num_layers > 12:
-            raise ValueError(
-                "exponential scaling with num_qubits * num_layers > 12 gives frequencies "
-                f"above 3^12 / 2; got {self.num_qubits * self.num_layers} encoding gates"
-            )
-
-
-def _check_config(config) -> QNNConfig:
-    if not isinstance(config, QNNConfig):
-        raise TypeError(f"config must be a QNNConfig, got {type(config).__name__}")
-    return config
-
-
-def num_parameters(config: QNNConfig) -> int:
-    """``P = 3 n (L + 1)``: three Rot angles per qubit per trainable block.
-
-    Parameters
-    ----------
-    config : QNNConfig
-        The circuit (``n = num_qubits``, ``L = num_layers``).
-
-    Returns
-    -------
-    int
-        The number of trainable angles ``P``.
-
-    Examples
-    --------
-    >>> num_parameters(QNNConfig(num_qubits=2, num_layers=3))
-    24
-    """
-    _check_config(config)
-    return 3 * config.num_qubits * (config.num_layers + 1)
-
-
-def encoding_scales(config: QNNConfig) -> np.ndarray:
-    """Scale ``s`` of each encoding gate, shape ``(L, n)``.
-
-    Parameters
-    ----------
-    config : QNNConfig
-        The circuit; ``scaling`` is ``"constant"`` (``s = 1``) or exponential
-        (``s = 3^g`` for encoding gate ``g = 0 .. nL - 1``).
-
-    Returns
-    -------
-    ndarray, shape (L, n)
-        The scales ``s``.
-
-    Examples
-    --------
-    >>> encoding_scales(QNNConfig(num_qubits=1, num_layers=3)).ravel().tolist()
-    [1.0, 1.0, 1.0]
-    """
-    _check_config(config)
-    n, L = config.num_qubits, config.num_layers
-    if config.scaling == "constant":
-        return np.ones((L, n))
-    return 3.0 ** np.arange(L * n).reshape(L, n)
-
-
-def path_counts(config: QNNConfig) -> dict[int, int]:
-    """Number of encoding paths ("circuit terms") that produce each frequency.
-
-    Each encoding gate ``exp(-i s x sigma / 2)`` has eigenvalues ``+-s/2``; a term of
-    ``f(x)`` picks one eigenvalue per gate on the ket side and one on the bra side, and
-    oscillates at the difference of the sums. Per gate the difference is ``-s`` (1 way),
-    ``0`` (2 ways) or ``+s`` (1 way), so the counts are the coefficients of
-    ``prod_g (z^{-s_g} + 2 + z^{s_g})``; for constant scaling this is
-    ``C(2nL, nL + omega)`` (binomial: low frequencies are fed by many more terms). The
-    count is per architecture, before the observable's light cone: e.g. for two qubits
-    with ``<Z_0>`` the last encoding of qubit 1 commutes through and the top frequency
-    vanishes.
-
-    Parameters
-    ----------
-    config : QNNConfig
-
-    Returns
-    -------
-    dict
-        ``{omega: count}`` for ``omega = 0 .. max_frequency(config)``.
-
-    References
-    ----------
-    Schuld, Sweke, Meyer, "Effect of data encoding on the expressive power of variational
-    quantum machine learning models", PRA 103, 032430 (2021).
-
-    Examples
-    --------
-    >>> path_counts(QNNConfig(num_qubits=1, num_layers=2))
-    {0: 6, 1: 4, 2: 1}
-    """
-    scales = encoding_scales(config).astype(np.int64).ravel()
-    top = int(scales.sum())
-    poly = np.zeros(2 * top + 1, dtype=object)  # exact integers; index = omega + top
-    poly[top] = 1
-    for s in scales:
-        new = 2 * poly
-        new[s:] += poly[:-s]
-        new[:-s] += poly[s:]
-        poly = new
-    return {w: int(poly[top + w]) for w in range(top + 1) if poly[top + w] != 0 or w == 0}
-
-
-def max_frequency(config: QNNConfig) -> int:
-    """Largest frequency of ``f``: ``nL`` (constant) or ``(3^{nL} - 1) / 2`` (exponential).
-
-    Parameters
-    ----------
-    config : QNNConfig
-        The circuit.
-
-    Returns
-    -------
-    int
-        The sum of the encoding scales, the top of the frequency spectrum.
-
-    Examples
-    --------
-    >>> max_frequency(QNNConfig(num_qubits=2, num_layers=3))
-    6
-    """
-    return int(encoding_scales(config).sum())
 
 
 def rot_matrix(angles: torch.Tensor) -> torch.Tensor:
@@ -283,13 +92,6 @@ def _entangler_permutation(n: int, kind: str) -> tuple[int, ...] | None:
         flip = ((ar >> (n - 1 - c)) & 1) << (n - 1 - t)
         perm = perm[ar ^ flip]
     return tuple(int(i) for i in perm)
-
-
-@lru_cache(maxsize=64)
-def _z_signs(n: int) -> np.ndarray:
-    """``(n, 2^n)`` eigenvalues ``+-1`` of ``Z_q`` on each basis state (wire 0 = MSB)."""
-    idx = np.arange(2**n)
-    return np.stack([1.0 - 2.0 * ((idx >> (n - 1 - q)) & 1) for q in range(n)])
 
 
 def _as_float_tensor(value, name: str) -> torch.Tensor:
@@ -336,8 +138,8 @@ def simulate(params, x, config: QNNConfig) -> torch.Tensor:
     Parameters
     ----------
     params : Tensor or array, shape (P,)
-        ``theta``, the Rot angles laid out as ``(L + 1, n, 3)`` (block, qubit,
-        ``(phi, theta, omega)``) and flattened; ``P = 3 n (L + 1)``.
+        ``theta``, the Rot angles laid out as ``(L + 1, d, n, 3)`` (block, layer within
+        the block, qubit, ``(phi, theta, omega)``) and flattened; ``P = 3 n d (L + 1)``.
     x : Tensor or array, shape (B,)
         Inputs (radians).
     config : QNNConfig
@@ -355,31 +157,32 @@ def simulate(params, x, config: QNNConfig) -> torch.Tensor:
     torch.Size([5])
     """
     params, x = _check_inputs(params, x, config)
-    n, L = config.num_qubits, config.num_layers
+    n, L, d = config.num_qubits, config.num_layers, config.block_depth
     B, D = x.shape[0], 2**n
-    gates = rot_matrix(params.reshape(L + 1, n, 3))  # (L+1, n, 2, 2)
+    gates = rot_matrix(params.reshape(L + 1, d, n, 3))  # (L+1, d, n, 2, 2)
     perm = _entangler_permutation(n, config.entangler)
     perm_t = None if perm is None else torch.tensor(perm)
     signs = torch.as_tensor(_z_signs(n))  # (n, D)
     scales = torch.as_tensor(encoding_scales(config))  # (L, n)
+    eigs = torch.as_tensor(encoding_eigenvalues(config))  # (L, D)
     state = torch.zeros(B, D, dtype=torch.complex128)
     state[:, 0] = 1.0  # |0...0>, (B, D)
     for layer in range(L + 1):
-        W = gates[layer, 0]
-        for q in range(1, n):  # W_l = Rot (x) ... (x) Rot, wire 0 most significant
-            W = torch.kron(W, gates[layer, q])
-        state = state @ W.T  # (B, D)
-        if perm_t is not None:
-            state = state[:, perm_t]
+        for sub in range(d):  # W_l = d x (Rot (x) ... (x) Rot, then the entangler)
+            W = gates[layer, sub, 0]
+            for q in range(1, n):  # wire 0 most significant
+                W = torch.kron(W, gates[layer, sub, q])
+            state = state @ W.T  # (B, D)
+            if perm_t is not None:
+                state = state[:, perm_t]
         if layer == L:
             break
-        if config.encoding == "z":  # S(x) = prod_q exp(-i s_q x Z_q / 2): diagonal
-            eig = (scales[layer][:, None] * signs).sum(0)  # (D,)
+        if config.encoding in ("z", "golomb"):  # S(x) = exp(-i x H_l), H_l diagonal
             state = state * torch.polar(
-                torch.ones(B, D, dtype=torch.float64), -0.5 * x[:, None] * eig[None, :]
+                torch.ones(B, D, dtype=torch.float64), -x[:, None] * eigs[layer][None, :]
             )
         else:
-            for q in range(n):
+            for q in range(config.num_encoded):
                 ang = scales[layer, q] * x  # (B,)
                 zeros = torch.zeros_like(ang)
                 if config.encoding == "y":  # RY(a) = [[c, -s], [s, c]]
@@ -411,7 +214,7 @@ def simulate_numpy(params, x, config: QNNConfig) -> np.ndarray:
     ndarray, shape (B,)
     """
     params, x = (t.numpy() for t in _check_inputs(params, x, config))
-    n, L = config.num_qubits, config.num_layers
+    n, L, d = config.num_qubits, config.num_layers, config.block_depth
     I2 = np.eye(2)
     X = np.array([[0, 1], [1, 0]], dtype=complex)
     Y = np.array([[0, -1j], [1j, 0]])
@@ -437,9 +240,10 @@ def simulate_numpy(params, x, config: QNNConfig) -> np.ndarray:
         pairs = [(q, q + 1) for q in range(n - 1)]
     else:
         pairs = [(q, (q + 1) % n) for q in range(n)]
-    ang = params.reshape(L + 1, n, 3)
+    ang = params.reshape(L + 1, d, n, 3)
     scales = encoding_scales(config)
-    axis = {"z": Z, "y": Y, "x": X}[config.encoding]
+    r = config.num_encoded
+    axis = {"z": Z, "y": Y, "x": X, "golomb": None}[config.encoding]
     if config.observable == "Z0":
         obs = on(0, Z)
     else:
@@ -448,13 +252,17 @@ def simulate_numpy(params, x, config: QNNConfig) -> np.ndarray:
     for b, xb in enumerate(x):
         U = np.eye(2**n, dtype=complex)
         for layer in range(L + 1):
-            for q in range(n):
-                phi, th, om = ang[layer, q]
-                rot = pauli_rot(Z, om) @ pauli_rot(Y, th) @ pauli_rot(Z, phi)
-                U = on(q, rot) @ U
-            for c, t in pairs:
-                U = cnot(c, t) @ U
-            if layer < L:
+            for sub in range(d):
+                for q in range(n):
+                    phi, th, om = ang[layer, sub, q]
+                    rot = pauli_rot(Z, om) @ pauli_rot(Y, th) @ pauli_rot(Z, phi)
+                    U = on(q, rot) @ U
+                for c, t in pairs:
+                    U = cnot(c, t) @ U
+            if layer < L and config.encoding == "golomb":  # exp(-i x G) (x) I
+                marks = np.asarray(GOLOMB_RULERS[r], dtype=float)
+                U = np.kron(np.diag(np.exp(-1j * xb * marks)), np.eye(2 ** (n - r))) @ U
+            elif layer < L:
                 for q in range(n):
                     U = on(q, pauli_rot(axis, scales[layer, q] * xb)) @ U
         psi = U[:, 0]
@@ -566,8 +374,8 @@ class ReuploadingQNN(nn.Module):
 
     Attributes
     ----------
-    weights : nn.Parameter, shape (L + 1, n, 3)
-        The Rot angles ``theta``.
+    weights : nn.Parameter, shape (L + 1, d, n, 3)
+        The Rot angles ``theta`` (``d = block_depth``).
 
     Examples
     --------
@@ -576,12 +384,12 @@ class ReuploadingQNN(nn.Module):
     torch.Size([4])
     """
 
-    def __init__(self, config: QNNConfig = QNNConfig(), *, seed: int = 0) -> None:
+    def __init__(self, config: QNNConfig = _DEFAULT, *, seed: int = 0) -> None:
         super().__init__()
         if not isinstance(config, QNNConfig):
             raise TypeError(f"config must be a QNNConfig, got {type(config).__name__}")
         self.config = config
-        shape = (config.num_layers + 1, config.num_qubits, 3)
+        shape = (config.num_layers + 1, config.block_depth, config.num_qubits, 3)
         self.weights = nn.Parameter(init_params(config, seed=seed).reshape(shape))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -1,32 +1,34 @@
-"""Per-frequency learning dynamics, the Fourier-projected tangent kernel, and MLP baselines.
+"""Per-frequency learning dynamics: targets, residual spectra, learning times, rank statistics.
 
 A target ``g(x) = sum_k A_k cos(k x + phi_k)`` is fitted by full-batch MSE on ``N``
 equispaced points of ``[0, 2 pi)``. The residual ``r_t = f_t - g`` is tracked in the
 frequency domain: ``R_k(t)`` is the amplitude of its ``k``-th Fourier component and
-``rho_k(t) = R_k(t) / R_k(0)`` its relative size; the learning time of frequency ``k`` is
-the first step with ``rho_k <= 0.1``. Whether learning times follow the amplitudes
+``rho_k(t) = R_k(t) / R_k(0)`` its relative size. The learning time of frequency ``k`` is
+amplitude-sensitive: ``tau_k`` is the first time at which component ``k`` has removed a
+fixed share ``epsilon`` of the *total* initial loss, ``l_k(0) - l_k(t) >= epsilon L(0)``
+with ``l_k = R_k^2 / 2`` its part of the mean squared error (Parseval). In the linearised
+regime ``l_k(t) = l_k(0) q_k^{2t}``, so ``tau_k = log(1 - epsilon L(0) / l_k(0)) /
+(2 log q_k)`` falls as the amplitude grows (:func:`share_time_linear`); the relative time
+(first step with ``rho_k <= 0.1``) is reported as well, but it cannot see amplitudes at all
+in that regime, since ``rho_k(t) = q_k^t``. Whether learning times follow the amplitudes
 ``A_k`` (the paper's "spectral amplitude priority") or the frequency index ``k`` (classical
 spectral bias) is measured with rank correlations (:func:`ordering_stats`).
 
-Under gradient descent with step ``eta`` on the mean squared error the linearised residual
-obeys ``r_{t+1} = (I - (2 eta / N) K) r_t`` with the tangent kernel ``K = J J^T``; in the
-unitary Fourier basis ``Phi`` this reads ``r_hat_{t+1} = (I - (2 eta / N) K_hat) r_hat_t``
-with ``K_hat = Phi K Phi^H`` (:func:`qntk`, :func:`linearized_spectrum`), so the diagonal of
-``K_hat`` is the predicted per-frequency learning rate.
+The tangent kernel that sets ``q_k`` and the MLP baseline are in :mod:`.kernel`.
 
 Deviations from the paper
 -------------------------
-- The learning time ``tau_k`` (first step with ``rho_k <= 0.1``, ``max_iter + 1`` when never
-  reached) and its absolute variant ``R_k <= 0.1 A_k`` are the spec's inferred metrics.
-- The spec writes the linearised step as ``I - lr K_hat``; with the mean-squared-error loss
-  the exact factor is ``2 lr / N``, which we use.
-- The MLP baseline takes ``x / pi - 1`` (spec); its NTK is projected with the same DFT,
-  although the MLP is not periodic on ``[0, 2 pi)``.
+- The spec's learning time (first step with ``rho_k <= 0.1``) is amplitude-normalised;
+  issue 12 replaced it in the ordering statistics by the share-of-total-loss time
+  ``tau_share`` (ours; ``epsilon = 0.01`` by default, linearly interpolated between
+  recorded steps, ``max_iter + 1`` when never reached). The spec's relative and absolute
+  (``R_k <= 0.1 A_k``) times are still recorded.
+- ``centered=True`` trains ``f_theta - f_{theta_0}`` (the model's output at initialisation
+  is subtracted), so the initial residual spectrum is the target's own; ours.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import warnings
 from dataclasses import dataclass
@@ -38,31 +40,29 @@ from torch import nn
 
 from neurips26.common.validation import check_array, check_int, check_size
 
-from .circuit import QNNConfig, max_frequency, simulate
+from .circuit import simulate
+from .encoding import QNNConfig, max_frequency
 
 __all__ = [
-    "ACTIVATIONS",
-    "MLP",
+    "LEARNING_TIMES",
     "PROFILES",
-    "QNTK",
     "FourierTarget",
     "OrderingStats",
     "SpectralTrace",
     "amplitude_profile",
     "fourier_coefficients",
     "fourier_target",
-    "linearized_spectrum",
     "ordering_stats",
     "partial_spearman",
-    "qntk",
     "residual_spectrum",
+    "share_time_linear",
     "spectral_training",
     "training_grid",
 ]
 
 PROFILES = ("flat", "increasing", "decreasing", "shuffled")
-ACTIVATIONS = ("tanh", "relu")
 OPTIMIZERS = ("adam", "gd")
+LEARNING_TIMES = ("share", "relative", "absolute")
 
 
 def _finite_1d(name: str, values, *, allow_empty: bool = False) -> np.ndarray:
@@ -284,70 +284,15 @@ def fourier_coefficients(params, config: QNNConfig, *, num_points: int | None = 
         M = check_int(num_points, "num_points")
     if M < 2 * D + 1:
         raise ValueError(f"num_points must be >= 2D + 1 = {2 * D + 1} to avoid aliasing, got {M}")
-    check_size(M * 2**config.num_qubits, "num_points", limit=MAX_STATE_AMPLITUDES,
-               what="statevector amplitudes (num_points * 2**num_qubits)")
+    check_size(
+        M * 2**config.num_qubits,
+        "num_points",
+        limit=MAX_STATE_AMPLITUDES,
+        what="statevector amplitudes (num_points * 2**num_qubits)",
+    )
     with torch.no_grad():
         f = simulate(params, training_grid(M), config).numpy()
     return np.fft.fft(f) / M
-
-
-class MLP(nn.Module):
-    """Classical baseline: a fully connected network on ``x / pi - 1`` (or Fourier features).
-
-    Parameters
-    ----------
-    hidden : tuple of int
-        Hidden widths; the spec's baseline is ``(64, 64)`` (4,353 parameters).
-    activation : {"tanh", "relu"}
-    fourier_features : int
-        ``m > 0`` replaces the input by ``(cos jx, sin jx)_{j=1..m}`` (context only: this
-        removes the spectral bias the comparison is about).
-    seed : int
-        Seed of the ``torch.Generator`` for PyTorch's default ``U(-1/sqrt(fan_in), ...)``
-        initialisation.
-
-    Examples
-    --------
-    >>> MLP(hidden=(64, 64), seed=0)(torch.zeros(3)).shape
-    torch.Size([3])
-    """
-
-    def __init__(
-        self, *, hidden=(64, 64), activation: str = "tanh", fourier_features: int = 0, seed: int = 0
-    ) -> None:
-        super().__init__()
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"unknown activation {activation!r}; valid: {ACTIVATIONS}")
-        hidden = tuple(int(h) for h in hidden)
-        if not hidden or min(hidden) < 1:
-            raise ValueError(f"hidden must be a non-empty tuple of positive widths, got {hidden}")
-        if int(fourier_features) < 0:
-            raise ValueError(f"fourier_features must be >= 0, got {fourier_features}")
-        self.fourier_features = int(fourier_features)
-        self.activation = activation
-        widths = (2 * self.fourier_features or 1, *hidden, 1)
-        gen = torch.Generator().manual_seed(int(seed))
-        layers: list[nn.Module] = []
-        for i, (a, b) in enumerate(itertools.pairwise(widths)):
-            lin = nn.Linear(a, b, dtype=torch.float64)
-            bound = 1 / math.sqrt(a)
-            with torch.no_grad():
-                lin.weight.uniform_(-bound, bound, generator=gen)
-                lin.bias.uniform_(-bound, bound, generator=gen)
-            layers.append(lin)
-            if i < len(widths) - 2:
-                layers.append(nn.Tanh() if activation == "tanh" else nn.ReLU())
-        self.net = nn.Sequential(*layers)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``f(x)``, shape ``(B,)`` for ``x`` of shape ``(B,)``."""
-        x = x.to(torch.float64)
-        if self.fourier_features:
-            j = torch.arange(1, self.fourier_features + 1, dtype=torch.float64)
-            feats = torch.cat([torch.cos(x[:, None] * j), torch.sin(x[:, None] * j)], -1)
-        else:
-            feats = (x / math.pi - 1)[:, None]  # (B, 1), inputs in [-1, 1)
-        return self.net(feats).squeeze(-1)
 
 
 @dataclass(frozen=True)
@@ -366,6 +311,11 @@ class SpectralTrace:
         First recorded step with ``rho_k <= threshold``; ``max_iter + 1`` if never.
     tau_absolute : ndarray of int, shape (K,)
         First recorded step with ``R_k <= threshold * A_k``; ``max_iter + 1`` if never.
+    tau_share : ndarray of float, shape (K,)
+        First time with ``l_k(0) - l_k(t) >= share * L(0)``, ``l_k = R_k^2 / 2``, linearly
+        interpolated between recorded steps; ``max_iter + 1`` if never (amplitude-sensitive).
+    component_loss : ndarray, shape (S, K)
+        ``l_k(t) = R_k(t)^2 / 2``, the part of the training MSE at frequency ``omega_k``.
     loss : ndarray, shape (S,)
         Training MSE at the recorded steps.
     final_mse : float
@@ -374,6 +324,8 @@ class SpectralTrace:
         The target's ``omega_k`` and ``A_k``.
     max_iter : int
     threshold : float
+    share : float
+        ``epsilon`` of ``tau_share``.
     """
 
     steps: np.ndarray
@@ -381,12 +333,98 @@ class SpectralTrace:
     rho: np.ndarray
     tau: np.ndarray
     tau_absolute: np.ndarray
+    tau_share: np.ndarray
+    component_loss: np.ndarray
     loss: np.ndarray
     final_mse: float
     frequencies: np.ndarray
     amplitudes: np.ndarray
     max_iter: int
     threshold: float
+    share: float = 0.01
+
+
+def _share_times(steps: np.ndarray, removed: np.ndarray, level: float, never: int) -> np.ndarray:
+    """First (interpolated) time at which ``removed[:, k]`` reaches ``level``, shape (K,)."""
+    out = np.full(removed.shape[1], float(never))
+    for k in range(removed.shape[1]):
+        hit = np.flatnonzero(removed[:, k] >= level)
+        if hit.size == 0:
+            continue
+        i = int(hit[0])
+        if i == 0:
+            out[k] = float(steps[0])
+            continue
+        lo, hi = removed[i - 1, k], removed[i, k]  # lo < level <= hi
+        frac = (level - lo) / (hi - lo) if hi > lo else 1.0
+        out[k] = float(steps[i - 1] + frac * (steps[i] - steps[i - 1]))
+    return out
+
+
+def share_time_linear(initial_loss, decay, *, share: float, total_loss: float) -> np.ndarray:
+    """Closed-form ``tau_share`` when every component decays geometrically.
+
+    If ``l_k(t) = l_k(0) q_k^{2t}`` (linearised gradient descent with a kernel that is
+    diagonal in the Fourier basis, ``q_k = 1 - 2 eta K_hat[k, k] / N``), component ``k``
+    has removed ``share * L(0)`` at ``t_k = log(1 - share L(0) / l_k(0)) / (2 log q_k)``,
+    which falls as the amplitude ``l_k(0)`` grows; ``inf`` when ``l_k(0) <= share L(0)``.
+
+    Parameters
+    ----------
+    initial_loss : array, shape (K,)
+        ``l_k(0) >= 0``.
+    decay : array, shape (K,)
+        ``q_k`` in ``(0, 1)``, the per-step factor of the residual amplitude.
+    share : float
+        ``epsilon`` in ``(0, 1)``.
+    total_loss : float
+        ``L(0) > 0``.
+
+    Returns
+    -------
+    ndarray, shape (K,)
+        Continuous times ``t_k`` (the first step at or after is ``ceil(t_k)``); ``inf``
+        for a component that can never remove that share.
+
+    Examples
+    --------
+    >>> share_time_linear([0.08, 0.02], [0.9, 0.9], share=0.1, total_loss=0.1).round(3)
+    array([0.634, 3.289])
+    """
+    l0 = _finite_1d("initial_loss", initial_loss)
+    q = _finite_1d("decay", decay)
+    if q.shape != l0.shape:
+        raise ValueError(
+            f"initial_loss and decay must have the same shape, got {l0.shape} and {q.shape}"
+        )
+    if np.any(l0 < 0):
+        raise ValueError("initial_loss must be >= 0")
+    if np.any((q <= 0) | (q >= 1)):
+        raise ValueError("decay must lie in (0, 1)")
+    if not (isinstance(share, (int, float)) and 0 < share < 1):
+        raise ValueError(f"share must be in (0, 1), got {share!r}")
+    if not (isinstance(total_loss, (int, float)) and math.isfinite(total_loss) and total_loss > 0):
+        raise ValueError(f"total_loss must be a positive finite number, got {total_loss!r}")
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        need = share * total_loss / np.maximum(l0, 1e-300)
+        t = np.log1p(-np.minimum(need, 1.0)) / (2 * np.log(q))
+    return np.where(need < 1, t, np.inf)
+
+
+class _Centered(nn.Module):
+    """``f_theta(x) - f_{theta_0}(x)`` on the training grid (``theta_0`` frozen)."""
+
+    def __init__(self, model: nn.Module, x: torch.Tensor) -> None:
+        super().__init__()
+        self.model = model
+        with torch.no_grad():
+            self.register_buffer("offset", model(x).detach().clone())
+        self._x = x
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape != self._x.shape or not torch.equal(x, self._x):
+            raise ValueError("a centred model is defined on its training grid only")
+        return self.model(x) - self.offset
 
 
 def _first_below(steps: np.ndarray, values: np.ndarray, bound, never: int) -> np.ndarray:
@@ -404,6 +442,8 @@ def spectral_training(
     optimizer: str = "adam",
     record_every: int = 5,
     threshold: float = 0.1,
+    share: float = 0.01,
+    centered: bool = False,
 ) -> SpectralTrace:
     """Train ``model`` on ``target`` by full-batch MSE and track the residual spectrum.
 
@@ -426,6 +466,12 @@ def spectral_training(
         Record the spectrum every this many steps (and at step 0 and ``max_iter``).
     threshold : float
         Learning-time threshold on ``rho_k`` (spec: 0.1).
+    share : float
+        ``epsilon`` in ``(0, 1)``: ``tau_share`` is the time at which a component has
+        removed this share of the total initial loss ``L(0)``.
+    centered : bool
+        Train ``f_theta - f_{theta_0}`` instead of ``f_theta``, so that the initial residual
+        is ``-g`` and ``l_k(0) = A_k^2 / 2`` exactly.
 
     Returns
     -------
@@ -436,8 +482,8 @@ def spectral_training(
     >>> from neurips26.papers.qnn_spectral import QNNConfig, ReuploadingQNN
     >>> g = fourier_target(amplitudes=[0.5, 0.3], seed=0)
     >>> tr = spectral_training(ReuploadingQNN(QNNConfig(num_layers=2)), g, max_iter=20)
-    >>> tr.rho.shape, tr.tau.shape
-    ((5, 2), (2,))
+    >>> tr.rho.shape, tr.tau.shape, tr.tau_share.shape
+    ((5, 2), (2,), (2,))
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
@@ -461,8 +507,14 @@ def spectral_training(
         raise ValueError(f"threshold must be in (0, 1), got {threshold}")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; valid: {OPTIMIZERS}")
+    if not (isinstance(share, (int, float)) and not isinstance(share, bool) and 0 < share < 1):
+        raise ValueError(f"share must be in (0, 1), got {share!r}")
+    if not isinstance(centered, bool):
+        raise TypeError(f"centered must be a bool, got {type(centered).__name__}")
     x = training_grid(num_points)  # (N,)
     y = target(x)  # (N,)
+    if centered:
+        model = _Centered(model, x)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=lr) if optimizer == "adam" else torch.optim.SGD(params, lr=lr)
     steps, spectra, losses = [], [], []
@@ -485,18 +537,23 @@ def spectral_training(
     w = target.frequencies
     R = spec[:, w]  # (S, K)
     rho = R / np.maximum(R[0], 1e-300)
+    comp = R**2 / 2  # l_k(t): Parseval share of the MSE, (S, K)
+    removed = comp[0] - comp  # (S, K)
     return SpectralTrace(
         steps=steps_a,
         residual_spectrum=spec,
         rho=rho,
         tau=_first_below(steps_a, rho, threshold, max_iter + 1),
         tau_absolute=_first_below(steps_a, R, threshold * np.abs(target.amplitudes), max_iter + 1),
+        tau_share=_share_times(steps_a, removed, share * losses[0], max_iter + 1),
+        component_loss=comp,
         loss=np.asarray(losses),
         final_mse=losses[-1],
         frequencies=w.copy(),
         amplitudes=target.amplitudes.copy(),
         max_iter=max_iter,
         threshold=float(threshold),
+        share=float(share),
     )
 
 
@@ -561,7 +618,7 @@ class OrderingStats:
 
 
 def ordering_stats(
-    trace: SpectralTrace, *, path_counts: dict[int, int] | None = None, absolute: bool = False
+    trace: SpectralTrace, *, path_counts: dict[int, int] | None = None, metric: str = "share"
 ) -> OrderingStats:
     """Rank correlations of learning times with amplitude, frequency and path count.
 
@@ -570,8 +627,9 @@ def ordering_stats(
     trace : SpectralTrace
     path_counts : dict, optional
         ``{omega: count}`` from :func:`path_counts`, for the degeneracy control.
-    absolute : bool
-        Use ``tau_absolute`` instead of ``tau``.
+    metric : {"share", "relative", "absolute"}
+        Which learning time: ``tau_share`` (amplitude-sensitive, the default), ``tau``
+        (``rho_k <= threshold``) or ``tau_absolute``.
 
     Returns
     -------
@@ -580,7 +638,11 @@ def ordering_stats(
     """
     if not isinstance(trace, SpectralTrace):
         raise TypeError(f"trace must be a SpectralTrace, got {type(trace).__name__}")
-    tau = (trace.tau_absolute if absolute else trace.tau).astype(float)
+    if metric not in LEARNING_TIMES:
+        raise ValueError(f"unknown metric {metric!r}; valid: {LEARNING_TIMES}")
+    tau = {"share": trace.tau_share, "relative": trace.tau, "absolute": trace.tau_absolute}[
+        metric
+    ].astype(float)
     A, k = np.abs(trace.amplitudes), trace.frequencies.astype(float)
     if path_counts is not None:
         missing = [int(w) for w in trace.frequencies if int(w) not in path_counts]
@@ -601,117 +663,3 @@ def ordering_stats(
         rho_path_count=rho_p,
         partial_amplitude_given_paths=part_p,
     )
-
-
-@dataclass(frozen=True)
-class QNTK:
-    """The (quantum) neural tangent kernel on a grid and its Fourier projection.
-
-    Attributes
-    ----------
-    jacobian : ndarray, shape (N, P)
-        ``J_{np} = d f(x_n) / d theta_p``.
-    K : ndarray, shape (N, N)
-        ``K = J J^T`` (symmetric PSD).
-    K_hat : ndarray, shape (N, N), complex
-        ``Phi K Phi^H`` with the unitary DFT ``Phi_{kn} = exp(-2 pi i k n / N) / sqrt(N)``
-        (Hermitian).
-    diag_by_frequency : ndarray, shape (N // 2 + 1,)
-        ``Re K_hat[k, k]`` for ``k = 0 .. N // 2``: the per-frequency kernel strength.
-    """
-
-    jacobian: np.ndarray
-    K: np.ndarray
-    K_hat: np.ndarray
-    diag_by_frequency: np.ndarray
-
-
-def qntk(model: nn.Module, x) -> QNTK:
-    """Tangent kernel of ``model`` at its current parameters, projected on Fourier modes.
-
-    Parameters
-    ----------
-    model : nn.Module
-        Maps ``(B,)`` to ``(B,)``.
-    x : Tensor, shape (N,)
-        The equispaced grid :func:`training_grid` (the Fourier projection assumes it).
-
-    Returns
-    -------
-    QNTK
-
-    References
-    ----------
-    Jacot, Gabriel, Hongler, "Neural tangent kernel", NeurIPS 2018; Xu, Zhang, Yan,
-    arXiv 2409.06682 (QNTK in the frequency domain).
-
-    Examples
-    --------
-    >>> from neurips26.papers.qnn_spectral import QNNConfig, ReuploadingQNN
-    >>> k = qntk(ReuploadingQNN(QNNConfig(num_layers=2)), training_grid(16))
-    >>> k.K.shape, k.diag_by_frequency.shape
-    ((16, 16), (9,))
-    """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    x = torch.as_tensor(x, dtype=torch.float64)
-    if x.ndim != 1 or x.shape[0] < 2 or not bool(torch.isfinite(x).all()):
-        raise ValueError(f"x must be a finite 1-D grid of at least 2 points, got {tuple(x.shape)}")
-    names = [n for n, p in model.named_parameters() if p.requires_grad]
-    params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}
-
-    def f(p):
-        return torch.func.functional_call(model, p, (x,))
-
-    jac = torch.func.jacrev(f)(params)  # {name: (N, *shape)}
-    N = x.shape[0]
-    J = torch.cat([jac[n].reshape(N, -1) for n in names], 1).numpy()  # (N, P)
-    K = J @ J.T  # (N, N)
-    n = np.arange(N)
-    Phi = np.exp(-2j * np.pi * np.outer(n, n) / N) / math.sqrt(N)  # (N, N) unitary DFT
-    K_hat = Phi @ K @ Phi.conj().T
-    return QNTK(jacobian=J, K=K, K_hat=K_hat, diag_by_frequency=K_hat.diagonal().real[: N // 2 + 1])
-
-
-def linearized_spectrum(
-    kernel: QNTK, residual0, *, lr: float, steps: int, num_frequencies: int
-) -> np.ndarray:
-    """Residual spectrum predicted by the linearised gradient-descent dynamics.
-
-    ``r_hat_{t+1} = (I - (2 eta / N) K_hat) r_hat_t`` (the factor ``2 / N`` comes from the
-    mean-squared-error loss), mapped back with ``Phi^H`` and summarised by
-    :func:`residual_spectrum`.
-
-    Parameters
-    ----------
-    kernel : QNTK
-        At initialisation, on the training grid.
-    residual0 : array, shape (N,)
-        ``r_0 = f_0 - g`` on the grid.
-    lr : float
-        ``eta``, the gradient-descent step.
-    steps : int
-        Number of steps ``T``.
-    num_frequencies : int
-        ``K``.
-
-    Returns
-    -------
-    ndarray, shape (T + 1, K + 1)
-        Predicted ``R_k(t)``.
-    """
-    r0 = _finite_1d("residual0", residual0)
-    N = kernel.K.shape[0]
-    if r0.shape != (N,):
-        raise ValueError(f"residual0 must have shape ({N},), got {r0.shape}")
-    if not (math.isfinite(lr) and lr > 0):
-        raise ValueError(f"lr must be a positive finite number, got {lr}")
-    n = np.arange(N)
-    Phi = np.exp(-2j * np.pi * np.outer(n, n) / N) / math.sqrt(N)
-    M = np.eye(N) - (2 * lr / N) * kernel.K_hat  # Eq.: linearised step in Fourier space
-    r_hat = Phi @ r0  # (N,)
-    out = []
-    for _ in range(int(steps) + 1):
-        out.append((Phi.conj().T @ r_hat).real)
-        r_hat = M @ r_hat
-    return residual_spectrum(np.asarray(out), num_frequencies)  # (T+1, K+1)
