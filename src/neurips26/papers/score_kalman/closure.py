@@ -35,7 +35,7 @@ from math import comb
 import numpy as np
 from scipy import sparse
 
-from .basis import Exponent, MonomialBasis, gaussian_moments
+from .basis import Exponent, MonomialBasis
 
 Z_TOL = 1e-12
 
@@ -159,7 +159,7 @@ class BlockClosure:
     """
 
     def __init__(self, basis: MonomialBasis, known, wanted) -> None:
-        from .skf import ClosureError, _ClosurePlan
+        from .skf import ClosureError, _ClosurePlan, _Isserlis
 
         n = basis.dim
         self.n = n
@@ -249,6 +249,7 @@ class BlockClosure:
                     kglob=np.asarray([self.kidx[a] for a in lknown], dtype=int),
                     wanted=lwanted,
                     uscale=np.array([_std_normal_scale(plan_u) for plan_u in plan.unknown]),
+                    isserlis=_Isserlis(plan.unknown, len(blk)),
                     unknown_glob=[
                         tuple(u[blk.index(i)] if i in blk else 0 for i in range(n))
                         for u in plan.unknown
@@ -294,8 +295,7 @@ class BlockClosure:
                 # truncated SVD around the Gaussian closure: singular directions below
                 # ridge * s_max keep their Isserlis value instead of being amplified
                 Cb = C[np.ix_(blk, blk)]
-                ref = gaussian_moments(np.zeros(len(blk)), Cb, plan.unknown)
-                u0 = np.array([ref[u] for u in plan.unknown]) / sc
+                u0 = info["isserlis"](Cb) / sc  # Isserlis moments of N(0, C_bb)
                 Us, sv, Vt = np.linalg.svd(Bs, full_matrices=False)
                 keep = sv > ridge * sv[0]
                 res = rhs - Bs @ u0

@@ -116,6 +116,8 @@ __all__ = [
 MAX_COND = 1e14
 FIT_COND = 1e12  # standardised fits above this are regularised (filter path)
 LEAD_TOL = 1e-6  # leading form must be below -LEAD_TOL (standardised units)
+_ADVICE = (" (the belief left the range the moment ODE resolves: use more num_substeps "
+           "or a smaller dt)")
 BULK_RADII = np.linspace(2.0, 8.0, 13)  # radii (in sd) where a block's log-density must fall
 DEFAULT_RIDGE = 1e-2  # relative SVD cutoff of the Gaussian-anchored Stein closure
 NUM_SWEEPS = 2  # block sweeps of the Stein posterior solve (several blocks)
@@ -343,7 +345,7 @@ class _ScorePlan:
         A = (self.PA @ mvec).reshape(self.M, self.M)  # (M, M)
         b = self.Pb @ mvec  # (M,)
         if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
-            raise NonIntegrableBeliefError("moments are not finite", step=step)
+            raise NonIntegrableBeliefError("moments are not finite" + _ADVICE, step=step)
         w, V = np.linalg.eigh(A)
         cond = float(w[-1] / w[0]) if w[0] > 0 else np.inf
         if not cond <= MAX_COND:
@@ -383,7 +385,7 @@ class _ScorePlan:
         A = (self.PA @ mvec).reshape(self.M, self.M)  # (M, M)
         b = self.Pb @ mvec  # (M,)
         if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
-            raise NonIntegrableBeliefError("moments are not finite", step=step)
+            raise NonIntegrableBeliefError("moments are not finite" + _ADVICE, step=step)
         Cz = self.isserlis.covariance(mvec)
         wc = np.linalg.eigvalsh(Cz)
         if not wc[0] > 1e-12 * wc[-1]:
@@ -811,7 +813,7 @@ class _Fitter:
             return self.score.fit(mvec, step), False, None
         ms = self.std.moments(mvec)
         if ms is None:
-            raise NonIntegrableBeliefError("a variance is not positive", step=step)
+            raise NonIntegrableBeliefError("a variance is not positive" + _ADVICE, step=step)
         mu, s = ms
         mz = self.std.aff.to_z(mu, s)[: len(mvec), : len(mvec)] @ mvec
         fz, reg = self.score.fit_robust(mz, step)
@@ -842,7 +844,7 @@ class _Closer:
     def standardise(self, mS: np.ndarray, step=None):
         ms = self.std.moments(mS)
         if ms is None:
-            raise NonIntegrableBeliefError("a variance is not positive", step=step)
+            raise NonIntegrableBeliefError("a variance is not positive" + _ADVICE, step=step)
         mu, s = ms
         Tz = self.std.aff.to_z(mu, s)
         return mu, s, Tz[: self.nS, : self.nS] @ mS  # (|S|,) standardised moments
@@ -958,7 +960,7 @@ class _PredictPlan:
         m = raw(y)[0]
         m[0] = 1.0
         if not np.all(np.isfinite(m)):
-            raise NonIntegrableBeliefError("predicted moments are not finite", step=step)
+            raise NonIntegrableBeliefError("predicted moments are not finite" + _ADVICE, step=step)
         return m, first
 
 
@@ -1214,7 +1216,8 @@ class _UpdatePlan:
                     break
             else:
                 raise NonIntegrableBeliefError(
-                    "Stein posterior moments have a non-positive covariance")
+                    "Stein posterior moments have a non-positive covariance; the update "
+                    "needs a larger truncation or a sharper observation model (smaller R)")
             C_new = C_try
             mu, C = mu_new, C_new
         # assemble the centred moments over S: single-block from the Stein solution
@@ -1406,7 +1409,7 @@ def update(
     with limit_threads(1):  # small dense solves
         out, gap = plan.run(mvec, theta_prior, tl, truncation)
     if not np.all(np.isfinite(out)):
-        raise NonIntegrableBeliefError("posterior moments are not finite")
+        raise NonIntegrableBeliefError("posterior moments are not finite" + _ADVICE)
     mom = {a: float(v) for a, v in zip(score.S[1:], out[1:], strict=True)}
     return UpdateResult(moments=mom, theta=theta_prior + tl, theta_prior=theta_prior,
                         truncation_gap=gap)
@@ -1510,6 +1513,12 @@ class ScoreKalmanFilter:
     ) -> None:
         if not isinstance(basis, MonomialBasis):
             raise TypeError(f"basis must be a MonomialBasis, got {type(basis).__name__}")
+        if callable(model) and not isinstance(model, (PolySDE, PolyMap)):
+            raise TypeError(
+                "model is a plain function; the SKF's moment equations need polynomial "
+                "dynamics: project it first with PolySDE.from_function(f, diffusion, "
+                "degree=3, center=..., scale=...) (a least-squares polynomial fit over the "
+                "region the belief visits)")
         if not isinstance(model, (PolySDE, PolyMap)):
             raise TypeError(f"model must be a PolySDE or a PolyMap, got {type(model).__name__}")
         dt = check_float(dt, "dt", min=0, min_inclusive=False)
@@ -1574,7 +1583,7 @@ class ScoreKalmanFilter:
                 raise NonIntegrableBeliefError(str(err), step=step) from err
             theta = theta + tl
         if not np.all(np.isfinite(m)):
-            raise NonIntegrableBeliefError("posterior moments are not finite", step=step)
+            raise NonIntegrableBeliefError("posterior moments are not finite" + _ADVICE, step=step)
         return m, theta, gap
 
     def _initial_moments(self, init_mean, init_cov, init_moments) -> np.ndarray:
