@@ -86,7 +86,7 @@ def test_fallback_is_rare_on_the_duffing_benchmark():
     bench = coupled_duffing(num_nodes=2)
     skf = ScoreKalmanFilter(basis=oscillator_basis(4), model=bench.model, H=bench.H, R=bench.R,
                             dt=bench.dt, num_substeps=2)
-    xs, ys = bench.simulate(15, np.random.default_rng(3))
+    _, ys = bench.simulate(15, np.random.default_rng(3))
     res = skf.filter(ys, init_moments=bench.prior.moments(skf.moment_exponents))
     assert np.mean(res.regularised) < 0.1
     assert np.all(res.cond < 1e12)

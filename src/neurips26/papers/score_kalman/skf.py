@@ -47,25 +47,32 @@ Deviations from the paper
   is added when the unknowns are not determined (checked at plan time with a generic
   ``theta``). It is solved by dense column-scaled least squares rather than
   ``scipy.sparse.linalg.lsqr`` (our systems have at most a few hundred columns).
-- Integrability of a fitted ``theta`` is checked on its top-degree form over a fixed
-  set of directions (coordinate axes plus 512 pseudo-random ones): a necessary
-  condition; for a degree-2 basis the check is exact (eigenvalues).
+- Integrability of a fitted ``theta`` in the public :func:`score_matching_fit` is
+  checked on its top-degree form over a fixed set of directions (coordinate axes plus
+  512 pseudo-random ones): a necessary condition; for a degree-2 basis the check is
+  exact (eigenvalues).
 - Filter path for bases of degree > 2 (inferred, see ``closure.py``): fits and
-  predict-step closures work in standardised coordinates. A fit with
-  ``cond(A) > 1e12`` or a leading form not below ``-1e-6`` is replaced by a constrained
-  fit: the Gaussian part (linear and quadratic coefficients) is pinned to the
-  moments' own ``N(m, C)`` (``C^-1 m`` and ``-1/2 C^-1``), and only the non-Gaussian
-  coefficients minimise the score-matching objective given it, with a ridge toward
-  ``-0.01 z_i^4`` raised tenfold until the leading form is negative and the solved
-  matrix has ``cond <= 1e12`` (``FilterResult.cond`` reports that matrix; flagged in
-  ``FilterResult.regularised``; most steps need it because sharp posteriors are nearly
-  Gaussian). The non-Gaussian block of ``A`` is block diagonal over oscillators (the
-  basis couples oscillators only at degree 2), so this is a per-oscillator fit. The
-  pinned Gaussian part keeps the prior fit consistent with the moments' covariance by
-  construction (the former ridge on the full ``A`` could leave an indefinite
-  quadratic part when ``A`` was not positive definite). The predict closure is a
-  truncated SVD per block anchored at the Isserlis moments, cross-oscillator moments
-  conditional-Gaussian.
+  predict-step closures work in coordinates standardised by the moments' mean and
+  standard deviations. The score-matching system is solved in the basis orthonormal for
+  the Gaussian with the moments' own correlation (``A`` evaluated at that Gaussian's
+  Isserlis moments is the preconditioner, ``L L^T``; the solve is
+  ``(L^-1 A L^-T) u = -L^-1 b``, ``theta = L^-T u``); in whitened coordinates these are
+  the probabilists' Hermite polynomials, for which ``A`` at the Gaussian is the
+  identity, so near-Gaussian beliefs (most posteriors under sharp observations) are
+  well conditioned and an exactly Gaussian belief returns its own Gaussian (zero
+  non-Gaussian coefficients, the Kalman filter on linear-Gaussian models). A belief is
+  taken as ``exp(theta . T)`` on its bulk: every coordinate block's log-density must
+  fall along each ray from the mean over 2 to 8 standard deviations
+  (:class:`_BlockLead`); a positive but tiny top-degree form (a slightly heavy-tailed
+  belief) is accepted, since the Stein moments the filter computes (Miller truncation,
+  Isserlis-anchored closure) are those of the density inside its first barrier. A
+  block that fails the test has its non-Gaussian coefficients fixed at zero and the
+  others re-fitted (the exact score-matching optimum over that sub-family), flagged in
+  ``FilterResult.regularised`` (the fallback share). The former fallback (Gaussian part
+  pinned, ridge toward a fixed ``-0.01 z^4``) is gone: it ran on most steps and biased
+  a quartic filter away from the Kalman answer on Gaussian problems. The predict
+  closure is a truncated SVD per block anchored at the Isserlis moments,
+  cross-oscillator moments conditional-Gaussian.
 - The moment ODE is integrated (RK4) in central coordinates: the state is the mean
   and the central moments ``E[(x - mu)^a]``, with
   ``d/dt E[(x - mu)^a] = E[L (x - mu)^a] - sum_i a_i mu_i' E[(x - mu)^(a - e_i)]``.
@@ -76,13 +83,7 @@ Deviations from the paper
 - Small dense solves run with one BLAS thread (``threadpoolctl``): on a shared machine
   threaded LAPACK was 10-100x slower for these ~400 x 231 systems.
 
-Why the accuracy claims may not reproduce here (the numbers are in the store and the
-report): the building blocks are exact against their oracles (quadrature, the OU closed
-form, the Kalman filter, Isserlis moments on Gaussians), but at the spec's noise levels the
-problem is nearly linear-Gaussian once the sharp observations have resolved the double
-well, so every filter's RMSE is within a few per cent of the others' and a handful of runs
-cannot separate them; and for degree > 2 most steps take the pinned-Gaussian fallback fit
-above, so the quartic terms add little.
+Why the accuracy claims may not reproduce here: see the experiment module's docstring.
 """
 
 from __future__ import annotations
@@ -1435,12 +1436,13 @@ class FilterResult:
     step_time_s : array, shape (T,)
         Wall time of each predict-update step.
     cond : array, shape (T,)
-        ``cond`` of the matrix solved by the prior fit at each step (``A``, or the
-        pinned, ridged non-Gaussian block when regularised), in standardised
-        coordinates for bases of degree > 2 (SKF; NaN for baselines).
+        ``cond`` of the matrix solved by the prior fit at each step: ``A`` for a
+        degree-2 basis; for richer bases ``L^-1 A L^-T`` in the Hermite basis of the
+        belief's own Gaussian (1 for a Gaussian belief) over the coefficients kept
+        (SKF; NaN for baselines).
     regularised : array of bool, shape (T,) or None
-        Whether the prior fit at each step needed the ridge toward a weak quartic
-        (SKF only; None for baselines).
+        Whether the prior fit at each step had to fix a block's non-Gaussian
+        coefficients at zero (the fallback; SKF only, None for baselines).
     truncation_gap : array, shape (T,) or None
         K-convergence diagnostic of each Stein posterior-moment solve (SKF only).
     """
