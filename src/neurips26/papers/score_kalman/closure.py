@@ -347,22 +347,25 @@ class _CondGaussPlan:
     """Compiled conditional-Gaussian expansion (see :func:`conditional_gaussian`)."""
 
     def __init__(self, blocks, multi, prim, n: int) -> None:
-        self.groups = {}  # (p, oth) -> offset in the factor pool
+        # factor pool: per primary block p, K_p = C_{., p} C_pp^-1 (n, |p|) and the
+        # conditional covariance S_p = C - K_p C_{p, .} (n, n), both for all coordinates;
+        # a moment's factors index the rows/columns of its other coordinates
+        self.offsets = {}
         pool_size = 0
+        for p in sorted(set(prim)):
+            self.offsets[p] = pool_size
+            pool_size += n * len(blocks[p]) + n * n
         terms = []  # (row, coef, factor indices, value exponent)
         vneed: dict = {}
         for row, (a, p) in enumerate(zip(multi, prim, strict=True)):
             blk = blocks[p]
             oth = tuple(i for i in range(n) if a[i] and i not in blk)
-            g = (p, oth)
-            if g not in self.groups:
-                self.groups[g] = pool_size
-                pool_size += len(oth) * len(blk) + len(oth) * len(oth)
-            off = self.groups[g]
             no, nb = len(oth), len(blk)
+            offK = self.offsets[p]
+            offS = offK + n * nb
             memo: dict = {}
 
-            def F(beta, gamma, memo=memo, no=no, nb=nb, off=off):
+            def F(beta, gamma, memo=memo, no=no, nb=nb, offK=offK, offS=offS, oth=oth):
                 # E[z_o^beta z_p^gamma] as [(coef, factors, gamma')]
                 k2 = (beta, gamma)
                 if k2 in memo:
@@ -378,13 +381,13 @@ class _CondGaussPlan:
                     for c in range(nb):
                         gg = list(gamma)
                         gg[c] += 1
-                        f = off + o * nb + c  # K[o, c]
+                        f = offK + oth[o] * nb + c  # K[o, c]
                         res += [(cf, (f, *fs), gm) for cf, fs, gm in F(bp, tuple(gg))]
                     for o2 in range(no):
                         if bp[o2]:
                             b2 = list(bp)
                             b2[o2] -= 1
-                            f = off + no * nb + o * no + o2  # Se[o, o2]
+                            f = offS + oth[o] * n + oth[o2]  # Se[o, o2]
                             res += [(cf * bp[o2], (f, *fs), gm)
                                     for cf, fs, gm in F(tuple(b2), gamma)]
                 memo[k2] = res
@@ -414,15 +417,14 @@ class _CondGaussPlan:
     def __call__(self, values: dict, C: np.ndarray) -> np.ndarray:
         pool = np.empty(self.pool_size + 1)
         pool[-1] = 1.0
-        for (p, oth), off in self.groups.items():
+        n = C.shape[0]
+        for p, off in self.offsets.items():
             blk = self.blocks[p]
-            Cpp = C[np.ix_(blk, blk)]
-            Cop = C[np.ix_(oth, blk)]
-            K = np.linalg.solve(Cpp, Cop.T).T  # (|o|, |p|)
-            Se = C[np.ix_(oth, oth)] - K @ Cop.T
-            k = K.size
-            pool[off: off + k] = K.ravel()
-            pool[off + k: off + k + Se.size] = Se.ravel()
+            Cp = C[:, blk]  # (n, |p|)
+            K = np.linalg.solve(C[np.ix_(blk, blk)], Cp.T).T  # (n, |p|): E[z | z_p] = K z_p
+            Se = C - K @ Cp.T  # (n, n)
+            pool[off: off + K.size] = K.ravel()
+            pool[off + K.size: off + K.size + n * n] = Se.ravel()
         v = np.array([values[e] for e in self.vneed])
         res = self.coef * pool[self.fac].prod(axis=1) * v[self.vidx]
         return np.bincount(self.rows, weights=res, minlength=self.num)

@@ -2,20 +2,35 @@
 
 For each number of oscillators ``N`` (state dimension ``n = 2N``) and each Monte
 Carlo run we simulate a double-well Duffing network, run every filter on the same
-observations and record the position RMSE after a burn-in. An SKF run that raises
-(non-integrable fit, undetermined Stein closure, non-finite moments) counts as
-failed with an infinite RMSE (so it fails the RMSE claims instead of leaving them
-unmeasured: the gap becomes -inf and the Wilcoxon p-value 1), and so does a run that
-finishes but whose prior fit had ``cond(A) >= 1e12`` at some step (the spec's
-criterion); ``skf_finished_fraction_n*`` reports the runs that finished with finite
-moments whatever the conditioning, ``skf_truncation_gap_max_n*`` the largest
-K-convergence gap of the Stein posterior solves, and
-``skf_regularised_step_fraction_n*`` the share of steps whose prior fit needed the
-pinned-Gaussian ridge fallback: there the reported ``cond`` is that of the regularised
-matrix, which the ridge keeps below 1e12, so for those steps the substance of the
-scaling criterion is that the run finishes with valid moments. We also check
-the Gaussian special case against the information-form Kalman filter, and time the
-MaxEnt grid fit at n = 2 and 3.
+observations and record the position RMSE after a burn-in; the RMSE claims pair the
+runs (the smallest mean gap over baselines and n with a 95% Student-t interval over the
+paired per-run gaps, and a one-sided Wilcoxon signed-rank test per baseline and n, at
+least 10 runs at the small tier). An SKF run that raises (undetermined Stein closure,
+non-finite moments) counts as failed with an infinite RMSE (so it fails the RMSE claims
+instead of leaving them unmeasured), and so does a run that finishes but whose prior
+fit had ``cond >= 1e12`` at some step (the spec's criterion; the cond is that of the
+Hermite-preconditioned score-matching matrix). ``skf_finished_fraction_n*`` reports the
+runs that finished with finite moments whatever the conditioning,
+``skf_truncation_gap_max_n*`` the largest K-convergence gap of the Stein posterior
+solves, and ``skf_fallback_step_fraction_n*`` the share of steps whose prior fit had to
+drop a block's non-Gaussian coefficients (the check ``fallback_rare``). We also check
+the Gaussian special case against the information-form Kalman filter with a degree-2
+and a quartic basis, and time the MaxEnt grid fit at n = 2 and 3. Times enter only as
+ratios or slopes measured in this run (volatile metrics).
+
+Why the RMSE claims do not reproduce here (the numbers are in the store and the
+report): with the spec's noise levels (process 0.1, observations 0.1 every 0.1 time
+units) the sharp position observations resolve the double well within the burn-in, and
+from then on every posterior is close to Gaussian; the SKF's fitted non-Gaussian
+coefficients are then small (the fallback is rare: the beliefs are representable, just
+nearly Gaussian), so the SKF behaves like a well-closed Gaussian filter and its RMSE
+sits within run-to-run noise of the EKF's, UKF's and EnKF's (the paired tests do
+separate it from the 2,000-particle PF, which degenerates as n grows). The
+paper's margin may come from harder regimes (broader observation noise, longer gaps
+between observations, bimodal posteriors) whose exact settings the abstract does not
+give; we kept the spec's benchmark rather than tune one until the SKF wins. The
+paper's n = 20 is only at the paper tier (not run here; ``benchmarks/score_kalman.py
+--tier paper`` runs it).
 """
 
 from __future__ import annotations
