@@ -149,10 +149,17 @@ def stein_moments(
     if not np.all(np.isfinite(B)):
         raise ValueError("the Stein system has non-finite entries (score coefficients too large)")
     # Householder QR (fixed cost); fall back to SVD least squares if R is near singular
-    Q, Rm = np.linalg.qr(B)
-    dg = np.abs(np.diag(Rm))
+    # Q is applied as Householder reflectors (LAPACK ormqr), never formed: half the cost
+    (qr, tau), _ = scipy.linalg.qr(B, mode="raw", check_finite=False)
+    k = B.shape[1]
+    dg = np.abs(np.diag(qr[:k, :k]))
     if dg.min() > 1e-13 * dg.max():
-        sol = scipy.linalg.solve_triangular(Rm, Q.T @ rhs, check_finite=False)
+        (ormqr,) = scipy.linalg.get_lapack_funcs(("ormqr",), (qr,))
+        _, work, _ = ormqr("L", "T", qr, tau, rhs[:, None], lwork=-1)
+        qtb, _, info = ormqr("L", "T", qr, tau, rhs[:, None], lwork=int(work[0].real))
+        if info != 0:  # pragma: no cover - LAPACK argument error
+            raise RuntimeError(f"LAPACK ormqr failed (info {info})")
+        sol = scipy.linalg.solve_triangular(qr[:k, :k], qtb[:k, 0], check_finite=False)
     else:
         sol = np.linalg.lstsq(B, rhs, rcond=None)[0]
     sol *= plan["colscale"]
