@@ -31,15 +31,19 @@ def _closure(basis, mean, cov, U):
     return closer.close(mu, s, mz, theta, 1e-2), gaussian_moments(mean, cov, U)
 
 
-def test_fit_of_gaussian_is_regularised_to_integrable_quartic():
+def test_fit_of_gaussian_is_its_own_gaussian_without_fallback():
+    # Issue 12: the old filter replaced this fit by a ridge toward a fixed -0.01 z^4
+    # (regularised, biased); the Hermite-preconditioned fit returns the Gaussian itself.
     basis = full_basis(2, 4)
     S = score_matching_moments(basis)
     mom = gaussian_moments([0.3, -0.1], [[1.0, 0.2], [0.2, 0.5]], S)
     closer = _Closer(basis, S, [(7, 0)])
     _, _, mz = closer.standardise(np.array([mom[a] for a in S]))
     fit, reg = _ScorePlan(basis).fit_robust(mz)
-    assert reg  # the exact Gaussian has a zero quartic form, not strictly integrable
-    assert _ScorePlan(basis).check.lead(fit.theta) < 0
+    assert not reg
+    assert fit.cond < 1.0 + 1e-8  # orthonormal at the Gaussian reference: identity matrix
+    ng = np.array([sum(a) > 2 for a in basis.exponents])
+    assert np.abs(fit.theta[ng]).max() < 1e-10
 
 
 @pytest.mark.parametrize("n", [2, 4])

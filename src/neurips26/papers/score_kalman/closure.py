@@ -28,13 +28,14 @@ parameters, which are near zero for a near-Gaussian belief. This module therefor
 
 from __future__ import annotations
 
+import functools
 import itertools
 from math import comb
 
 import numpy as np
 from scipy import sparse
 
-from .basis import Exponent, MonomialBasis, gaussian_moments
+from .basis import Exponent, MonomialBasis
 
 Z_TOL = 1e-12
 
@@ -66,21 +67,57 @@ class _Affine:
                 diff.append(tuple(x - y for x, y in zip(a, b, strict=True)))
         self.rows, self.cols = np.asarray(rows), np.asarray(cols)
         self.binom = np.asarray(binom)
-        self.diff = np.asarray(diff, dtype=float)  # (K, n)
-        self.alpha = np.asarray(self.E, dtype=float)  # (|E|, n)
+        n = len(self.E[0]) if self.E else 0
+        diff = np.asarray(diff, dtype=np.int64).reshape(-1, n)  # (K, n)
+        alpha = np.asarray(self.E, dtype=np.int64).reshape(-1, n)  # (|E|, n)
+        self.maxdeg = int(alpha.max()) if alpha.size else 0
+        # power-table gathers: only the coordinates with a nonzero exponent enter a product
+        self._diff = _sparse_powers(diff)
+        self._arow = _sparse_powers(alpha[self.rows]) if len(self.rows) else None
+        self._acol = _sparse_powers(alpha[self.cols]) if len(self.cols) else None
         self.shape = (len(self.E), len(self.E))
+        self._csr = sparse.csr_matrix(
+            (np.ones(len(self.rows)), (self.rows, self.cols)), shape=self.shape)
+        # the CSR data order of the (row, col) entries (no duplicates: E has no repeats)
+        order = np.lexsort((self.cols, self.rows))
+        self._order = order
+
+    def _table(self, v: np.ndarray) -> np.ndarray:
+        """``v_i^k`` for ``k = 0..maxdeg``, shape (n, maxdeg + 1)."""
+        return np.cumprod(np.concatenate(
+            [np.ones((len(v), 1)), np.repeat(np.asarray(v, float)[:, None], self.maxdeg, 1)],
+            axis=1), axis=1)
+
+    def _matrix(self, vals: np.ndarray) -> sparse.csr_matrix:
+        out = self._csr.copy()
+        out.data = vals[self._order]
+        return out
 
     def to_z(self, mu: np.ndarray, s: np.ndarray) -> sparse.csr_matrix:
         """``m_z = T m_x``: ``E[z^a] = sum_b C(a, b) (-mu)^(a-b) E[x^b] / s^a``."""
-        vals = self.binom * np.prod((-mu) ** self.diff, axis=1)
-        vals /= np.prod(s ** self.alpha[self.rows], axis=1)
-        return sparse.csr_matrix((vals, (self.rows, self.cols)), shape=self.shape)
+        vals = self.binom * _gather(self._table(-mu), self._diff)
+        vals /= _gather(self._table(s), self._arow)
+        return self._matrix(vals)
 
     def to_x(self, mu: np.ndarray, s: np.ndarray) -> sparse.csr_matrix:
         """``m_x = T m_z``: ``E[x^a] = sum_b C(a, b) mu^(a-b) s^b E[z^b]``."""
-        vals = self.binom * np.prod(mu**self.diff, axis=1)
-        vals *= np.prod(s ** self.alpha[self.cols], axis=1)
-        return sparse.csr_matrix((vals, (self.rows, self.cols)), shape=self.shape)
+        vals = self.binom * _gather(self._table(mu), self._diff)
+        vals *= _gather(self._table(s), self._acol)
+        return self._matrix(vals)
+
+
+def _sparse_powers(e: np.ndarray):
+    """``(row, coordinate, power)`` of the nonzero entries of an exponent array (K, n)."""
+    r, i = np.nonzero(e)
+    return len(e), r, i, e[r, i]
+
+
+def _gather(table: np.ndarray, sp) -> np.ndarray:
+    """``prod_i table[i, e_ri]`` per row ``r`` of a :func:`_sparse_powers` array."""
+    K, r, i, k = sp
+    out = np.ones(K)
+    np.multiply.at(out, r, table[i, k])
+    return out
 
 
 def coordinate_blocks(basis: MonomialBasis) -> list[list[int]]:
@@ -122,7 +159,7 @@ class BlockClosure:
     """
 
     def __init__(self, basis: MonomialBasis, known, wanted) -> None:
-        from .skf import ClosureError, _ClosurePlan
+        from .skf import ClosureError, _ClosurePlan, _Isserlis
 
         n = basis.dim
         self.n = n
@@ -212,6 +249,7 @@ class BlockClosure:
                     kglob=np.asarray([self.kidx[a] for a in lknown], dtype=int),
                     wanted=lwanted,
                     uscale=np.array([_std_normal_scale(plan_u) for plan_u in plan.unknown]),
+                    isserlis=_Isserlis(plan.unknown, len(blk)),
                     unknown_glob=[
                         tuple(u[blk.index(i)] if i in blk else 0 for i in range(n))
                         for u in plan.unknown
@@ -257,8 +295,7 @@ class BlockClosure:
                 # truncated SVD around the Gaussian closure: singular directions below
                 # ridge * s_max keep their Isserlis value instead of being amplified
                 Cb = C[np.ix_(blk, blk)]
-                ref = gaussian_moments(np.zeros(len(blk)), Cb, plan.unknown)
-                u0 = np.array([ref[u] for u in plan.unknown]) / sc
+                u0 = info["isserlis"](Cb) / sc  # Isserlis moments of N(0, C_bb)
                 Us, sv, Vt = np.linalg.svd(Bs, full_matrices=False)
                 keep = sv > ridge * sv[0]
                 res = rhs - Bs @ u0
@@ -285,52 +322,112 @@ def conditional_gaussian(values: dict, C: np.ndarray, blocks, multi, primary, n:
     The primary block ``p = primary[a]`` is kept as is and the other coordinates are
     ``z_o = K z_p + eps``, ``K = C_op C_pp^-1``, ``eps ~ N(0, C_oo - K C_po)``
     independent of ``z_p`` (exact for a Gaussian). ``values`` holds centred moments
-    keyed by full exponents; ``C`` is the covariance in the same coordinates.
+    keyed by full exponents; ``C`` is the covariance in the same coordinates. The
+    expansion of each moment into products of ``K``, ``Se`` and primary-block moments
+    is compiled once per moment set (:class:`_CondGaussPlan`); a call is then a few
+    small solves and one vectorised gather-product-sum.
     """
-    cache: dict = {}
-    for a in multi:
-        p = primary[a]
-        blk = blocks[p]
-        oth = [i for i in range(n) if a[i] and i not in blk]
-        key = (p, tuple(oth))
-        if key not in cache:
-            Cpp = C[np.ix_(blk, blk)]
-            Cop = C[np.ix_(oth, blk)]
-            K = np.linalg.solve(Cpp, Cop.T).T  # (|o|, |p|)
-            Se = C[np.ix_(oth, oth)] - K @ Cop.T
-            cache[key] = (K, Se, {})
-        K, Se, memo = cache[key]
+    if not multi:
+        return
+    key = (tuple(tuple(b) for b in blocks), tuple(multi),
+           tuple(primary[a] for a in multi), int(n))
+    plan = _cond_gauss_plan(key)
+    out = plan(values, C)
+    for a, v in zip(multi, out, strict=True):
+        values[a] = float(v)
 
-        def F(beta, gamma, K=K, Se=Se, memo=memo, blk=blk):
-            # E[z_o^beta z_p^gamma] with z_o = K z_p + eps
-            key2 = (beta, gamma)
-            if key2 in memo:
-                return memo[key2]
-            if sum(beta) == 0:
+
+@functools.lru_cache(maxsize=32)
+def _cond_gauss_plan(key):
+    blocks, multi, prim, n = key
+    return _CondGaussPlan([list(b) for b in blocks], list(multi), prim, n)
+
+
+class _CondGaussPlan:
+    """Compiled conditional-Gaussian expansion (see :func:`conditional_gaussian`)."""
+
+    def __init__(self, blocks, multi, prim, n: int) -> None:
+        # factor pool: per primary block p, K_p = C_{., p} C_pp^-1 (n, |p|) and the
+        # conditional covariance S_p = C - K_p C_{p, .} (n, n), both for all coordinates;
+        # a moment's factors index the rows/columns of its other coordinates
+        self.offsets = {}
+        pool_size = 0
+        for p in sorted(set(prim)):
+            self.offsets[p] = pool_size
+            pool_size += n * len(blocks[p]) + n * n
+        terms = []  # (row, coef, factor indices, value exponent)
+        vneed: dict = {}
+        for row, (a, p) in enumerate(zip(multi, prim, strict=True)):
+            blk = blocks[p]
+            oth = tuple(i for i in range(n) if a[i] and i not in blk)
+            no, nb = len(oth), len(blk)
+            offK = self.offsets[p]
+            offS = offK + n * nb
+            memo: dict = {}
+
+            def F(beta, gamma, memo=memo, no=no, nb=nb, offK=offK, offS=offS, oth=oth):
+                # E[z_o^beta z_p^gamma] as [(coef, factors, gamma')]
+                k2 = (beta, gamma)
+                if k2 in memo:
+                    return memo[k2]
+                if sum(beta) == 0:
+                    res = [(1.0, (), gamma)]
+                else:
+                    o = next(j for j in range(no) if beta[j])
+                    bp = list(beta)
+                    bp[o] -= 1
+                    bp = tuple(bp)
+                    res = []
+                    for c in range(nb):
+                        gg = list(gamma)
+                        gg[c] += 1
+                        f = offK + oth[o] * nb + c  # K[o, c]
+                        res += [(cf, (f, *fs), gm) for cf, fs, gm in F(bp, tuple(gg))]
+                    for o2 in range(no):
+                        if bp[o2]:
+                            b2 = list(bp)
+                            b2[o2] -= 1
+                            f = offS + oth[o] * n + oth[o2]  # Se[o, o2]
+                            res += [(cf * bp[o2], (f, *fs), gm)
+                                    for cf, fs, gm in F(tuple(b2), gamma)]
+                memo[k2] = res
+                return res
+
+            for cf, fs, gm in F(tuple(a[i] for i in oth), tuple(a[i] for i in blk)):
                 e = [0] * n
                 for j, i in enumerate(blk):
-                    e[i] = gamma[j]
-                v = values[tuple(e)]
-            else:
-                o = next(j for j in range(len(beta)) if beta[j])
-                bp = list(beta)
-                bp[o] -= 1
-                bp = tuple(bp)
-                v = 0.0
-                for c in range(len(blk)):
-                    if K[o, c] != 0.0:
-                        g = list(gamma)
-                        g[c] += 1
-                        v += K[o, c] * F(bp, tuple(g))
-                for o2 in range(len(bp)):
-                    if bp[o2] and Se[o, o2] != 0.0:
-                        b2 = list(bp)
-                        b2[o2] -= 1
-                        v += Se[o, o2] * bp[o2] * F(tuple(b2), gamma)
-            memo[key2] = v
-            return v
+                    e[i] = gm[j]
+                e = tuple(e)
+                if e not in vneed:
+                    vneed[e] = len(vneed)
+                terms.append((row, cf, fs, vneed[e]))
+        self.blocks = blocks
+        self.pool_size = pool_size
+        width = max(1, max(len(fs) for _, _, fs, _ in terms))
+        fac = np.full((len(terms), width), pool_size, dtype=np.int64)  # pad: the 1.0 slot
+        for t, (_, _, fs, _) in enumerate(terms):
+            fac[t, : len(fs)] = fs
+        self.fac = fac
+        self.rows = np.array([t[0] for t in terms], dtype=np.int64)
+        self.coef = np.array([t[1] for t in terms])
+        self.vidx = np.array([t[3] for t in terms], dtype=np.int64)
+        self.vneed = tuple(vneed)
+        self.num = len(multi)
 
-        values[a] = F(tuple(a[i] for i in oth), tuple(a[i] for i in blk))
+    def __call__(self, values: dict, C: np.ndarray) -> np.ndarray:
+        pool = np.empty(self.pool_size + 1)
+        pool[-1] = 1.0
+        n = C.shape[0]
+        for p, off in self.offsets.items():
+            blk = self.blocks[p]
+            Cp = C[:, blk]  # (n, |p|)
+            K = np.linalg.solve(C[np.ix_(blk, blk)], Cp.T).T  # (n, |p|): E[z | z_p] = K z_p
+            Se = C - K @ Cp.T  # (n, n)
+            pool[off: off + K.size] = K.ravel()
+            pool[off + K.size: off + K.size + n * n] = Se.ravel()
+        v = np.array([values[e] for e in self.vneed])
+        res = self.coef * pool[self.fac].prod(axis=1) * v[self.vidx]
+        return np.bincount(self.rows, weights=res, minlength=self.num)
 
 
 class Standardiser:

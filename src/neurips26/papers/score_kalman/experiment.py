@@ -2,20 +2,35 @@
 
 For each number of oscillators ``N`` (state dimension ``n = 2N``) and each Monte
 Carlo run we simulate a double-well Duffing network, run every filter on the same
-observations and record the position RMSE after a burn-in. An SKF run that raises
-(non-integrable fit, undetermined Stein closure, non-finite moments) counts as
-failed with an infinite RMSE (so it fails the RMSE claims instead of leaving them
-unmeasured: the gap becomes -inf and the Wilcoxon p-value 1), and so does a run that
-finishes but whose prior fit had ``cond(A) >= 1e12`` at some step (the spec's
-criterion); ``skf_finished_fraction_n*`` reports the runs that finished with finite
-moments whatever the conditioning, ``skf_truncation_gap_max_n*`` the largest
-K-convergence gap of the Stein posterior solves, and
-``skf_regularised_step_fraction_n*`` the share of steps whose prior fit needed the
-pinned-Gaussian ridge fallback: there the reported ``cond`` is that of the regularised
-matrix, which the ridge keeps below 1e12, so for those steps the substance of the
-scaling criterion is that the run finishes with valid moments. We also check
-the Gaussian special case against the information-form Kalman filter, and time the
-MaxEnt grid fit at n = 2 and 3.
+observations and record the position RMSE after a burn-in; the RMSE claims pair the
+runs (the smallest mean gap over baselines and n with a 95% Student-t interval over the
+paired per-run gaps, and a one-sided Wilcoxon signed-rank test per baseline and n, at
+least 10 runs at the small tier). An SKF run that raises (undetermined Stein closure,
+non-finite moments) counts as failed with an infinite RMSE (so it fails the RMSE claims
+instead of leaving them unmeasured), and so does a run that finishes but whose prior
+fit had ``cond >= 1e12`` at some step (the spec's criterion; the cond is that of the
+Hermite-preconditioned score-matching matrix). ``skf_finished_fraction_n*`` reports the
+runs that finished with finite moments whatever the conditioning,
+``skf_truncation_gap_max_n*`` the largest K-convergence gap of the Stein posterior
+solves, and ``skf_fallback_step_fraction_n*`` the share of steps whose prior fit had to
+drop a block's non-Gaussian coefficients (the check ``fallback_rare``). We also check
+the Gaussian special case against the information-form Kalman filter with a degree-2
+and a quartic basis, and time the MaxEnt grid fit at n = 2 and 3. Times enter only as
+ratios or slopes measured in this run (volatile metrics).
+
+Why the RMSE claims do not reproduce here (the numbers are in the store and the
+report): with the spec's noise levels (process 0.1, observations 0.1 every 0.1 time
+units) the sharp position observations resolve the double well within the burn-in, and
+from then on every posterior is close to Gaussian; the SKF's fitted non-Gaussian
+coefficients are then small (the fallback is rare: the beliefs are representable, just
+nearly Gaussian), so the SKF behaves like a well-closed Gaussian filter and its RMSE
+sits within run-to-run noise of the EKF's, UKF's and EnKF's (the paired tests do
+separate it from the 2,000-particle PF, which degenerates as n grows). The
+paper's margin may come from harder regimes (broader observation noise, longer gaps
+between observations, bimodal posteriors) whose exact settings the abstract does not
+give; we kept the spec's benchmark rather than tune one until the SKF wins. The
+paper's n = 20 is only at the paper tier (not run here; ``benchmarks/score_kalman.py
+--tier paper`` runs it).
 """
 
 from __future__ import annotations
@@ -28,6 +43,7 @@ from scipy import stats
 
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
+from neurips26.common.stats import seed_ci
 
 from . import (
     ScoreKalmanFilter,
@@ -51,8 +67,8 @@ class Config:
     num_nodes: tuple[int, ...] = param(
         (1, 2, 4), help="state dimensions n of the coupled systems", min=1
     )
-    num_steps: int = param(50, help="filter steps per run", min=1)
-    num_runs: int = param(5, help="independent runs per n", min=1)
+    num_steps: int = param(40, help="filter steps per run", min=1)
+    num_runs: int = param(10, help="independent runs per n (paired across filters)", min=1)
     burn_in: int = param(10, help="steps left out of the error average", min=0)
     sigma: float = param(0.1, help="process-noise standard deviation", min=0.0)
     obs_noise: float = param(0.1, help="observation-noise standard deviation", min=0.0)
@@ -70,7 +86,7 @@ class Config:
 TIERS = {
     "smoke": Config(num_nodes=(1,), num_steps=10, num_runs=1, burn_in=3, num_particles=500,
                     kf_check_steps=20, time_maxent=False),
-    "small": Config(),
+    "small": Config(),  # n = 2, 4, 8; 40 steps; 10 paired runs
     "paper": Config(num_nodes=(1, 2, 4, 6, 8, 10), num_steps=100, num_runs=50,
                     num_particles=10000),
 }
@@ -78,25 +94,37 @@ TIERS = {
 BASELINES = ("ekf", "ukf", "enkf", "pf")
 
 
-def _gaussian_check(cfg: Config, rng: np.random.Generator) -> float:
-    """Max |SKF - KF| over means and covariances, degree-2 basis, linear system."""
-    n = 3
+def _linear_system(rng: np.random.Generator, n: int, m: int, steps: int):
     A = rng.standard_normal((n, n))
     F = 0.95 * A / np.abs(np.linalg.eigvals(A)).max()
     Q = 0.1 * np.eye(n) + 0.02 * np.ones((n, n))
-    H = rng.standard_normal((2, n))
-    R = np.array([[0.3, 0.05], [0.05, 0.2]])
+    H = rng.standard_normal((m, n))
+    R = 0.2 * np.eye(m) + 0.05 * np.ones((m, m))
     x = rng.standard_normal(n)
     ys = []
-    for _ in range(cfg.kf_check_steps):
+    for _ in range(steps):
         x = F @ x + rng.multivariate_normal(np.zeros(n), Q)
-        ys.append(H @ x + rng.multivariate_normal(np.zeros(2), R))
-    ys = np.array(ys)
-    m0, P0 = np.zeros(n), np.eye(n)
-    skf = ScoreKalmanFilter(basis=full_basis(n, 2), model=linear_gaussian(F, Q), H=H, R=R, dt=1.0)
-    a = skf.filter(ys, m0, P0)
-    b = kalman_filter(ys, m0, P0, F=F, Q=Q, H=H, R=R)
-    return float(max(np.abs(a.means - b.means).max(), np.abs(a.covs - b.covs).max()))
+        ys.append(H @ x + rng.multivariate_normal(np.zeros(m), R))
+    return F, Q, H, R, np.array(ys)
+
+
+def _gaussian_check(cfg: Config, rng: np.random.Generator) -> tuple[float, float]:
+    """Max |SKF - KF| over means and covariances on linear systems: degree 2 and 4 bases.
+
+    Degree 2 (n = 3): the information-form Kalman filter exactly. Degree 4 (n = 2, at most
+    15 steps): the Hermite-preconditioned fit must return the Gaussian itself (no
+    reference quartic, no fallback), so the filter is the Kalman filter again.
+    """
+    out = []
+    for n, degree, steps in ((3, 2, cfg.kf_check_steps), (2, 4, min(cfg.kf_check_steps, 15))):
+        F, Q, H, R, ys = _linear_system(rng, n, 2 if n == 3 else 1, steps)
+        m0, P0 = np.zeros(n), np.eye(n)
+        b = kalman_filter(ys, m0, P0, F=F, Q=Q, H=H, R=R)
+        skf = ScoreKalmanFilter(basis=full_basis(n, degree), model=linear_gaussian(F, Q), H=H,
+                                R=R, dt=1.0)
+        a = skf.filter(ys, m0, P0)
+        out.append(float(max(np.abs(a.means - b.means).max(), np.abs(a.covs - b.covs).max())))
+    return out[0], out[1]
 
 
 def _rmse(means: np.ndarray, xs: np.ndarray, burn: int) -> float:
@@ -107,15 +135,19 @@ def _rmse(means: np.ndarray, xs: np.ndarray, burn: int) -> float:
 #: one per size or data set); claims name theirs exactly. Checked by the contract test.
 METRICS: tuple[str, ...] = (
     "gaussian_kf_max_abs_diff",
+    "quartic_kf_max_abs_diff",
     "maxent_time_ratio_n3_n2",
     "rmse_min_gap",
+    "rmse_min_gap_ci",
+    "skf_fallback_step_fraction",
+    "skf_fallback_step_fraction_n*",
+    "skf_pf_time_ratio_n*",
     "skf_finite_fraction_largest_n",
     "skf_time_slope",
     "wilcoxon_max_p",
     "rmse_*_n*",
     "skf_finished_fraction_n*",
     "skf_finite_fraction_n*",
-    "skf_regularised_step_fraction_n*",
     "skf_truncation_gap_max_n*",
 )
 
@@ -139,7 +171,8 @@ def run(config: Config) -> RunResult:
     rows, time_rows = [], []
     rmse_all: dict[int, dict[str, list[float]]] = {}
     skf_time: dict[int, float] = {}
-    min_gap, max_p = np.inf, 0.0
+    min_gap, max_p, gap_ci = np.inf, 0.0, np.inf
+    fallback_max = 0.0
     finite_frac_last = np.nan
     for N in cfg.num_nodes:
         n = 2 * N
@@ -206,10 +239,10 @@ def run(config: Config) -> RunResult:
         if gaps:
             metrics[f"skf_truncation_gap_max_n{n}"] = float(max(gaps))
         if regularised:
-            # Steps whose prior fit was replaced by the pinned-Gaussian, ridged fit; its
-            # cond is that of the regularised matrix, kept <= 1e12 by the ridge, so for
-            # those steps the spec's cond criterion holds by construction.
-            metrics[f"skf_regularised_step_fraction_n{n}"] = float(np.mean(regularised))
+            # steps whose prior fit had to drop a block's non-Gaussian coefficients
+            # (the block-wise reduction to the Gaussian sub-family, the fallback)
+            metrics[f"skf_fallback_step_fraction_n{n}"] = float(np.mean(regularised))
+            fallback_max = max(fallback_max, float(np.mean(regularised)))
         row = {"n": n, "skf_ok": f"{cfg.num_runs - len(failures)}/{cfg.num_runs}",
                "skf_finished": f"{finished}/{cfg.num_runs}"}
         for k, v in res.items():
@@ -219,27 +252,38 @@ def run(config: Config) -> RunResult:
         for k in BASELINES:
             pr = np.asarray(paired[k])
             gap = float(pr[:, 1].mean() - pr[:, 0].mean())  # -inf if any SKF run failed
-            min_gap = min(min_gap, gap)
-            if k != "pf":
-                if np.isfinite(pr[:, 0]).all() and len(pr) > 1:
-                    p = float(stats.wilcoxon(pr[:, 0], pr[:, 1], alternative="less").pvalue)
-                else:
-                    p = 1.0  # a failed SKF run loses every pairing
-                max_p = max(max_p, p)
-                row[f"wilcoxon_p_{k}"] = p
+            if gap < min_gap or not np.isfinite(min_gap):
+                min_gap = gap
+                d = pr[:, 1] - pr[:, 0]  # paired per-run gaps
+                gap_ci = seed_ci(d).half_width if np.isfinite(d).all() else np.inf
+            if np.isfinite(pr[:, 0]).all() and len(pr) > 1 and np.any(pr[:, 0] != pr[:, 1]):
+                p = float(stats.wilcoxon(pr[:, 0], pr[:, 1], alternative="less").pvalue)
+            else:
+                p = 1.0  # a failed SKF run loses every pairing
+            max_p = max(max_p, p)
+            row[f"wilcoxon_p_{k}"] = p
         rows.append(row)
         trow = {"n": n}
         for k, v in times.items():
             trow[f"step_ms_{k}"] = float(np.median(v) * 1e3) if v else float("nan")
         if times["skf"]:
             skf_time[n] = float(np.median(times["skf"]))
+            metrics[f"skf_pf_time_ratio_n{n}"] = skf_time[n] / float(np.median(times["pf"]))
+            volatile.append(f"skf_pf_time_ratio_n{n}")
         time_rows.append(trow)
     if len(cfg.num_nodes):
         metrics["rmse_min_gap"] = float(min_gap)
+        metrics["rmse_min_gap_ci"] = float(gap_ci)
+        metrics["skf_fallback_step_fraction"] = float(fallback_max)
     if np.isfinite(max_p) and len(cfg.num_nodes) and max_p > 0:
         metrics["wilcoxon_max_p"] = float(max_p)
     metrics["skf_finite_fraction_largest_n"] = float(finite_frac_last)
-    metrics["gaussian_kf_max_abs_diff"] = _gaussian_check(cfg, rng)
+    if cfg.kf_check_steps:
+        g2, g4 = _gaussian_check(cfg, rng)
+        metrics["gaussian_kf_max_abs_diff"] = g2
+        metrics["quartic_kf_max_abs_diff"] = g4
+    else:
+        metrics["gaussian_kf_max_abs_diff"] = metrics["quartic_kf_max_abs_diff"] = float("nan")
     if len(skf_time) >= 2:
         ns = np.array(sorted(skf_time))
         slope = np.polyfit(np.log(ns), np.log([skf_time[k] for k in ns]), 1)[0]
