@@ -22,34 +22,47 @@ Deviations from the paper (and why claims may not reproduce)
 - Routers, library, queries and chains are substitutes (grade C); 15 LLMs, 1,141 real
   skills and ClawBench/ClawMark are not available offline, so the downstream claim is
   not run.
-- Nested libraries grow hierarchically (inferred): after the query's own skill, each
-  next skill is a sibling with probability ``sibling_bias`` (0.8) while siblings
-  remain, else a stranger from another family. A library of 10 then holds siblings,
-  so the error progression can appear. It is still a property of this growth model:
-  under uniform random supersets the local share of errors grows with ``N`` instead.
+- Nested libraries grow hierarchically (inferred): after the query's own skill, the
+  next skill to join is drawn with weight ``sibling_weight`` (40) per sibling against
+  1 per stranger, so a library of 10 is about half siblings and the siblings are all
+  in long before N = 1000. The error progression (local errors give way to drift and
+  black holes) then appears; it is a property of this growth model, since under
+  uniform random supersets the local share of errors grows with ``N`` instead.
 - Black holes are calibrated, not forced: the probability that a query is phrased
   vaguely (a generic request, the words black holes advertise) is set so that black
   holes capture the paper's 22.4% of the validation queries under the TF-IDF
   reference router (:func:`calibrate_black_holes`); the other routers and the
-  held-out split are then measured as they come. The ``bh_capture_calibrated`` check
-  reports whether the calibration reached its target.
+  held-out split are measured as they come (the ``bh_capture_calibrated`` check
+  reports whether the calibration reached its target). The embedding routers are
+  hardly captured: MiniLM does not weigh the generic request words the way
+  bag-of-words scorers do, so their hijack rate stays low and they gain little from
+  the black-hole fix.
 - Black holes are flagged by their capture rate relative to the library's capture
-  distribution (a robust z-score, :func:`flag_black_holes`), not by the spec's fixed
-  ``5/N``, which flags none when many black holes share the captured queries.
+  distribution (a robust z-score over rounds, :func:`flag_black_holes`), not by the
+  spec's fixed ``5/N``, which flags none when many black holes share the captured
+  queries.
+- Routing law (R^2 and AIC): the two ingredients the paper's taxonomy asks for bend
+  the accuracy curve. Siblings, the strongest competitors, all join early, and the
+  black holes' capture saturates once a library holds a few black holes that match a
+  vague query; accuracy therefore falls fastest at small ``N`` and flattens, a curve
+  that is convex in ``ln N``. A power law then fits better by AIC for our routers,
+  and the log fit's R^2 of the least log-linear router (the embedding router) falls
+  below the paper's 0.97. Under uniform growth without vague queries the log law
+  wins, so this is a property of our generator, not evidence against the paper.
 - Execution rescue: the executed state names the previous skill's output type, which
   the next skill's description names as its input. For the noisy and embedding
-  routers this extra text barely moves the argmax (the noise or the embedding's
-  weak use of rare type words swamps it), so the median over routers stays below
+  routers this extra text barely moves the argmax (the noise, or the embedding's
+  weak use of rare type words, swamps it), so the median over routers stays below
   the paper's "about 4x"; the ratio's size is a property of our generator.
 - Slope-rescue coupling: tested with the paper's positive sign. Our routers with a
   steep decay are the noisy ones, and the same noise swamps the state information,
-  so the coupling tends to appear with the opposite sign (reported as not
+  so the coupling appears weak or with the opposite sign (reported as not
   reproduced, never passed on its absolute value).
-- Optimisation: the four fixes are inferred text rewrites. The hijack fix works on
-  the calibrated black holes; the accuracy gain is bounded by what text rewrites can
-  do for bag-of-words and noisy routers, whose remaining errors are sibling
-  confusions and noise (the noisy MiniLM router gains least), so the mean gain can
-  fall short of the paper's +20.4 points.
+- Optimisation: the four fixes are inferred text rewrites. On the calibrated black
+  holes the hijack fix works for the lexical routers, whose accuracy gains are large;
+  the mean gain over routers falls short of the paper's +20.4 points because the
+  embedding routers, which black holes barely capture, gain little or lose (we think
+  the keyword-list rewrites strip the fluent text a sentence embedding relies on).
 - Joint success before state realisation matches the product of step accuracies
   almost by construction (our steps' queries and noise are independent): a check.
 """
