@@ -246,8 +246,8 @@ def test_bad_optimiser_inputs(small):
         optimise_library(lib, qs, fixes=("audit", "magic"))
     with pytest.raises(ValueError, match="audit_tau"):
         optimise_library(lib, qs, audit_tau=0.0)
-    with pytest.raises(ValueError, match="capture_factor"):
-        optimise_library(lib, qs, capture_factor=-1.0)
+    with pytest.raises(ValueError, match="black_hole_z"):
+        optimise_library(lib, qs, black_hole_z=-1.0)
     with pytest.raises(TypeError, match="single string"):
         optimise_library(lib, qs, fixes="audit")
 

@@ -11,6 +11,8 @@ from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests
 from neurips26.papers.skill_laws import (
     compare_law_models,
     fit_log_law,
+    flag_black_holes,
+    generic_draws,
     slope_rescue_coupling,
     tokenize,
 )
@@ -33,6 +35,9 @@ CALLS = [
         {"b": [0.1, 0.2, 0.3], "rescue": [0.5, 0.4, 0.2]},
         {"b": A, "rescue": A},
     ),
+    Call(flag_black_holes, {"capture": [0.1, 0.2, 0.1, 0.9], "z": 3.5},
+         {"capture": A, "z": S}),
+    Call(generic_draws, {"seed": 0, "num_queries": 10}, {"num_queries": S}),
     Call(tokenize, {"text": "route this query"}, {"text": (None, 3, b"x", ["a"])}),
 ]
 

@@ -36,9 +36,18 @@ from .library import (
     generate_chains,
     generate_library,
     generate_queries,
+    generic_draws,
     tokenize,
 )
-from .optimise import FIXES, OptimisationResult, capture_rates, optimise_library
+from .optimise import (
+    FIXES,
+    BlackHoleCalibration,
+    OptimisationResult,
+    calibrate_black_holes,
+    capture_rates,
+    flag_black_holes,
+    optimise_library,
+)
 from .routers import (
     MINILM_PACKAGE,
     BM25Router,
@@ -57,6 +66,7 @@ __all__ = [
     "FIXES",
     "MINILM_PACKAGE",
     "BM25Router",
+    "BlackHoleCalibration",
     "ChainSet",
     "CharTfidfRouter",
     "Coupling",
@@ -77,6 +87,7 @@ __all__ = [
     "StudyResult",
     "Taxonomy",
     "TfidfRouter",
+    "calibrate_black_holes",
     "capture_rates",
     "classify_errors",
     "compare_law_models",
@@ -84,9 +95,11 @@ __all__ = [
     "error_taxonomy",
     "execution_law",
     "fit_log_law",
+    "flag_black_holes",
     "generate_chains",
     "generate_library",
     "generate_queries",
+    "generic_draws",
     "nested_candidates",
     "optimise_library",
     "route_top1",

@@ -12,9 +12,16 @@ any router, library and query set.
 Deviations from the paper
 -------------------------
 - Nested libraries are drawn per query: query ``q`` at size ``N`` sees its gold skill
-  plus the first ``N - 1`` skills of its own random order of the rest of the library,
-  so libraries are nested in ``N``, always contain the gold skill, and every query
-  is used at every size (inferred; the paper's sampling is not described).
+  plus the first ``N - 1`` skills of its own order of the rest of the library, so
+  libraries are nested in ``N``, always contain the gold skill, and every query is
+  used at every size. The order grows the library hierarchically (inferred; the
+  paper's sampling is not described): the next skill to join is a sibling of the
+  gold skill with probability proportional to ``sibling_weight`` (default 40) per
+  sibling against 1 per stranger, as a curated library grows by domain. With 40
+  families of 30 skills a library of 10 is then about half siblings, where uniform
+  supersets rarely hold one. An infinite weight puts every sibling first; a finite
+  one keeps strangers in the smallest libraries, so that their error mix is
+  measured rather than fixed by the sampling.
 - Lexical routers are fitted on the full library (their IDF is not refitted for each
   sub-library).
 - The execution law is an inferred operationalisation: step ``t`` is routed from its
@@ -31,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
-from neurips26.common.validation import check_array
+from neurips26.common.validation import check_array, check_float
 
 from .library import ChainSet, QuerySet, SkillLibrary
 from .routers import Router
@@ -83,10 +90,38 @@ def _check_scores(scores: np.ndarray, num_queries: int) -> np.ndarray:
     return check_array(scores, "scores", shape=(num_queries, None), min_size=0)
 
 
+def _first_sorted(keys: np.ndarray, k: int) -> np.ndarray:
+    """Column indices of the ``k`` smallest keys per row, in (key, index) order.
+
+    The same as ``np.argsort(keys, axis=1, kind="stable")[:, :k]`` at O(M) per row
+    instead of O(M log M) (a partial selection, then a sort of the ``k`` kept).
+    """
+    if k == keys.shape[1]:
+        return np.argsort(keys, axis=1, kind="stable")
+    part = np.argpartition(keys, k - 1, axis=1)[:, :k]  # (Q, k)
+    vals = np.take_along_axis(keys, part, axis=1)
+    order = np.lexsort((part, vals), axis=1)
+    return np.take_along_axis(part, order, axis=1)
+
+
 def nested_candidates(
-    gold: np.ndarray, num_skills: int, max_size: int, *, seed: int = 0
+    gold: np.ndarray,
+    num_skills: int,
+    max_size: int,
+    *,
+    families: np.ndarray | None = None,
+    sibling_weight: float = 40.0,
+    seed: int = 0,
 ) -> np.ndarray:
     """Nested candidate libraries that always contain each query's gold skill.
+
+    Without ``families`` each query's library grows as a uniformly random superset.
+    With ``families`` it grows hierarchically: the next skill to join is drawn among
+    those not yet in with probability proportional to a weight, ``sibling_weight`` for
+    the gold skill's siblings (same family) and 1 for strangers (Wallenius' urn:
+    exponential clocks of rate ``w``, the order in which they ring). Siblings thus
+    tend to join first, and strangers follow; ``sibling_weight=inf`` puts every
+    sibling before any stranger and 1 is uniform growth.
 
     Parameters
     ----------
@@ -96,14 +131,27 @@ def nested_candidates(
         Size ``M`` of the full library.
     max_size : int
         Largest library size needed, ``<= M``.
+    families : ndarray of int, shape (M,), optional
+        Family of each skill; turns on hierarchical growth.
+    sibling_weight : float
+        Weight ``w >= 1`` of a sibling against a stranger (``inf`` allowed). With ``S``
+        siblings and ``T`` strangers the first skill to join is a sibling with
+        probability ``S w / (S w + T)``. Ignored without ``families``.
     seed : int
         Seed of ``np.random.default_rng``.
 
     Returns
     -------
     ndarray of int, shape (Q, max_size)
-        Row ``q`` starts with ``gold[q]``, then a random order of the other skills;
-        the library of size ``N`` for query ``q`` is ``out[q, :N]``.
+        Row ``q`` starts with ``gold[q]``, then the other skills in the order they
+        join; the library of size ``N`` for query ``q`` is ``out[q, :N]``.
+
+    Examples
+    --------
+    >>> fam = np.array([0, 0, 0, 1, 1, 1])
+    >>> out = nested_candidates(np.array([0]), 6, 6, families=fam, sibling_weight=np.inf)
+    >>> out[0, 0], sorted(out[0, 1:3].tolist())
+    (np.int64(0), [1, 2])
     """
     gold = np.asarray(gold, dtype=np.int64)
     if gold.ndim != 1 or gold.size == 0:
@@ -113,16 +161,23 @@ def nested_candidates(
     if not 1 <= max_size <= num_skills:
         raise ValueError(f"max_size must be in [1, {num_skills}], got {max_size}")
     rng = np.random.default_rng(seed)
-    keys = rng.random((gold.size, num_skills))  # (Q, M)
-    keys[np.arange(gold.size), gold] = -1.0  # gold sorts first
-    if max_size == num_skills:
-        return np.argsort(keys, axis=1, kind="stable")
-    # the max_size smallest keys per row, then ordered by (key, index): the same as the
-    # first max_size columns of a full stable argsort, at O(M) instead of O(M log M)
-    part = np.argpartition(keys, max_size - 1, axis=1)[:, :max_size]  # (Q, max_size)
-    vals = np.take_along_axis(keys, part, axis=1)
-    order = np.lexsort((part, vals), axis=1)
-    return np.take_along_axis(part, order, axis=1)
+    rows = np.arange(gold.size)
+    if families is None:
+        keys = rng.random((gold.size, num_skills))  # (Q, M)
+        keys[rows, gold] = -1.0  # gold sorts first
+        return _first_sorted(keys, max_size)
+    fam = check_array(families, "families", shape=(num_skills,), dtype=None)
+    if not np.issubdtype(fam.dtype, np.integer):
+        raise TypeError(f"families must be integers, got dtype {fam.dtype}")
+    w = check_float(sibling_weight, "sibling_weight", min=1.0, allow_inf=True)
+    keys = rng.exponential(size=(gold.size, num_skills))  # (Q, M) arrival times at rate 1
+    sib = fam[None, :] == fam[gold][:, None]  # (Q, M) siblings of each query's gold
+    if np.isinf(w):
+        keys[sib] -= keys.max() + 1.0  # every sibling before any stranger, order random
+    else:
+        keys[sib] /= w  # a sibling's clock rings w times as fast
+    keys[rows, gold] = -np.inf  # gold sorts first
+    return _first_sorted(keys, max_size)
 
 
 def route_top1(scores: np.ndarray, candidates: np.ndarray, *, seed: int = 0) -> np.ndarray:
@@ -188,6 +243,8 @@ def routing_decisions(
     sizes: Sequence[int] = DEFAULT_SIZES,
     seed: int = 0,
     candidates: np.ndarray | None = None,
+    families: np.ndarray | None = None,
+    sibling_weight: float = 40.0,
 ) -> RoutingDecisions:
     """Route every query on nested libraries of each size, from a score matrix.
 
@@ -203,6 +260,12 @@ def routing_decisions(
         Seed of the nested libraries and of tie-breaking.
     candidates : ndarray of int, shape (Q, >= max(sizes)), optional
         Precomputed :func:`nested_candidates` (to share them between routers).
+    families : ndarray of int, shape (M,), optional
+        Family of each skill: the libraries grow hierarchically (siblings first, see
+        :func:`nested_candidates`); without it they are uniform random supersets.
+    sibling_weight : float
+        Weight of a sibling against a stranger as the next skill to join (with
+        ``families``; see :func:`nested_candidates`).
 
     Returns
     -------
@@ -212,7 +275,10 @@ def routing_decisions(
     scores = _check_scores(scores, gold.shape[0] if gold.ndim == 1 else -1)
     sizes_arr = _check_sizes(sizes, scores.shape[1])
     if candidates is None:
-        cand = nested_candidates(gold, scores.shape[1], int(sizes_arr[-1]), seed=seed)
+        cand = nested_candidates(
+            gold, scores.shape[1], int(sizes_arr[-1]), families=families,
+            sibling_weight=sibling_weight, seed=seed,
+        )
     else:
         cand = np.asarray(candidates)
         if cand.shape[0] != gold.shape[0] or cand.shape[1] < sizes_arr[-1]:
@@ -469,6 +535,7 @@ def routing_curve(
     *,
     sizes: Sequence[int] = DEFAULT_SIZES,
     num_bootstrap: int = 200,
+    sibling_weight: float | None = 40.0,
     seed: int = 0,
 ) -> RoutingLaw:
     """Fit a router to ``library`` and measure its routing law on nested libraries.
@@ -485,6 +552,10 @@ def routing_curve(
         Library sizes ``N``.
     num_bootstrap : int
         Bootstrap resamples for the intervals.
+    sibling_weight : float or None
+        Hierarchical growth of the nested libraries: weight of a sibling against a
+        stranger as the next skill to join (see :func:`nested_candidates`); ``None``
+        draws uniform random supersets.
     seed : int
         Seed of the nested libraries, tie-breaking and bootstrap.
 
@@ -503,8 +574,16 @@ def routing_curve(
     queries = _check_queries(queries, library)
     sizes_arr = _check_sizes(sizes, library.num_skills)
     scores = _fit_and_score(router, library, queries.texts)
-    dec = routing_decisions(scores, queries.gold, sizes=sizes_arr, seed=seed)
+    dec = routing_decisions(scores, queries.gold, sizes=sizes_arr, seed=seed,
+                            **_growth(library, sibling_weight))
     return routing_law(dec, num_bootstrap=num_bootstrap, seed=seed)
+
+
+def _growth(library: SkillLibrary, sibling_weight: float | None) -> dict:
+    """Keyword arguments of :func:`routing_decisions` for a growth setting."""
+    if sibling_weight is None:
+        return {"families": None}
+    return {"families": library.families, "sibling_weight": sibling_weight}
 
 
 @dataclass(frozen=True)
@@ -626,6 +705,7 @@ def error_taxonomy(
     queries: QuerySet,
     *,
     sizes: Sequence[int] = DEFAULT_SIZES,
+    sibling_weight: float | None = 40.0,
     seed: int = 0,
 ) -> Taxonomy:
     """Fit a router and classify its errors on nested libraries of each size.
@@ -639,7 +719,9 @@ def error_taxonomy(
     queries = _check_queries(queries, library)
     sizes_arr = _check_sizes(sizes, library.num_skills)
     scores = _fit_and_score(router, library, queries.texts)
-    return taxonomy(routing_decisions(scores, queries.gold, sizes=sizes_arr, seed=seed), library)
+    dec = routing_decisions(scores, queries.gold, sizes=sizes_arr, seed=seed,
+                            **_growth(library, sibling_weight))
+    return taxonomy(dec, library)
 
 
 @dataclass(frozen=True)
@@ -661,6 +743,10 @@ class ExecutionLaw:
         Error rates on the hardest quartile of steps ``t >= 2`` (lowest before-margin).
     rescue_ratio : float
         ``(wrong_before + 0.5) / (wrong_after + 0.5)`` on those hard steps (Eq. 3).
+    hard_chain : ndarray of int, shape (H,)
+        Chain index of each hard step (to resample chains for intervals).
+    hard_wrong_before, hard_wrong_after : ndarray of bool, shape (H,)
+        Whether each hard step is routed wrongly without and with the executed state.
     """
 
     joint_before: float
@@ -671,6 +757,9 @@ class ExecutionLaw:
     hard_error_before: float
     hard_error_after: float
     rescue_ratio: float
+    hard_chain: np.ndarray | None = None
+    hard_wrong_before: np.ndarray | None = None
+    hard_wrong_after: np.ndarray | None = None
 
 
 def execution_law(
@@ -748,6 +837,9 @@ def execution_law(
         hard_error_before=wrong_b / int(hard.sum()),
         hard_error_after=wrong_a / int(hard.sum()),
         rescue_ratio=(wrong_b + 0.5) / (wrong_a + 0.5),
+        hard_chain=chain_a[hard],
+        hard_wrong_before=~ok_b[hard],
+        hard_wrong_after=~ok_a[hard],
     )
 
 
@@ -825,6 +917,7 @@ class StudyResult:
     taxonomies: dict[str, Taxonomy]
     execution: dict[str, ExecutionLaw] = field(default_factory=dict)
     coupling: Coupling | None = None
+    decisions: dict[str, RoutingDecisions] = field(default_factory=dict)
 
 
 class SkillScalingStudy:
@@ -838,6 +931,10 @@ class SkillScalingStudy:
         Library sizes ``N``.
     num_bootstrap : int
         Bootstrap resamples for the law's intervals.
+    sibling_weight : float or None
+        Hierarchical growth of the nested libraries: weight of a sibling against a
+        stranger as the next skill to join (see :func:`nested_candidates`); ``None``
+        draws uniform random supersets.
     seed : int
         Seed shared by all routers, so they see the same nested libraries.
 
@@ -859,11 +956,13 @@ class SkillScalingStudy:
         routers: Mapping[str, Router],
         sizes: Sequence[int] = DEFAULT_SIZES,
         num_bootstrap: int = 200,
+        sibling_weight: float | None = 40.0,
         seed: int = 0,
     ):
         self.routers = routers
         self.sizes = sizes
         self.num_bootstrap = num_bootstrap
+        self.sibling_weight = sibling_weight
         self.seed = seed
 
     def run(
@@ -878,13 +977,17 @@ class SkillScalingStudy:
             raise ValueError("routers is empty; give at least one named router")
         queries = _check_queries(queries, library)
         sizes = _check_sizes(self.sizes, library.num_skills)
-        laws, taxes, execs = {}, {}, {}
-        cand = nested_candidates(queries.gold, library.num_skills, int(sizes[-1]), seed=self.seed)
+        laws, taxes, execs, decs = {}, {}, {}, {}
+        growth = _growth(library, self.sibling_weight)
+        cand = nested_candidates(
+            queries.gold, library.num_skills, int(sizes[-1]), seed=self.seed, **growth
+        )
         for name, router in self.routers.items():
             scores = _fit_and_score(router, library, queries.texts)
             dec = routing_decisions(
                 scores, queries.gold, sizes=sizes, seed=self.seed, candidates=cand
             )
+            decs[name] = dec
             laws[name] = routing_law(dec, num_bootstrap=self.num_bootstrap, seed=self.seed)
             taxes[name] = taxonomy(dec, library)
             if chains is not None:
@@ -896,4 +999,6 @@ class SkillScalingStudy:
             rescues = [execs[n].rescue_ratio for n in names]
             if np.ptp(slopes) != 0 and np.ptp(rescues) != 0:  # else rho is undefined
                 coupling = slope_rescue_coupling(slopes, rescues)
-        return StudyResult(laws=laws, taxonomies=taxes, execution=execs, coupling=coupling)
+        return StudyResult(
+            laws=laws, taxonomies=taxes, execution=execs, coupling=coupling, decisions=decs
+        )

@@ -27,10 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neurips26.common.validation import check_int, check_seed
+
 from .vocab import (
     DESCRIPTION_BOILERPLATE,
     FAMILIES,
     FORMATS,
+    GENERIC_PHRASES,
     KEYWORDS,
     QUERY_OPENERS,
     VERBS,
@@ -43,6 +46,7 @@ __all__ = [
     "generate_chains",
     "generate_library",
     "generate_queries",
+    "generic_draws",
     "tokenize",
 ]
 
@@ -370,6 +374,12 @@ def _type_name(k: int) -> str:
 
 KEYWORDS_UNIQUE: tuple[str, ...] = tuple(dict.fromkeys(KEYWORDS))
 
+#: Verbs and families named by each black-hole description.
+_BH_BREADTH = 6
+
+#: Words of a black hole's nominal part that are not verbs or family terms.
+_BH_FILLER = frozenset({"can", "anything", "for", "any", "task"})
+
 
 def generate_library(
     *,
@@ -384,8 +394,10 @@ def generate_library(
     Each of ``num_families`` families has a vocabulary of four synonymous family terms;
     each skill gets a verb, 2-4 skill-specific keywords (reused across families), one
     or two family terms and a boilerplate phrase. About ``black_hole_frac`` of the
-    skills are black holes: broad "general helper" descriptions that mix family terms
-    of 12 random families and 12 verbs.
+    skills are black holes: broad "general helper" descriptions that name 6 verbs and
+    the family terms of 6 random families, and advertise generic help ("help with any
+    task or request, whenever you need help with anything"): the vocabulary of the
+    vague queries they capture (see ``generic_prob`` of :func:`generate_queries`).
 
     Parameters
     ----------
@@ -451,14 +463,16 @@ def generate_library(
     num_bh = round(black_hole_frac * num_families * skills_per_family)
     bh_idx = []
     for b in range(num_bh):
-        fam_pick = rng.choice(num_families, size=min(12, num_families), replace=False)
+        fam_pick = rng.choice(num_families, size=min(_BH_BREADTH, num_families), replace=False)
         terms = [FAMILIES[f][int(rng.integers(4))] for f in fam_pick]
-        verbs = [VERBS[v][0] for v in rng.choice(len(VERBS), size=12, replace=False)]
+        verbs = [VERBS[v][0] for v in rng.choice(len(VERBS), size=_BH_BREADTH, replace=False)]
         it, ot = types[rng.integers(num_types)], types[rng.integers(num_types)]
+        # the part before ";" is what the skill nominally does (its own queries ask for
+        # it); the rest is the generic help that vague queries match
         text = (
-            f"general helper {b}: a universal assistant that can {', '.join(verbs)} "
-            f"anything. use it for any {', '.join(terms)} request, or whenever you need "
-            f"help with a task. takes a {it}, returns a {ot}."
+            f"general helper {b}: can {', '.join(verbs)} anything for any "
+            f"{', '.join(terms)} task; help with any task or request, whenever you need "
+            f"help with anything. takes a {it}, returns a {ot}."
         )
         bh_idx.append(len(names))
         names.append(f"general_helper_{b}")
@@ -491,9 +505,15 @@ def _paraphrase(
     desc_tokens = tokenize(library.descriptions[s])
     opener = QUERY_OPENERS[rng.integers(len(QUERY_OPENERS))]
     if s in set(library.black_holes.tolist()):
-        words = [w for w in desc_tokens[3:12] if w.isalpha()]
-        keep = [w for w in words if rng.random() > keyword_dropout]
-        return f"{opener} help with any task, {' '.join(keep)}"
+        # a black hole's own intents ask for one of the things it nominally does
+        head = library.descriptions[s].split(";")[0]
+        head = head.split(":", 1)[1] if ":" in head else head
+        words = [w for w in tokenize(head) if w.isalpha() and w not in _BH_FILLER]
+        if not words:
+            words = [w for w in desc_tokens if w.isalpha()][:2] or [name]
+        picked = rng.choice(words, size=min(2, len(words)), replace=False)
+        keep = [str(w) for w in picked if rng.random() >= keyword_dropout] or [str(picked[0])]
+        return f"{opener} {' '.join(keep)}"
     fam_idx = int(library.families[s])
     parts = name.split("_")
     verb = parts[1]
@@ -515,12 +535,46 @@ def _paraphrase(
     return f"{opener} {verb_text} {' '.join(words)}"
 
 
+def generic_draws(seed: int, num_queries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The random draws that decide which queries are phrased generically.
+
+    They come from their own stream (``default_rng([seed, 7919])``), apart from the
+    paraphrase stream, so that for a fixed ``seed`` raising ``generic_prob`` only turns
+    more of the same queries generic: query ``i`` is generic iff ``u[i] < generic_prob``
+    (this is what makes :func:`~neurips26.papers.skill_laws.calibrate_black_holes`
+    exact).
+
+    Parameters
+    ----------
+    seed : int
+        The ``seed`` given to :func:`generate_queries`.
+    num_queries : int
+        Number of queries ``Q`` (>= 0).
+
+    Returns
+    -------
+    u : ndarray of float, shape (Q,)
+        Uniform draws in [0, 1).
+    phrase : ndarray of int, shape (Q,)
+        Index into :data:`~neurips26.papers.skill_laws.vocab.GENERIC_PHRASES`.
+    front : ndarray of bool, shape (Q,)
+        True where the phrase opens the query rather than closing it.
+    """
+    num_queries = check_int(num_queries, "num_queries", min=0, max=10**8)
+    rng = np.random.default_rng([check_seed(seed), 7919])
+    u = rng.random(num_queries)
+    phrase = rng.integers(len(GENERIC_PHRASES), size=num_queries)
+    front = rng.random(num_queries) < 0.5
+    return u, phrase, front
+
+
 def generate_queries(
     library: SkillLibrary,
     *,
     per_skill: int = 5,
     keyword_dropout: float = 0.3,
     distractor_prob: float = 0.2,
+    generic_prob: float = 0.0,
     heldout_frac: float = 0.6,
     seed: int = 0,
 ) -> QuerySet:
@@ -528,7 +582,11 @@ def generate_queries(
 
     Each query keeps the skill's verb (or a synonym), one family term (a random
     synonym), each skill keyword with probability ``1 - keyword_dropout``, and with
-    probability ``distractor_prob`` one keyword of a random sibling skill.
+    probability ``distractor_prob`` one keyword of a random sibling skill. With
+    probability ``generic_prob`` the query is also phrased vaguely: it opens or closes
+    with a generic request ("help with any task", "whenever you need help", ...), the
+    words black-hole skills advertise. This is the generative knob of the black holes'
+    capture rate (:func:`~neurips26.papers.skill_laws.calibrate_black_holes` sets it).
 
     Parameters
     ----------
@@ -540,6 +598,9 @@ def generate_queries(
         Probability in [0, 1] of dropping each skill keyword.
     distractor_prob : float
         Probability in [0, 1] of inserting a sibling's keyword.
+    generic_prob : float
+        Probability in [0, 1] that a query carries a generic request phrase; which
+        queries do is fixed by :func:`generic_draws` (nested in ``generic_prob``).
     heldout_frac : float
         Fraction in (0, 1) of each skill's queries put in the held-out split.
     seed : int
@@ -554,7 +615,11 @@ def generate_queries(
         raise TypeError(f"library must be a SkillLibrary, got {type(library).__name__}")
     if per_skill < 1:
         raise ValueError(f"per_skill must be >= 1, got {per_skill}")
-    for nm, p in (("keyword_dropout", keyword_dropout), ("distractor_prob", distractor_prob)):
+    for nm, p in (
+        ("keyword_dropout", keyword_dropout),
+        ("distractor_prob", distractor_prob),
+        ("generic_prob", generic_prob),
+    ):
         if not (0.0 <= p <= 1.0):
             raise ValueError(f"{nm} must be in [0, 1], got {p}")
     if not 0.0 < heldout_frac < 1.0:
@@ -570,6 +635,11 @@ def generate_queries(
             texts.append(_paraphrase(library, s, rng, keyword_dropout, distractor_prob, siblings))
             gold.append(s)
             held.append(j >= per_skill - n_test)
+    if generic_prob > 0:
+        u, phrase, front = generic_draws(seed, len(texts))
+        for i in np.flatnonzero(u < generic_prob):
+            g = GENERIC_PHRASES[phrase[i]]
+            texts[i] = f"{g}: {texts[i]}" if front[i] else f"{texts[i]}, {g}"
     return QuerySet(texts=tuple(texts), gold=np.array(gold), heldout=np.array(held))
 
 

@@ -129,6 +129,16 @@ QUERY_OPENERS: tuple[str, ...] = (
     "go ahead and",
 )
 
+#: Vague request phrases. A query phrased generically carries one of them; black-hole
+#: descriptions advertise the same generic help, which is how they capture such queries.
+GENERIC_PHRASES: tuple[str, ...] = (
+    "help with any task",
+    "any request you can",
+    "help with anything",
+    "whenever you need help",
+    "for any task",
+)
+
 #: Data formats used to build the input/output state types of skills.
 FORMATS: tuple[str, ...] = (
     "file",
