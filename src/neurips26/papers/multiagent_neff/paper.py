@@ -181,13 +181,13 @@ PAPER = Paper(
         ("smoke", "50 questions, N <= 5, 3 runs, 20 bootstrap replicates (seconds)"),
         (
             "small",
-            "200 questions, N in 1..30 (9 sizes), 20 runs, 100 bootstrap replicates, "
+            "200 questions, N in 1..30 (9 sizes), 40 runs, 100 bootstrap replicates, "
             "2 task types x 6 conditions x 2 levels, mean-field grid, shared-difficulty "
             "sweep (a few minutes on 2 cores)",
         ),
         (
             "paper",
-            "1,000 questions, 30 runs, 500 bootstrap replicates, wider shared-difficulty "
+            "1,000 questions, 60 runs, 500 bootstrap replicates, wider shared-difficulty "
             "sweep (not run here)",
         ),
     ),
