@@ -16,8 +16,11 @@ and re-evaluates (sharpens) the result:
 with ``n_peers`` the count of each answer among the ``k`` peers seen this round. For
 small ``w`` the expected change of ``log b`` over ``tau`` rounds is ``w * k * tau`` times
 the peers' mean answer distribution, so peer count and rounds enter through ``k * tau``
-(the paper's mean-field statement); at larger ``w`` the feedback of the announced answers
-on later rounds breaks it at second order.
+(the paper's mean-field statement). Were the peers' answers drawn from a fixed
+distribution, Eq. (S1) would depend on the total peer counts only and the statement would
+be exact at any ``w``; in the simulator peers re-announce after every update, and that
+feedback breaks it at second order in ``w`` (what the collapse claim tests). Every peer
+counts as independent evidence (a naive Bayesian), so dense influence grows with N - 1.
 
 The placebo is content-free: instead of peers' answers the agent receives a noise
 message, a centred Gaussian perturbation of its log-belief of fixed scale ``sigma`` that
