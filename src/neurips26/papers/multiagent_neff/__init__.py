@@ -5,8 +5,8 @@ effective size ``N_eff`` and finds ``R(N) = N_eff / N = 1 / (1 + c (N - 1) N^-be
 This package gives the estimators of ``N_eff`` (answer diversity, correctness redundancy)
 on plain answer logs, the law's fit with bootstrap uncertainty and regime classification,
 the small-pilot extrapolation, and a stochastic multi-agent simulator that stands in for
-LLM teams (shared answer priors, re-evaluation, debate as opinion dynamics, placebo,
-heterogeneous teams).
+LLM teams (per-family answer priors, re-evaluation, debate as a Bayesian log-linear
+update on peers' answers, a content-free noise placebo, heterogeneous teams).
 """
 
 from .estimators import (

@@ -186,6 +186,9 @@ class NeffFit:
         Bootstrap refits dropped (non-finite replicate or no convergence).
     samples : ndarray, shape (B, 2)
         Bootstrap ``(c, beta)`` samples (empty when none).
+    r2_ci : tuple of float
+        Percentile interval of the refits' R^2, each on its own bootstrap curve (NaN
+        when no bootstrap was run).
     """
 
     c: float
@@ -198,6 +201,7 @@ class NeffFit:
     num_points: int
     num_bootstrap_failed: int = 0
     samples: np.ndarray = field(default_factory=lambda: np.empty((0, 2)), repr=False)
+    r2_ci: tuple[float, float] = (float("nan"), float("nan"))
 
     @property
     def ceiling(self) -> float:
@@ -222,13 +226,19 @@ def _jac(x: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.stack([-g / d2, c * g * np.log(n) / d2], axis=1)  # (G, 2)
 
 
-def _fit_once(n, r, sw, *, max_iter: int, tol: float):
-    """Best of three starts; returns (params (2,), converged)."""
-    informative = n >= 2
-    c0 = float(np.mean(np.clip((1.0 / r[informative] - 1.0) / (n[informative] - 1.0), 1e-4, 1e4)))
+def _fit_once(n, r, sw, *, max_iter: int, tol: float, start=None):
+    """Best of three starts (or one warm ``start``); returns (params (2,), converged)."""
+    if start is None:
+        informative = n >= 2
+        c0 = float(
+            np.mean(np.clip((1.0 / r[informative] - 1.0) / (n[informative] - 1.0), 1e-4, 1e4))
+        )
+        # rough rescaling keeps R(N_max) close
+        starts = [np.array([c0 * (1.0 + beta0), beta0]) for beta0 in (0.0, 0.5, 1.0)]
+    else:
+        starts = [np.clip(np.asarray(start, dtype=float), [0.0, 0.0], [np.inf, 2.0])]
     best, best_cost, best_ok = None, np.inf, False
-    for beta0 in (0.0, 0.5, 1.0):
-        x0 = np.array([c0 * (1.0 + beta0), beta0])  # rough rescaling keeps R(N_max) close
+    for x0 in starts:
         res = least_squares(
             lambda x: sw * (_model(x, n) - r),
             x0,
@@ -378,11 +388,12 @@ def fit_neff_law(
             rows.append(np.clip(row, 1e-9, None))
     else:
         rows = []
-    samples, failed = [], (0 if replicates is None else len(reps) - len(rows))
-    for row in rows:
-        p, ok = _fit_once(n, row, sw, max_iter=max_iter, tol=tol)
+    samples, r2s, failed = [], [], (0 if replicates is None else len(reps) - len(rows))
+    for row in rows:  # warm start at the point estimate (the curves are close to it)
+        p, ok = _fit_once(n, row, sw, max_iter=max_iter, tol=tol, start=params)
         if ok:
             samples.append(p)
+            r2s.append(_r2(n, row, p))
         else:
             failed += 1
     samples_arr = np.array(samples).reshape(-1, 2)
@@ -390,9 +401,10 @@ def fit_neff_law(
         q = 100 * np.array([(1 - ci) / 2, (1 + ci) / 2])
         c_ci = tuple(float(v) for v in np.percentile(samples_arr[:, 0], q))
         beta_ci = tuple(float(v) for v in np.percentile(samples_arr[:, 1], q))
+        r2_ci = tuple(float(v) for v in np.percentile(r2s, q))
         regime = classify_regime(beta_ci, atol=atol)
     else:
-        c_ci = beta_ci = (float("nan"), float("nan"))
+        c_ci = beta_ci = r2_ci = (float("nan"), float("nan"))
         regime = classify_regime((params[1], params[1]), atol=atol)
     return NeffFit(
         c=float(params[0]),
@@ -405,6 +417,7 @@ def fit_neff_law(
         num_points=int(n.size),
         num_bootstrap_failed=int(failed),
         samples=samples_arr,
+        r2_ci=r2_ci,
     )
 
 
