@@ -75,3 +75,15 @@ def test_monoculture_warns_on_a_transposed_frame():
         as_correctness_matrix(frame)  # the usual orientation: silent
     with pytest.warns(OrientationWarning, match="Y has 600 models"):
         as_correctness_matrix(frame.T)
+
+
+def test_multiagent_neff_warns_on_an_agents_first_log():
+    from neurips26.papers.multiagent_neff import answer_neff
+
+    rng = np.random.default_rng(0)
+    answers = rng.integers(0, 4, size=(300, 5))  # 300 questions x 5 agents
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OrientationWarning)
+        answer_neff(answers)  # the usual orientation: silent
+    with pytest.warns(OrientationWarning, match="answers has 5 questions"):
+        answer_neff(answers.T)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from neurips26.common.frames import warn_if_transposed
 from neurips26.common.validation import check_array, check_float
 
 __all__ = [
@@ -57,6 +58,10 @@ def _as_logs(x, name: str) -> np.ndarray:
         raise ValueError(f"{name} is empty (shape {arr.shape})")
     if q < 2:
         raise ValueError(f"{name} needs at least 2 questions, got {q}")
+    # Questions are rows and agents columns; far more agents than questions means the
+    # log was most likely passed agents-first.
+    warn_if_transposed((q, n), name, rows="questions", cols="agents", long_axis="rows",
+                       stacklevel=4)  # fmt: skip
     if pd.isna(arr).any():
         raise ValueError(f"{name} contains missing values (NaN/None); drop or impute them first")
     return arr
