@@ -95,7 +95,7 @@ def test_bad_modules():
 
 
 def test_bad_scheduler_and_run_arguments():
-    with pytest.raises(ValueError, match="num_workers must be >= 1"):
+    with pytest.raises(ValueError, match=r"num_workers must lie in \[1, "):
         AgentWeaveScheduler(num_workers=0)
     with pytest.raises(TypeError, match="num_workers must be an int"):
         AggregatedScheduler(num_workers=2.5)

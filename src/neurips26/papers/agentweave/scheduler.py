@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.common.validation import check_int
+from neurips26.common.validation import check_float, check_int
 
 from .workflow import LatencyModel, Request, _check_granularity, kv_tokens
 
@@ -210,8 +210,12 @@ def make_policy(policy) -> FlowAdaptivePolicy | StaticPolicy:
     return policy
 
 
+#: Most workers a scheduler accepts.
+MAX_WORKERS = 100_000
+
+
 def _check_workers(num_workers) -> int:
-    return check_int(num_workers, "num_workers", min=1)
+    return check_int(num_workers, "num_workers", min=1, max=MAX_WORKERS)
 
 
 class WorkflowStats:
@@ -251,14 +255,16 @@ class WorkflowStats:
 
     def observe_module(self, role: str, duration: float) -> None:
         """A module of ``role`` took ``duration`` seconds (from its start to its end)."""
+        duration = check_float(duration, "duration", min=0)
         acc = self._role.setdefault(role, [0.0, 0.0])
-        acc[0] += float(duration)
+        acc[0] += duration
         acc[1] += 1.0
 
     def observe_request(self, template: str, service: float) -> None:
         """A request of ``template`` finished after ``service`` seconds of module time."""
+        service = check_float(service, "service", min=0)
         acc = self._template.setdefault(template, [0.0, 0.0])
-        acc[0] += float(service)
+        acc[0] += service
         acc[1] += 1.0
 
     def role_mean(self, role: str, *, prompt_tokens: int = 0) -> float:
@@ -270,6 +276,8 @@ class WorkflowStats:
 
     def expected_remaining(self, template: str, *, served: float, ready_estimate: float) -> float:
         """``E[R_r]`` of a request of ``template`` that has received ``served`` seconds."""
+        served = check_float(served, "served", min=0)
+        ready_estimate = check_float(ready_estimate, "ready_estimate", min=0)
         acc = self._template.get(template)
         total = acc[0] / acc[1] if acc is not None and acc[1] > 0 else 0.0
         return max(total - served, ready_estimate)
@@ -1000,8 +1008,8 @@ def disaggregated_partition(
     d = _check_workers(num_workers)
     if not load:
         raise ValueError("load must name at least one module role")
-    if any((not math.isfinite(v)) or v < 0 for v in load.values()):
-        raise ValueError(f"loads must be finite and >= 0, got {dict(load)}")
+    for k, v in load.items():
+        check_float(v, f"load[{k!r}]", min=0)
     roles = sorted(load, key=lambda k: (-load[k], k))
     if len(roles) > d:
         raise ValueError(

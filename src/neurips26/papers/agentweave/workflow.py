@@ -419,6 +419,8 @@ class LatencyModel:
 
 def kv_tokens(module: ModuleSpec) -> int:
     """KV-cache tokens an LLM module adds to its request's context, ``P_m + O_m`` (0 for tools)."""
+    if not isinstance(module, ModuleSpec):
+        raise TypeError(f"module must be a ModuleSpec, got {type(module).__name__}")
     return module.prompt_tokens + module.output_tokens if module.kind == "llm" else 0
 
 
