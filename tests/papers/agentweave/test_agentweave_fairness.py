@@ -70,12 +70,12 @@ def test_every_architecture_pays_the_same_cost_for_the_same_move(template):
     whole context when it runs on another device than its previous LLM module, else 0;
     the delay is the hop exactly when it moved. Unlimited memory (nothing evicted)."""
     lm = LatencyModel(kv_capacity=None, max_batch=4, hop_cost=0.003)
-    reqs = poisson_arrivals([TEMPLATES[template]], rate=6.0, horizon=30.0, seed=1)
+    reqs = poisson_arrivals([TEMPLATES[template]], rate=6.0, horizon=15.0, seed=1)
     roles = sorted({m.role for r in reqs for m in r.workflow.modules if m.kind == "llm"})
     part = {role: (i,) for i, role in enumerate(roles)}
     moves = {}
     for name, s in servers(lm, part, d=max(2, len(roles))).items():
-        res = simulate(s, reqs, horizon=30.0)
+        res = simulate(s, reqs, horizon=15.0)
         tr = res.trace[res.trace.kind == "llm"].sort_values(["request", "ready"])
         n_moves = 0
         for rid, grp in tr.groupby("request"):
