@@ -37,6 +37,10 @@ Deviations from the paper
   per-role means.
 - Placement minimises predicted outstanding work plus the context cost, which reduces
   to the spec's "least outstanding work, ties to the context holder" when costs tie.
+- ``q_t`` counts co-batched requests predicted to finish first only while some unit or
+  module waits for a slot or KV memory: under continuous batching a request that keeps
+  its slot holds up nobody when nothing waits (the spec's rule, inferred for lockstep
+  batches, would cut at almost every boundary).
 - A unit whose first modules are all tools runs off-device (holds no slot); its first LLM
   module then starts a new unit (a forced boundary).
 - The global ready queue is ordered by request arrival (older requests first).
@@ -133,8 +137,9 @@ class FlowAdaptivePolicy:
 
         cut  <=>  q_t * E[R_r] > kappa * (o_sched + E[o_ctx])
 
-    ``q_t`` counts units waiting for a slot plus co-batched requests predicted to finish
-    before ``r``: the work that ``r`` would hold up by keeping its slot.
+    ``q_t`` counts units waiting for a slot or KV memory plus co-batched requests
+    predicted to finish before ``r``: the work that ``r`` would hold up by keeping its
+    slot (:class:`AgentWeaveScheduler` passes no co-batched count while nothing waits).
 
     Parameters
     ----------
@@ -771,6 +776,8 @@ class AgentWeaveScheduler(Scheduler):
         ctx = self.latency.c_prefill * r.ctx_total + self.latency.hop_cost
         rs = RequestState(r.request.id, u.size, len(newly), e_rem, ctx)
         waiting = len(self.queue) + sum(len(p) for p in self.pending)
+        if not waiting:  # continuous batching: nobody is held up while nothing waits
+            cobatched = 0
         return rs, SystemState(waiting, cobatched, self.sched_overhead)
 
     def module_failed(self, request: int, module: int, now: float) -> None:
