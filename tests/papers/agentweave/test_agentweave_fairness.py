@@ -258,3 +258,28 @@ def test_mix_throughput_is_the_scarcest_workflows_rate():
     slow_rate = (done.workflow == "slow").sum() / 35.0
     assert res.mix_throughput == pytest.approx(slow_rate / share)
     assert res.mix_throughput < 0.6 * res.throughput
+
+
+def test_adaptive_keeps_units_whole_while_nothing_waits():
+    """Continuous batching: with free slots and memory, a co-batched request is held up by
+    nobody, so the adaptive policy cuts no boundary (only the forced ones off a tool-only
+    unit); when units queue for memory it does cut."""
+    chain = Workflow.chain(
+        "c",
+        [
+            llm("a", 500, 20),
+            ModuleSpec("t", "tool", tool_latency=0.5),
+            llm("b", 500, 20),
+            ModuleSpec("t2", "tool", tool_latency=0.5),
+            llm("c", 500, 20),
+        ],
+    )
+    reqs = [Request(i, chain, 0.01 * i) for i in range(6)]
+    roomy = AgentWeaveScheduler(num_workers=1, sched_overhead=0.0)
+    simulate(roomy, reqs, horizon=10.0)
+    assert roomy.num_cuts == 0
+    tight = AgentWeaveScheduler(
+        num_workers=1, sched_overhead=0.0, latency=LatencyModel(kv_capacity=3000)
+    )
+    res = simulate(tight, reqs, horizon=10.0)
+    assert tight.num_cuts > 0 and res.num_unfinished == 0
