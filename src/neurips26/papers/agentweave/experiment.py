@@ -20,27 +20,32 @@ What reproduces and what does not, and why
 ------------------------------------------
 (The measured values are in the store and the report; this says why.)
 Claim 1 (capacity 1.81x on the mix and on >= 3 of 4 templates) does not reproduce as a
-whole. On the mix AgentWeave's measured capacity is well above both baselines: the
-disaggregated pools must be sized from expected load with whole devices per role, so
-the scarcest pool starves its template while others idle (pipeline bubbles), and
-lockstep batches idle their device while members wait for tools and stragglers. On
-single templates the gap is small or reversed: with two roles on eight devices the
-pools divide almost evenly by load, so disaggregation loses little (ReAct, RAG, coding
-agent), and the debate's three parallel agents of equal size suit lockstep batches
-well, so tuned aggregation matches or beats AgentWeave there.
+whole. On the mix AgentWeave's measured capacity is well above both baselines (its
+interval reaches the paper's figure): the disaggregated pools must be sized from
+expected load with whole devices per role, so the scarcest pool starves its template
+while others idle (pipeline bubbles), and lockstep batches idle their device while
+members wait for tools and stragglers. On the coding agent the gap over the best
+baseline is also large (we have not isolated why; its heavy-tailed executions keep
+contexts pinned in the disaggregated pools' KV memory for long). On ReAct and RAG it is
+small: with two roles on eight devices the pools divide almost evenly by load, so
+disaggregation, or for RAG tuned lockstep batching, loses little. On the debate it is
+reversed: three parallel agents of equal size suit lockstep batches, so tuned
+aggregation matches or beats AgentWeave. So the "3 of 4 templates" part fails.
 
 Claims 2 and 3 (mean / P90 latency 2.45x / 2.04x lower) do not reproduce: at matched
 load (each system at the same fraction of its own capacity) AgentWeave's latency is
-about that of the best baseline (disaggregated on every workload), i.e. it serves far
-more load on the mix at about the same latency, but not at lower latency. At matched
-fractions queueing is comparable by design of the comparison; what remains is service
-time, and decomposition does not shorten it in our model: a moved unit re-prefills its
-context (device time that also stalls the co-batched decodes), while continuous
-admission of whole requests (the never-decompose ablation) already removes lockstep
-blocking, and KV memory (contexts held through tool calls) binds only near saturation
-at these context lengths. The paper's latency gains were measured against its own
-baselines at its own operating points on real engines, which our simulator does not
-reproduce; the per-baseline metrics show the gains against lockstep aggregation alone.
+about that of the best baseline (disaggregated on every workload), i.e. on the mix it
+serves far more load at about the same latency, but not at much lower latency; the
+ratios grow with the load fraction (the load sweep) yet stay far below the paper's. At
+matched fractions queueing is comparable by design of the comparison; what remains is
+service time, and decomposition does not shorten it much in our model: a moved unit
+re-prefills its context (device time that also stalls the co-batched decodes), while
+continuous admission of whole requests (the never-decompose ablation) already removes
+lockstep blocking, and KV memory (contexts held through tool calls) binds mostly near
+saturation at these context lengths. The paper's latency gains were measured against
+its own baselines at its own operating points on real engines, which our simulator
+does not reproduce; the per-baseline metrics show the larger gains against lockstep
+aggregation alone.
 
 Claim 4: with o_sched = 50 ms the adaptive policy beats always-decompose (it cuts only
 when requests wait for a slot or KV memory, so it pays fewer boundary overheads and
