@@ -12,7 +12,10 @@ import numpy as np
 from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests
 from neurips26.papers.agentweave import (
     LatencyModel,
+    WorkflowStats,
     critical_path_latency,
+    disaggregated_partition,
+    kv_tokens,
     poisson_arrivals,
     rag_pipeline,
 )
@@ -30,6 +33,26 @@ CALLS = [
         critical_path_latency,
         {"workflow": rag_pipeline(rng=np.random.default_rng(0)), "latency": LatencyModel()},
         {"workflow": (None, 3), "latency": (None, 3), "edge_cost": S},
+    ),
+    Call(
+        LatencyModel,
+        {},
+        {"c0": S, "c_prefill": S, "hop_cost": S, "max_batch": S, "kv_capacity": S},
+    ),
+    Call(
+        kv_tokens,
+        {"module": rag_pipeline(rng=np.random.default_rng(0)).modules[1]},
+        {"module": (None, 3)},
+    ),
+    Call(
+        disaggregated_partition,
+        {"load": {"a": 1.0, "b": 2.0}, "num_workers": 4},
+        {"num_workers": S, "load": (None, {}, {"a": float("nan")})},
+    ),
+    Call(
+        WorkflowStats(LatencyModel()).expected_remaining,
+        {"template": "rag", "served": 1.0, "ready_estimate": 0.5},
+        {"served": S, "ready_estimate": S},
     ),
 ]
 

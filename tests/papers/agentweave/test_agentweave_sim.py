@@ -20,6 +20,7 @@ from neurips26.papers.agentweave import (
     critical_path_latency,
     estimate_capacity,
     flow_decompose,
+    kv_tokens,
     poisson_arrivals,
     simulate,
 )
@@ -28,8 +29,9 @@ LM = LatencyModel()
 
 
 def _servers(wf, d=2, overhead=0.0, lm=LM):
-    roles = sorted({m.role for m in wf.modules})
-    part = {r: (i % d,) for i, r in enumerate(roles)}
+    roles = sorted({m.role for m in wf.modules if m.kind == "llm"})
+    d = max(d, len(roles))  # a device of its own for every disaggregated role
+    part = {r: (i,) for i, r in enumerate(roles)}
     return {
         "always": AgentWeaveScheduler(
             num_workers=d, latency=lm, policy="always", sched_overhead=overhead
@@ -61,9 +63,12 @@ def test_single_request_latency_is_critical_path(template):
                 expected += (n - 1) * 0.03
             elif name in ("never", "adaptive") and wf.modules[0].kind == "tool":
                 expected += 0.03  # forced boundary: off-device tool unit -> first LLM unit
-            elif name == "disaggregated":  # a hop per change of pool between LLM modules
+            elif name == "disaggregated":  # per change of pool: the hop + context re-prefill
                 pools = [s.pool_of[wf.modules[i].role] for i in llm_idx]
-                expected += 0.004 * sum(a != b for a, b in itertools.pairwise(pools))
+                ctx = np.cumsum([0] + [kv_tokens(wf.modules[i]) for i in llm_idx])
+                for k, (a, b) in enumerate(itertools.pairwise(pools)):
+                    if a != b:
+                        expected += 0.004 + lm.c_prefill * ctx[k + 1]
             assert res.mean_latency == pytest.approx(expected, abs=1e-9), (template, name)
 
 

@@ -95,7 +95,7 @@ def test_bad_modules():
 
 
 def test_bad_scheduler_and_run_arguments():
-    with pytest.raises(ValueError, match="num_workers must be >= 1"):
+    with pytest.raises(ValueError, match=r"num_workers must lie in \[1, "):
         AgentWeaveScheduler(num_workers=0)
     with pytest.raises(TypeError, match="num_workers must be an int"):
         AggregatedScheduler(num_workers=2.5)
@@ -182,10 +182,12 @@ def test_poisson_arrivals_rate():
     assert np.all(np.diff([r.arrival for r in reqs]) > 0)
 
 
-def test_partition_proportional_and_packing():
+def test_partition_proportional_and_never_packed():
     assert disaggregated_partition({"a": 1.0, "b": 1.0}, 4) == {"a": (0, 1), "b": (2, 3)}
-    p = disaggregated_partition({"a": 5.0, "b": 1.0, "c": 1.0, "d": 1.0}, 2)
-    assert p["a"] == (0,) and {p["b"], p["c"], p["d"]} == {(1,)}
+    p = disaggregated_partition({"a": 5.0, "b": 1.0, "c": 1.0, "d": 1.0}, 6)
+    assert p == {"a": (0, 1, 2), "b": (3,), "c": (4,), "d": (5,)}  # D'Hondt, one each
+    with pytest.raises(ValueError, match="needs a device per role: 4 roles"):
+        disaggregated_partition({"a": 5.0, "b": 1.0, "c": 1.0, "d": 1.0}, 2)
 
 
 def test_policies():

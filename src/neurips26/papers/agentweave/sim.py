@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,19 @@ from .workflow import LatencyModel, Request, Workflow
 
 __all__ = ["SimResult", "estimate_capacity", "simulate"]
 
-_TRACE_COLUMNS = ["request", "module", "name", "kind", "worker", "unit", "ready", "start", "end"]
+_TRACE_COLUMNS = [
+    "request",
+    "module",
+    "name",
+    "kind",
+    "worker",
+    "unit",
+    "extra_prefill",
+    "delay",
+    "ready",
+    "start",
+    "end",
+]
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,12 @@ class SimResult:
     ----------
     throughput : float
         Requests completed per simulated second in ``[warmup, horizon)``.
+    mix_throughput : float
+        The rate of the *offered mix* the run sustained: the smallest, over workflow
+        names, of that workflow's completion rate in the window over its share of the
+        arrivals in the window. Under saturating arrivals this is the server's capacity
+        for the mix even when some pools (disaggregated) keep serving their own
+        workflows while another starves; equal to ``throughput`` for one workflow.
     mean_latency, p90_latency : float
         End-to-end latency (s) of the requests that arrived in ``[warmup, horizon)`` and
         completed (NaN when none did).
@@ -55,12 +73,18 @@ class SimResult:
         One row per request: ``request, workflow, arrival, finish, latency``.
     trace : pandas.DataFrame
         One row per module execution: ``request, module, name, kind, worker, unit,
-        ready`` (time the action was issued), ``start`` (after overheads), ``end``.
+        extra_prefill`` (context tokens re-prefilled), ``delay`` (overheads and hop, s),
+        ``ready`` (time the action was issued), ``start`` (after the delay), ``end``.
     end_time : float
         Simulated time when the run stopped (s).
+    kv_peak : numpy.ndarray
+        Shape ``(D,)``: the most KV-cache tokens each device held at once.
+    counters : dict
+        The scheduler's ``num_kv_waits``, ``num_evictions`` and ``num_preemptions``.
     """
 
     throughput: float
+    mix_throughput: float
     mean_latency: float
     p90_latency: float
     num_completed: int
@@ -69,6 +93,8 @@ class SimResult:
     requests: pd.DataFrame
     trace: pd.DataFrame
     end_time: float
+    kv_peak: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    counters: dict = field(default_factory=dict)
 
 
 class _Device:
@@ -211,9 +237,11 @@ def simulate(
     trace: list[tuple] = []
 
     def on_finish(payload) -> None:
-        rid, m, a_ready, a_start, worker, unit = payload
+        rid, m, a_ready, a_start, worker, unit, extra, delay = payload
         mod = reqs[rid].workflow.modules[m]
-        trace.append((rid, m, mod.name, mod.kind, worker, unit, a_ready, a_start, env.now))
+        trace.append(
+            (rid, m, mod.name, mod.kind, worker, unit, extra, delay, a_ready, a_start, env.now)
+        )
         left[rid] -= 1
         if left[rid] == 0:
             finish[rid] = env.now
@@ -224,7 +252,7 @@ def simulate(
 
     def start(a: Action, issued: float) -> None:
         mod = reqs[a.request].workflow.modules[a.module]
-        payload = (a.request, a.module, issued, env.now, a.worker, a.unit)
+        payload = (a.request, a.module, issued, env.now, a.worker, a.unit, a.extra_prefill, a.delay)
         if mod.kind == "tool":
             env.process(_timer(mod.tool_latency, payload))
         else:
@@ -269,6 +297,15 @@ def simulate(
     arr = rq["arrival"].to_numpy()
     in_window = (fin >= warmup) & (fin < horizon)
     throughput = float(np.sum(in_window)) / (horizon - warmup)
+    # the offered mix's sustainable rate: the scarcest workflow's completions per share
+    names = rq["workflow"].to_numpy()
+    arrived = (arr >= warmup) & (arr < horizon)
+    mix_rate = math.inf
+    for name in np.unique(names[arrived]) if arrived.any() else ():
+        share = float(np.mean(names[arrived] == name))
+        done = float(np.sum(in_window & (names == name))) / (horizon - warmup)
+        mix_rate = min(mix_rate, done / share)
+    mix_throughput = throughput if not math.isfinite(mix_rate) else float(mix_rate)
     lat = rq["latency"].to_numpy()[(arr >= warmup) & (arr < horizon) & np.isfinite(fin)]
     mean = float(lat.mean()) if lat.size else math.nan
     p90 = float(np.quantile(lat, 0.9)) if lat.size else math.nan
@@ -276,6 +313,7 @@ def simulate(
     tr = pd.DataFrame(trace, columns=_TRACE_COLUMNS)
     return SimResult(
         throughput=throughput,
+        mix_throughput=mix_throughput,
         mean_latency=mean,
         p90_latency=p90,
         num_completed=len(finish),
@@ -284,6 +322,11 @@ def simulate(
         requests=rq,
         trace=tr,
         end_time=end,
+        kv_peak=np.array(scheduler.kv_peak, dtype=float),
+        counters={
+            k: int(getattr(scheduler, k))
+            for k in ("num_kv_waits", "num_evictions", "num_preemptions")
+        },
     )
 
 

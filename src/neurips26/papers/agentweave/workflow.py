@@ -17,7 +17,11 @@ Deviations from the paper
 - The four templates (ReAct loop, RAG, multi-agent debate, coding agent) stand in for the
   paper's four applications; their token and tool-latency distributions are ours.
 - ReAct's loop count is K = Geometric(0.35) on {1, 2, ...} (mean 2.86); the spec's
-  "1 + Geometric(0.35)" is ambiguous about the support.
+  "1 + Geometric(0.35)" is ambiguous about the support. ReAct loops and coding-agent fix
+  rounds are capped at ``MAX_ITERATIONS = 10`` (agent frameworks cap iterations), so a
+  request's whole context always fits one device's KV cache.
+- KV-cache memory per device (``LatencyModel.kv_capacity``) is our calibration (a 7B
+  model on a 40 GB device); contexts are held in KV memory across tool calls.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ __all__ = [
     "critical_path_latency",
     "debate",
     "flow_decompose",
+    "kv_tokens",
     "poisson_arrivals",
     "rag_pipeline",
     "react_loop",
@@ -346,7 +351,22 @@ class LatencyModel:
     max_batch : int
         Most sequences (and resident units) per device.
     hop_cost : float
-        Transfer cost ``h`` (s) of moving a request between disaggregated pools.
+        Fixed cost ``h`` (s) of moving a request's context to another device (a network
+        hop), paid by every architecture whenever an LLM module runs on a device other
+        than the one that ran the request's previous LLM module.
+    kv_capacity : int or None
+        KV-cache memory of one device in tokens ``M`` (None: unlimited). A request's
+        context (the prompt and output tokens of its finished LLM modules) occupies KV
+        memory wherever it is resident, also while the request waits for a tool; a
+        running LLM module reserves ``P + O`` more. The default, 40,000 tokens, is a
+        7B multi-head-attention model (0.5 MB of fp16 KV per token) on a 40 GB device
+        after its 14 GB of weights and activation headroom.
+
+    Notes
+    -----
+    Context moves cost the same in every architecture (one cost model): the context
+    tokens not resident on the target device are re-prefilled there (``c_p`` per token,
+    Eq. 1, on the device) plus the fixed hop ``h``.
 
     Examples
     --------
@@ -360,6 +380,7 @@ class LatencyModel:
     c_decode: float = 2.5e-4
     max_batch: int = 32
     hop_cost: float = 2e-3
+    kv_capacity: int | None = 40_000
 
     def __post_init__(self) -> None:
         for attr in ("c0", "c_prefill", "c_decode", "hop_cost"):
@@ -372,6 +393,13 @@ class LatencyModel:
             raise TypeError(f"LatencyModel.max_batch must be an int, got {self.max_batch!r}")
         if self.max_batch < 1:
             raise ValueError(f"LatencyModel.max_batch must be >= 1, got {self.max_batch}")
+        cap = self.kv_capacity
+        if cap is not None:
+            if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)):
+                raise TypeError(f"LatencyModel.kv_capacity must be an int or None, got {cap!r}")
+            if cap < 1:
+                raise ValueError(f"LatencyModel.kv_capacity must be >= 1 token, got {cap}")
+            object.__setattr__(self, "kv_capacity", int(cap))
 
     def iteration_time(self, prefill_tokens: int, num_decoding: int) -> float:
         """Eq. (1): duration of one iteration."""
@@ -387,6 +415,13 @@ class LatencyModel:
             return module.tool_latency
         prefill = self.iteration_time(module.prompt_tokens + extra_prefill, 0)
         return prefill + module.output_tokens * self.iteration_time(0, 1)
+
+
+def kv_tokens(module: ModuleSpec) -> int:
+    """KV-cache tokens an LLM module adds to its request's context, ``P_m + O_m`` (0 for tools)."""
+    if not isinstance(module, ModuleSpec):
+        raise TypeError(f"module must be a ModuleSpec, got {type(module).__name__}")
+    return module.prompt_tokens + module.output_tokens if module.kind == "llm" else 0
 
 
 def critical_path_latency(
@@ -462,10 +497,15 @@ def _tool(rng, name, role, mean, cv):
     return ModuleSpec(name, "tool", tool_latency=_lognormal(rng, mean, cv), role=role)
 
 
+#: Most loop iterations of the ReAct and coding templates (agent frameworks cap them too).
+MAX_ITERATIONS = 10
+
+
 def react_loop(*, rng: np.random.Generator, tool_cv_scale: float = 1.0) -> Workflow:
-    """ReAct: (LLM reason -> tool) x K, K ~ Geometric(0.35) on {1, 2, ...}, then an answer."""
+    """ReAct: (LLM reason -> tool) x K, K ~ Geometric(0.35) on {1, 2, ...} capped at
+    :data:`MAX_ITERATIONS`, then an answer."""
     tool_cv_scale = _check_template_args(rng, tool_cv_scale)
-    k = int(rng.geometric(0.35))
+    k = min(int(rng.geometric(0.35)), MAX_ITERATIONS)
     mods = []
     for i in range(k):
         mods.append(_llm(rng, f"reason_{i}", "react.reason", 1500, 150))
@@ -504,14 +544,15 @@ def debate(*, rng: np.random.Generator, tool_cv_scale: float = 1.0) -> Workflow:
 
 
 def code_agent(*, rng: np.random.Generator, tool_cv_scale: float = 1.0) -> Workflow:
-    """Coding agent: LLM write -> execute (heavy-tailed) -> LLM fix -> ... until Bernoulli(0.6)."""
+    """Coding agent: LLM write -> execute (heavy-tailed) -> LLM fix -> ... until a
+    Bernoulli(0.6) success, at most :data:`MAX_ITERATIONS` fixes."""
     tool_cv_scale = _check_template_args(rng, tool_cv_scale)
     mods = [
         _llm(rng, "write", "code.write", 1000, 400),
         _tool(rng, "exec_0", "code.exec", 2.0, 2.0 * tool_cv_scale),
     ]
     i = 0
-    while rng.random() >= 0.6:
+    while i < MAX_ITERATIONS and rng.random() >= 0.6:
         i += 1
         mods.append(_llm(rng, f"fix_{i}", "code.fix", 1500, 300))
         mods.append(_tool(rng, f"exec_{i}", "code.exec", 2.0, 2.0 * tool_cv_scale))
@@ -576,8 +617,10 @@ def poisson_arrivals(
     horizon = check_float(horizon, "horizon", min=0, min_inclusive=False)
     check_size(rate * horizon, "rate * horizon", limit=MAX_ARRIVALS, what="expected arrivals")
     k = len(templates)
-    p = np.full(k, 1.0 / k) if mix is None else check_array(
-        mix, "mix", ndim=None, min_size=0, finite=False
+    p = (
+        np.full(k, 1.0 / k)
+        if mix is None
+        else check_array(mix, "mix", ndim=None, min_size=0, finite=False)
     )
     if p.shape != (k,) or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
         raise ValueError(f"mix must be {k} non-negative probabilities summing to 1, got {mix}")
