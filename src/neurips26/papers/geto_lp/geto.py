@@ -30,7 +30,19 @@ Deviations from the paper
   default ``solver="auto"`` picks dual simplex for models under ``IPM_MIN_VARIABLES``
   variables and interior point with crossover above (both return a vertex solution;
   IPM is the faster one from about a 20 x 20 grid with M = 3 on, measured with
-  ``benchmarks/geto_lp.py``). HiGHS may leave masses below its
+  ``benchmarks/geto_lp.py``), one setting shared by the library, the experiment and the
+  benchmark. Every optimal result carries a certificate, :func:`dual_certificate`'s
+  lower bound from HiGHS's row duals, so its optimality is checked in one sparse product.
+  What else the structure allows was tried and left out of the default: interior point
+  without crossover (the barycenter, not a vertex, is what is wanted) was not faster than
+  with crossover on these models and at ``1e-9`` tolerances IPX sometimes stopped short
+  ("imprecise"); HiGHS's first-order PDLP did not reach even ``1e-7`` on a 32 x 32
+  instance within a minute; warm-started primal simplex across a sweep of weights was
+  slower than cold interior-point solves; a multiscale column-generation prototype
+  (arcs of the coarse solution, all arcs priced with the duals, exact on convergence)
+  only matched interior point's time. HiPO, HiGHS's direct-factorisation IPM, needs the
+  ``highspy-extras`` build, which is not available for the installed highspy. HiGHS may
+  leave masses below its
   feasibility tolerance unmatched, so plan marginals are exact only to ``tol``; the code
   warns (once per process) when an input has positive masses under ``10 tol``, and the
   reproduction's synthetic densities are truncated at ``1e-5`` of their peak.
