@@ -229,7 +229,8 @@ def main(argv: list[str] | None = None) -> dict:
                 elif out.get("status") == "optimal":
                     out["gap_pct"] = 100 * (out["objective"] - ref) / ref
                 out["support"] = int((bary / max(bary.sum(), 1e-300) > 1e-8).sum())
-            print(f"{n:>4}^2 {key[1]:>15} {out.get('solver', '-'):>12} {out['vars'] if 'vars' in out else '-':>10} "
+            vars_ = out.get("vars", "-")
+            print(f"{n:>4}^2 {key[1]:>15} {out.get('solver', '-'):>12} {vars_:>10} "
                   f"{_fmt(out.get('cpu_s'))} {_fmt(out.get('wall_s')):>8} "
                   f"{_fmt(out.get('rss_mb'), '.0f'):>8} {_fmt(out.get('gap_pct'), '.3g'):>12} "
                   f"{out.get('support', '-'):>8}  {out['status']}", flush=True)
@@ -252,7 +253,8 @@ def main(argv: list[str] | None = None) -> dict:
           "ot.emd2; time as a ratio to GETO's exact solve):")
     for n in sizes:
         g = results[(n, "geto")]
-        rows = sorted((results[(n, e[0])] | {"name": e[0]} for e in ENTROPIC if (n, e[0]) in results),
+        rows = sorted((results[(n, e[0])] | {"name": e[0]}
+                       for e in ENTROPIC if (n, e[0]) in results),
                       key=lambda r: r.get("cpu_s", math.inf))
         if rows:
             print(f"  {n}^2: GETO exact (gap 0) in {_fmt(g.get('cpu_s'))} CPU s; " + "; ".join(

@@ -81,7 +81,8 @@ def test_incomplete_solve_has_no_certificate():
 
 
 def _load_benchmark():
-    spec = importlib.util.spec_from_file_location("geto_lp_bench", ROOT / "benchmarks" / "geto_lp.py")
+    path = ROOT / "benchmarks" / "geto_lp.py"
+    spec = importlib.util.spec_from_file_location("geto_lp_bench", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -12,15 +12,15 @@ Time and memory are measured in separate passes. Seconds (``*_solve_s``, behind 
 time-ratio claim) are CPU seconds (``time.process_time``: the machine may be shared) of
 model build + ``scipy.optimize.linprog`` (scipy's hand-off of the model to HiGHS, HiGHS
 itself, the hand-back of the solution), WITHOUT tracemalloc; GETO's solve is repeated
-``time_repeats`` times and the ratio carries a Student-t half-width over the repeats (the
-full LP, tens of times slower, is solved once). Peak memory (``*_peak_mb``) is tracemalloc's peak in a second call of
-the same function with a HiGHS time limit of ``MEMORY_PASS_TIME_LIMIT`` (1 ms, by dual
-simplex, which honours it): it covers the model build, scipy's conversion and element-wise
-hand-off of the model to HiGHS and HiGHS's return, but not a full solve's solution lists
-(unless the solve finishes within 1 ms), nor HiGHS's own C++ memory. Under tracemalloc
-that hand-off is about ten times slower, which is why the two are no longer measured
-together: an earlier version did, and its time ratio and over-budget verdict were
-artefacts of tracemalloc.
+``time_repeats`` times and the ratio carries a Student-t half-width over the repeats
+(the full LP, far slower, is solved once). Peak memory (``*_peak_mb``) is tracemalloc's
+peak in a second call of the same function with a HiGHS time limit of
+``MEMORY_PASS_TIME_LIMIT`` (1 ms, by dual simplex, which honours it): it covers the
+model build, scipy's conversion and element-wise hand-off of the model to HiGHS and
+HiGHS's return, but not a full solve's solution lists (unless the solve finishes within
+1 ms), nor HiGHS's own C++ memory. Under tracemalloc that hand-off is about ten times
+slower, which is why the two are no longer measured together: an earlier version did,
+and its time ratio and over-budget verdict were artefacts of tracemalloc.
 
 What does not reproduce at the small tier, and why:
 
