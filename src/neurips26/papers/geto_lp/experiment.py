@@ -28,8 +28,8 @@ What does not reproduce at the small tier, and why:
   (its nonzeros times ``FULL_BYTES_PER_NNZ``) against the 8 GB budget, GETO's likewise. At
   the largest small-tier grid (32 x 32) the full LP's estimate is well inside the budget,
   so the claim is false at this size (the full LP runs out of 24 GB near 53 x 53; the
-  benchmark goes to 48 x 48). Whether the full LP also overran its 60 s time limit is
-  reported as the volatile ``full_over_budget_geto_solved_largest``, never as a verdict.
+  benchmark says so). Whether the full LP also overran its wall-clock guard is reported
+  as the volatile ``full_over_budget_geto_solved_largest``, never as a verdict.
 - "Entropic blur" (entropic support >= 3x GETO's). At reg 1e-2 the entropic supports are
   several times GETO's, but at reg 1e-3 on these unit-square grids (spacing 1/15 to
   1/31, so sqrt(reg) is about one bin) the converged convolutional barycenters cover
@@ -122,11 +122,12 @@ class Config:
     solver : str
         HiGHS method for GETO and the full LP (the same for both), by default the
         library's ``"auto"`` (interior point with crossover from ``IPM_MIN_VARIABLES``
-        variables on, dual simplex below). Dual simplex honours the time limit; IPM's
-        crossover can overrun it (seen: 284 s against 60 s), so a full LP over budget
-        may take longer than ``full_time_limit`` to be reported so.
+        variables on, dual simplex below).
     full_time_limit : float
-        Seconds allowed to the full LP (its time budget).
+        Wall-clock seconds HiGHS may spend on the full LP: only a guard against a run
+        that never ends. It is generous on purpose: HiGHS's limit is wall-clock, so a
+        tight one would make the full LP's outcome (and the exactness and time-ratio
+        verdicts that need it) depend on how loaded the machine is.
     full_memory_gb : float
         Memory budget of the full LP, checked on its estimated size before building.
     time_repeats : int
@@ -165,7 +166,8 @@ class Config:
         choices=SOLVERS,
     )
     full_time_limit: float = param(
-        60.0, help="Seconds allowed to the full LP (its time budget)", min=0.0
+        1800.0, help="wall-clock guard for the full LP (not a budget: see the docstring)",
+        min=0.0
     )
     full_memory_gb: float = param(
         8.0,

@@ -201,7 +201,8 @@ PAPER = Paper(
     tiers=(
         ("smoke", "an 8x8 grid with M = 2 and a 1-D instance; entropic reg 1e-2; seconds"),
         ("small", "2-D shapes at 16^2, 24^2, 32^2 (M = 3), organs 16^2 (M = 5), RGB palettes "
-                  "8^3 (M = 3); full LP under 60 s / 8 GB; a couple of minutes of CPU"),
+                  "8^3 (M = 3); full LP under an 8 GB memory estimate (a 30 min "
+                  "wall-clock guard); a couple of minutes of CPU"),
         ("paper", "2-D up to 128^2 with M = 10, organs 64^2, palettes 16^3 (M = 4); full LP "
                   "under 1 h / 64 GB; hours, not run here"),
     ),
