@@ -1,36 +1,44 @@
-"""Benchmark: GETO-LP vs the full LP vs POT's LP barycenter across grid sizes.
+"""Benchmark: GETO-LP vs POT's LP barycenter, the full LP and entropic barycenters.
 
-For each ``n x n`` grid (random shapes, ``M`` inputs) every method builds and solves its
-barycenter LP with HiGHS in a forked child process, under a time limit per solve and an
-estimated-memory guard checked before building (from the model's nonzero count, so the
-benchmark never exhausts a shared machine). Each method runs at its own default, which is
-its best setting: GETO and the full LP with the library's ``solver="auto"`` (HiGHS
-interior point with crossover on large models, dual simplex on small ones; ``--solver``
-overrides it), POT's ``ot.lp.barycenter`` with its own default (``highs-ipm``). GETO is
-also run with dual simplex (``geto_ds``, the library's former default) to show what the
-choice of method buys. Reported per size and method: variables, nonzeros, build and solve
-seconds, status, the child's peak RSS growth (which includes HiGHS's C++ memory) and, with
-``--tracemalloc``, the tracemalloc peak (Python/NumPy side only; it also slows scipy's
-hand-over of the model, so timings are taken without it), then the ratios of every
-baseline's time to GETO's (build + solve, since POT's single call includes its build) and
-the largest size each method solved within budget. Entropic timings (POT Sinkhorn in the
-log domain, convolutional barycenter) are listed for reference.
+Every method runs at its own best setting, in a forked child process per solve:
 
-The full LP (and POT's, the same model) is not attempted from ``FULL_LP_OOM_GRID`` on:
-at ``M = 3`` it ran out of 24 GB near 53 x 53 (issue 13), and the benchmark says so.
+- ``geto``: :func:`geto_barycenter` with the library default ``solver="auto"`` (HiGHS
+  dual simplex below ``IPM_MIN_VARIABLES`` variables, interior point with crossover
+  above: the one documented setting, also used by the experiment);
+- ``pot``: POT's ``ot.lp.barycenter`` with POT's own default (``highs-ipm``), the
+  classical ``O(M N^2)`` LP;
+- ``full``: our build of the same classical LP, same ``solver="auto"`` as GETO;
+- ``geto_ds`` (``--with-ds``): GETO with dual simplex, the library's former default;
+- entropic: POT's ``convolutional_barycenter2d`` in the log domain (``sinkhorn_log``)
+  and plain (``sinkhorn``) at ``reg`` 1e-3 and 1e-2, evaluated exactly with ``ot.emd2``
+  (:func:`w2_to_inputs`); their gap to the exact optimum and support size are printed
+  beside their time, the time-vs-gap frontier that shows when the exact LP is worth it.
+
+Times are CPU seconds of the child (the machine is shared, so wall-clock seconds are
+printed too but the ratios use CPU time), build + solve (POT's one call includes its
+build). Memory is the child's peak RSS growth (HiGHS's C++ memory included). The
+largest grid each method solves within the stated budget (``--time-limit`` CPU seconds,
+``--memory-gb`` peak RSS) is printed at the end, with the issue-13 goals and whether
+this run met them.
+
+The classical full LP (POT's and ours) is not attempted from ``FULL_LP_OOM_GRID`` on:
+at ``M = 3`` it runs out of 24 GB near 53 x 53 (issue 13); a memory guard estimated from
+the nonzero count also skips any model expected to exceed ``--memory-gb``.
 
 Usage::
 
-    python benchmarks/geto_lp.py [--tier small|paper] [--sizes 8 16 ...] [--time-limit S]
-                                 [--memory-gb G] [--solver auto|highs|highs-ds|highs-ipm]
+    python benchmarks/geto_lp.py --quick            # 8^2 .. 24^2, about a minute
+    python benchmarks/geto_lp.py                    # 16^2 .. 64^2 (tens of minutes)
+    python benchmarks/geto_lp.py --tier paper       # adds 96^2 (5.3M GETO variables)
+    python benchmarks/geto_lp.py --sizes 32 --num-inputs 3 [--with-ds]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import multiprocessing as mp
 import time
-import tracemalloc
 import warnings
 
 import numpy as np
@@ -38,28 +46,40 @@ import ot  # imported here so that no child pays for the import inside its timin
 
 from neurips26.papers.geto_lp import (
     IPM_MIN_VARIABLES,
-    SOLVERS,
     GridSpec,
     full_lp_barycenter,
     geto_barycenter,
     grid_cost_matrix,
     lp_size,
     synthetic_densities,
+    w2_to_inputs,
 )
 
-#: Peak process bytes per nonzero of the LP, measured on the full 32 x 32, M = 3 model
-#: (linprog + HiGHS); POT's kron-based build is charged 1.5x that.
+#: Peak process bytes per nonzero of the full LP (linprog + HiGHS, measured at 32 x 32,
+#: M = 3); POT's kron-based build is charged 1.5x that. Used only to skip hopeless runs.
 BYTES_PER_NNZ = 500.0
-#: The full LP (M = 3) ran out of 24 GB near this grid side (measured in issue 13); above
-#: the same model size (``M n^2``) the full LP and POT are not tried.
+#: The full LP (M = 3) runs out of 24 GB near this grid side (issue 13): from the same
+#: model size (``M n^2``) on, the full LP and POT are not tried.
 FULL_LP_OOM_GRID = 53
-FULL_LP_OOM_NOTE = ("the full LP ran out of 24 GB near 53^2 at M = 3 (issue 13): not tried "
-                    "at this model size or larger")
-METHODS = ("geto", "geto_ds", "full", "pot")
+FULL_LP_OOM_NOTE = ("the full LP runs out of 24 GB near 53^2 at M = 3 (issue 13): not "
+                    "tried at this model size or larger")
+LP_METHODS = ("geto", "pot", "full")
+#: Entropic methods: (name, POT method of convolutional_barycenter2d, reg).
+ENTROPIC = (("conv_log_1e-3", "sinkhorn_log", 1e-3), ("conv_plain_1e-3", "sinkhorn", 1e-3),
+            ("conv_log_1e-2", "sinkhorn_log", 1e-2), ("conv_plain_1e-2", "sinkhorn", 1e-2))
+#: Largest grid on which entropic results are evaluated with ot.emd2 (dense N x N cost).
+EMD2_MAX_SIDE = 64
 TIERS = {
-    "small": {"sizes": (8, 16, 24, 32, 48), "time_limit": 30.0, "memory_gb": 8.0},
-    "paper": {"sizes": (16, 32, 48, 64, 96, 128), "time_limit": 300.0, "memory_gb": 16.0},
+    "quick": {"sizes": (8, 16, 24), "time_limit": 120.0, "memory_gb": 8.0},
+    "small": {"sizes": (16, 24, 32, 48, 64), "time_limit": 600.0, "memory_gb": 8.0},
+    "paper": {"sizes": (16, 24, 32, 48, 64, 96), "time_limit": 1200.0, "memory_gb": 8.0},
 }
+#: Issue-13 goals: (description, check on the collected results) evaluated in main().
+GOAL_SPEEDUP_32 = 30.0
+GOAL_SECONDS_64 = 20.0
+GOAL_SECONDS_96 = 180.0
+GOAL_GB_96 = 8.0
+GOAL_REL_GAP = 1e-9
 
 
 def _vm(field: str) -> float:
@@ -74,55 +94,56 @@ def _vm(field: str) -> float:
     return 0.0
 
 
-def _child(method: str, mu: np.ndarray, grid: GridSpec, time_limit: float, trace: bool,
-           solver: str, queue) -> None:
+def _child(method: str, mu: np.ndarray, grid: GridSpec, time_limit: float, queue) -> None:
     try:  # reset this process's peak-RSS counter so VmHWM measures this solve only
         with open("/proc/self/clear_refs", "w") as fh:
             fh.write("5")
     except OSError:
         pass
     rss0 = _vm("VmRSS")
-    if trace:
-        tracemalloc.start()
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     out: dict = {}
     if method == "pot":
         cost = grid_cost_matrix(grid)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            # POT at its own default solver (highs-ipm in POT 0.9).
-            _, log = ot.lp.barycenter(mu.reshape(len(mu), -1).T, cost, log=True)
+            bary, log = ot.lp.barycenter(mu.reshape(len(mu), -1).T, cost, log=True)  # default
         size = lp_size(grid.shape, len(mu), formulation="full")
-        elapsed = time.perf_counter() - t0
         out.update(status="optimal" if log.status == 0 else f"status_{log.status}",
                    objective=float(log.fun), vars=size.num_variables, nnz=size.nnz,
-                   build_s=float("nan"), solve_s=elapsed, total_s=elapsed, solver="pot default")
+                   solver="POT default", bary=np.asarray(bary).reshape(grid.shape))
+    elif method.startswith("conv_"):
+        _, pot_method, reg = next(e for e in ENTROPIC if e[0] == method)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            bary = ot.bregman.convolutional_barycenter2d(mu, reg, method=pot_method,
+                                                         numItermax=3000, stopThr=1e-9)
+        bary = np.clip(np.nan_to_num(np.asarray(bary, dtype=float), nan=0.0), 0.0, None)
+        out.update(status="finite" if bary.sum() > 0 else "nan/zero", bary=bary, solver=pot_method)
     else:
         fn = full_lp_barycenter if method == "full" else geto_barycenter
-        res = fn(mu, grid, solver="highs-ds" if method == "geto_ds" else solver,
+        res = fn(mu, grid, solver="highs-ds" if method == "geto_ds" else "auto",
                  time_limit=time_limit, allow_incomplete=True)
         out.update(status=res.status, objective=res.objective, vars=res.num_variables,
-                   nnz=res.nnz, build_s=res.build_seconds, solve_s=res.solve_seconds,
-                   total_s=res.build_seconds + res.solve_seconds, solver=res.solver)
-    if trace:
-        out["traced_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
-        tracemalloc.stop()
+                   nnz=res.nnz, solver=res.solver, gap=res.optimality_gap,
+                   bary=res.barycenter)
+    out["cpu_s"] = time.process_time() - c0
+    out["wall_s"] = time.perf_counter() - t0
     out["rss_mb"] = max(_vm("VmHWM") - rss0, 0.0)
     queue.put(out)
 
 
-def _run(method: str, mu: np.ndarray, grid: GridSpec, time_limit: float, trace: bool,
-         solver: str) -> dict:
+def _run(method: str, mu: np.ndarray, grid: GridSpec, time_limit: float) -> dict:
     ctx = mp.get_context("fork")
     queue = ctx.Queue()
-    proc = ctx.Process(target=_child, args=(method, mu, grid, time_limit, trace, solver, queue))
+    proc = ctx.Process(target=_child, args=(method, mu, grid, time_limit, queue))
     t0 = time.perf_counter()
     proc.start()
-    try:
-        out = queue.get(timeout=time_limit + 30.0)
+    try:  # CPU-second budget; wall time on a loaded machine may be a few times more
+        out = queue.get(timeout=4 * time_limit + 60.0)
     except Exception:  # killed: POT has no time limit of its own, IPM may overrun its own
         elapsed = time.perf_counter() - t0
-        out = {"status": "time_limit (killed)", "solve_s": elapsed, "total_s": elapsed}
+        out = {"status": "time_limit (killed)", "cpu_s": math.nan, "wall_s": elapsed}
     proc.join(timeout=5)
     if proc.is_alive():
         proc.kill()
@@ -130,110 +151,151 @@ def _run(method: str, mu: np.ndarray, grid: GridSpec, time_limit: float, trace: 
     return out
 
 
-def _entropic(mu: np.ndarray, grid: GridSpec) -> dict:
-    out = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t0 = time.perf_counter()
-        ot.bregman.convolutional_barycenter2d(mu, 1e-3, method="sinkhorn_log", numItermax=1000)
-        out["conv_s"] = time.perf_counter() - t0
-        if grid.num_points <= 256:  # the dense log-domain solver is O(N^2) per iteration
-            t0 = time.perf_counter()
-            ot.bregman.barycenter(mu.reshape(len(mu), -1).T, grid_cost_matrix(grid), 1e-3,
-                                  method="sinkhorn_log", numItermax=1000)
-            out["sinkhorn_s"] = time.perf_counter() - t0
-    return out
+def _fmt(x: float, spec: str = ".2f") -> str:
+    return format(x, spec) if x is not None and np.isfinite(x) else "-"
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tier", choices=sorted(TIERS), default="small")
+    parser.add_argument("--quick", action="store_true", help="the quick tier (8^2 .. 24^2)")
     parser.add_argument("--sizes", type=int, nargs="+", default=None,
                         help="grid sides n (n x n), instead of the tier's")
-    parser.add_argument("--solver", choices=SOLVERS, default="auto",
-                        help="HiGHS method of GETO and the full LP (default: the library's)")
     parser.add_argument("--num-inputs", type=int, default=3)
-    parser.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
-    parser.add_argument("--memory-gb", type=float, default=None, help="estimated-memory guard")
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="CPU seconds per solve (the time budget)")
+    parser.add_argument("--memory-gb", type=float, default=None,
+                        help="memory budget (peak RSS; also the estimated-memory guard)")
+    parser.add_argument("--with-ds", action="store_true",
+                        help="also run GETO with dual simplex (the former default)")
+    parser.add_argument("--no-entropic", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--tracemalloc", action="store_true",
-                        help="also record tracemalloc peaks (slows scipy's model hand-over)")
     args = parser.parse_args(argv)
-    tier = TIERS[args.tier]
+    tier = TIERS["quick" if args.quick else args.tier]
     time_limit = args.time_limit or tier["time_limit"]
     memory_gb = args.memory_gb or tier["memory_gb"]
     m_in = args.num_inputs
     sizes = tuple(args.sizes) if args.sizes else tier["sizes"]
-    print(f"GETO-LP benchmark: tier {args.tier}, M = {m_in}, time limit {time_limit:g} s, "
-          f"memory guard {memory_gb:g} GB (estimated {BYTES_PER_NNZ:g} B per nonzero)")
-    print(f"solvers: geto and full {args.solver!r} (auto: highs-ipm from "
-          f"{IPM_MIN_VARIABLES:,} variables, highs-ds below), geto_ds 'highs-ds', "
-          f"pot ot.lp.barycenter's default")
+    methods = LP_METHODS + (("geto_ds",) if args.with_ds else ())
+    print(f"GETO-LP benchmark: grids {sizes}, M = {m_in}, budget {time_limit:g} CPU s and "
+          f"{memory_gb:g} GB peak RSS per solve; times are CPU seconds (build + solve)")
+    print(f"solvers: geto/full solver='auto' (highs-ipm with crossover from "
+          f"{IPM_MIN_VARIABLES:,} variables, highs-ds below); pot: ot.lp.barycenter's "
+          f"default (highs-ipm); entropic: convolutional_barycenter2d, 3000 its max")
     print(f"note: {FULL_LP_OOM_NOTE}")
-    head = (f"{'grid':>7} {'method':>7} {'solver':>11} {'vars':>10} {'nnz':>10} {'build_s':>8} "
-            f"{'solve_s':>8} {'traced_MB':>9} {'rss_MB':>8}  status")
-    print(head)
-    alive = dict.fromkeys(METHODS, True)
+    print(f"{'grid':>6} {'method':>15} {'solver':>12} {'vars':>10} {'cpu_s':>8} {'wall_s':>8} "
+          f"{'rss_MB':>8} {'gap_to_opt_%':>12} {'support':>8}  status")
+    alive = dict.fromkeys(methods, True)
     largest: dict[str, int] = {}
     results: dict[tuple[int, str], dict] = {}
     rng = np.random.default_rng(args.seed)
     for n in sizes:
         mu, _ = synthetic_densities(n, m_in, rng=rng)
         grid = GridSpec((n, n), spacing=(1 / (n - 1),) * 2)
-        for method in METHODS:
+        for method in methods:
             form = "full" if method in ("full", "pot") else "geto"
             size = lp_size((n, n), m_in, formulation=form)
             est_gb = BYTES_PER_NNZ * (1.5 if method == "pot" else 1.0) * size.nnz / 2**30
             if not alive[method]:
-                out = {"status": "skipped (failed at a smaller size)"}
+                out = {"status": "skipped (over budget at a smaller size)"}
             elif form == "full" and m_in * n * n >= 3 * FULL_LP_OOM_GRID**2:
-                out = {"status": f"skipped ({FULL_LP_OOM_NOTE})"}
+                out = {"status": "skipped (24 GB limit near 53^2, see note)"}
                 alive[method] = False
             elif est_gb > memory_gb:
                 out = {"status": f"skipped (estimated {est_gb:.1f} GB > {memory_gb:g} GB)"}
                 alive[method] = False
             else:
-                out = _run(method, mu, grid, time_limit, args.tracemalloc, args.solver)
-                if out.get("status") == "optimal" and out["solve_s"] <= time_limit:
+                out = _run(method, mu, grid, time_limit)
+                within = (out.get("status") == "optimal" and out["cpu_s"] <= time_limit
+                          and out["rss_mb"] <= 1024 * memory_gb)
+                if within:
                     largest[method] = n
                 else:
                     alive[method] = False
             out.setdefault("vars", size.num_variables)
-            out.setdefault("nnz", size.nnz)
             results[(n, method)] = out
-            nan = float("nan")
-            print(f"{n:>4}^2 {method:>7} {out.get('solver', '-'):>11} {out['vars']:>10d} "
-                  f"{out['nnz']:>10d} "
-                  f"{out.get('build_s', nan):>8.2f} {out.get('solve_s', nan):>8.2f} "
-                  f"{out.get('traced_mb', nan):>9.1f} {out.get('rss_mb', nan):>8.1f}  "
-                  f"{out['status']}", flush=True)
-        ent = _entropic(mu, grid)
-        print(f"{n:>4}^2 entropic (reg 1e-3, 1000 its max): " +
-              ", ".join(f"{k} {v:.2f}" for k, v in ent.items()), flush=True)
+        geto = results[(n, "geto")]
+        ref = geto.get("objective", math.nan) if geto.get("status") == "optimal" else math.nan
+        entropic = () if args.no_entropic or n > EMD2_MAX_SIDE or not np.isfinite(ref) else ENTROPIC
+        for name, _, _ in entropic:
+            results[(n, name)] = _run(name, mu, grid, time_limit)
+        for key in [k for k in results if k[0] == n]:
+            out = results[key]
+            if "bary" in out and np.isfinite(ref):
+                bary = out["bary"]
+                if key[1].startswith("conv_") and out["status"] == "finite":
+                    value = float(np.full(m_in, 1 / m_in) @ w2_to_inputs(bary, mu, grid))
+                    out["gap_pct"] = 100 * (value - ref) / ref
+                elif out.get("status") == "optimal":
+                    out["gap_pct"] = 100 * (out["objective"] - ref) / ref
+                out["support"] = int((bary / max(bary.sum(), 1e-300) > 1e-8).sum())
+            vars_ = out.get("vars", "-")
+            print(f"{n:>4}^2 {key[1]:>15} {out.get('solver', '-'):>12} {vars_:>10} "
+                  f"{_fmt(out.get('cpu_s'))} {_fmt(out.get('wall_s')):>8} "
+                  f"{_fmt(out.get('rss_mb'), '.0f'):>8} {_fmt(out.get('gap_pct'), '.3g'):>12} "
+                  f"{out.get('support', '-'):>8}  {out['status']}", flush=True)
 
-    print("\nRatios GETO / baseline; speedup = baseline time / GETO time, both build + solve "
-          "(a lower bound where the baseline hit its limit)")
-    print(f"{'grid':>7} {'vs':>7} {'vars':>8} {'nnz':>8} {'time':>8} {'speedup':>8} "
-          f"{'traced':>8} {'rss':>8} {'rel_obj_gap':>12}")
+    print("\nSpeedup = baseline CPU s / GETO CPU s (build + solve, same run); memory = "
+          "baseline peak RSS / GETO's; rel_obj_gap = |GETO - baseline| / baseline")
+    print(f"{'grid':>6} {'vs':>15} {'speedup':>8} {'memory':>8} {'rel_obj_gap':>12}")
     for n in sizes:
         g = results[(n, "geto")]
-        for base in ("geto_ds", "full", "pot"):
+        for base in [k[1] for k in results if k[0] == n and k[1] != "geto"]:
             b = results[(n, base)]
-
-            def ratio(key, g=g, b=b):
-                gv, bv = g.get(key), b.get(key)
-                return gv / bv if gv is not None and bv and np.isfinite(bv) else float("nan")
-
+            speed = b.get("cpu_s", math.nan) / g.get("cpu_s", math.nan)
+            mem = b.get("rss_mb", math.nan) / max(g.get("rss_mb", math.nan), 1e-9)
             gap = (abs(g["objective"] - b["objective"]) / b["objective"]
                    if g.get("status") == "optimal" and b.get("status") == "optimal"
-                   else float("nan"))
-            t = ratio("total_s")
-            print(f"{n:>4}^2 {base:>7} {g['vars'] / b['vars']:>8.4f} {g['nnz'] / b['nnz']:>8.4f} "
-                  f"{t:>8.3f} {1 / t if t else float('nan'):>8.2f} {ratio('traced_mb'):>8.3f} "
-                  f"{ratio('rss_mb'):>8.3f} {gap:>12.2e}")
-    print(f"\nLargest grid solved within budget ({time_limit:g} s, {memory_gb:g} GB estimated): "
-          + ", ".join(f"{m}: {largest[m]}^2" if m in largest else f"{m}: none"
-                      for m in METHODS))
+                   else math.nan)
+            print(f"{n:>4}^2 {base:>15} {_fmt(speed):>8} {_fmt(mem):>8} {_fmt(gap, '.2e'):>12}")
+
+    print("\nTime-vs-gap frontier (entropic gap to the exact optimum, evaluated with "
+          "ot.emd2; time as a ratio to GETO's exact solve):")
+    for n in sizes:
+        g = results[(n, "geto")]
+        rows = sorted((results[(n, e[0])] | {"name": e[0]}
+                       for e in ENTROPIC if (n, e[0]) in results),
+                      key=lambda r: r.get("cpu_s", math.inf))
+        if rows:
+            print(f"  {n}^2: GETO exact (gap 0) in {_fmt(g.get('cpu_s'))} CPU s; " + "; ".join(
+                f"{r['name']} {_fmt(r.get('cpu_s', math.nan) / g.get('cpu_s', math.nan))}x "
+                f"time, gap {_fmt(r.get('gap_pct'), '.3g')}%, support "
+                f"{_fmt(r.get('support', math.nan) / max(g.get('support', 1), 1), '.2f')}x"
+                for r in rows))
+
+    print(f"\nLargest grid solved within budget ({time_limit:g} CPU s, {memory_gb:g} GB peak "
+          "RSS): " + ", ".join(f"{m}: {largest[m]}^2" if m in largest else f"{m}: none"
+                               for m in methods))
+    _goals(results, m_in)
+    return results
+
+
+def _goals(results: dict, m_in: int) -> None:
+    """Print the issue-13 goals with what this run measured (n/a where not run)."""
+    def get(n, method, key):
+        out = results.get((n, method), {})
+        return out.get(key, math.nan) if out.get("status") == "optimal" else math.nan
+
+    speed = get(32, "pot", "cpu_s") / get(32, "geto", "cpu_s")
+    gaps = [abs(get(n, "geto", "objective") - get(n, "pot", "objective"))
+            / get(n, "pot", "objective") for (n, m) in results if m == "pot"]
+    gaps = [x for x in gaps if np.isfinite(x)]
+    goals = (
+        (f">= {GOAL_SPEEDUP_32:g}x faster than POT's LP at 32^2, M = 3", speed,
+         speed >= GOAL_SPEEDUP_32 and m_in == 3, "x"),
+        (f"64^2 in under {GOAL_SECONDS_64:g} CPU s", get(64, "geto", "cpu_s"),
+         get(64, "geto", "cpu_s") < GOAL_SECONDS_64, " CPU s"),
+        (f"96^2 in under {GOAL_SECONDS_96:g} CPU s", get(96, "geto", "cpu_s"),
+         get(96, "geto", "cpu_s") < GOAL_SECONDS_96, " CPU s"),
+        (f"96^2 in under {GOAL_GB_96:g} GB", get(96, "geto", "rss_mb") / 1024,
+         get(96, "geto", "rss_mb") / 1024 < GOAL_GB_96, " GB"),
+        (f"exact to {GOAL_REL_GAP:g} relative against POT", max(gaps, default=math.nan),
+         bool(gaps) and max(gaps) <= GOAL_REL_GAP, ""),
+    )
+    print("\nIssue-13 goals in this run:")
+    for text, value, ok, unit in goals:
+        verdict = "n/a (not run)" if not np.isfinite(value) else ("met" if ok else "NOT met")
+        print(f"  {text}: {_fmt(value, '.3g')}{unit if np.isfinite(value) else ''} -> {verdict}")
 
 
 if __name__ == "__main__":

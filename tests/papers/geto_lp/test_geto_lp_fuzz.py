@@ -13,6 +13,8 @@ import pytest
 from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests
 from neurips26.papers.geto_lp import (
     GridSpec,
+    build_geto_lp,
+    dual_certificate,
     geto_distance,
     grid_cost_matrix,
     lp_size,
@@ -22,12 +24,19 @@ from neurips26.papers.geto_lp import (
 )
 
 A, S = BAD_ARRAYS, BAD_SCALARS
+_MODEL = build_geto_lp(np.full((2, 2, 2), 0.25), GridSpec((2, 2)))
 
 CALLS = [
     Call(
         geto_distance,
         {"source": np.full((2, 2), 0.25), "target": np.eye(2) / 2, "grid": GridSpec((2, 2))},
         {"source": A, "target": A, "grid": (None, (2, 2))},
+    ),
+    Call(
+        dual_certificate,
+        {"model": _MODEL, "x": np.zeros(_MODEL.num_variables),
+         "y": np.zeros(_MODEL.num_constraints)},
+        {"model": (None, "abc"), "x": A, "y": A},
     ),
     Call(grid_cost_matrix, {"grid": GridSpec((3,))}, {"grid": (None, (4, 4), "abc")}),
     Call(
