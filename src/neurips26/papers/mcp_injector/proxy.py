@@ -3,7 +3,9 @@
 The proxy speaks newline-delimited JSON-RPC on its own stdin/stdout, starts the downstream
 server command, and relays every line. Lines it does not rewrite are forwarded as the very
 same bytes, so with an empty profile the proxy is transparent byte for byte. A
-``tools/call`` request is counted per tool (on the proxy's single connection). A fault
+``tools/call`` request is counted per tool (on the proxy's single connection); the other
+methods rules can target (``tools/list``, ``resources/list``, ``resources/read``,
+``prompts/list``, ``prompts/get``, ...) per method and target, with the same semantics. A fault
 that models a failure before the server acts (``tool_error``, ``protocol_error``,
 ``empty_result``, ``timeout`` without ``hang_s``, ``connection_drop``) is answered by the
 proxy and the call never reaches the server; otherwise (``malformed_result``, a delayed
@@ -39,7 +41,7 @@ import anyio.from_thread
 import anyio.lowlevel
 
 from .faults import FaultMode, FaultProfile, FaultSchedule, ProfileError, _parse_profile
-from .injector import DISCONNECT, DROP, FaultInjector, apply_fault
+from .injector import DISCONNECT, DROP, FaultInjector, apply_fault, request_target
 
 __all__ = ["MAX_LINE", "LineSplitter", "ProxyConfig", "load_config", "parse_config", "run_proxy"]
 
@@ -487,17 +489,20 @@ async def _from_client(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
                 )
         else:
             key = _key(msg["id"])
-            tool = params.get("name") if isinstance(params, dict) else None
-            if method == "tools/call" and isinstance(tool, str):
-                d = relay.inj.decide(tool, connection=relay.conn)
-                relay.call_started(key, msg["id"], tool, params, d)
+            tool = request_target(method, params)  # tool, URI, prompt name, "" (lists)
+            if tool is not None:
+                d = relay.inj.decide(tool, connection=relay.conn, method=method)
+                if method == "tools/call":
+                    relay.call_started(key, msg["id"], tool, params, d)
                 if d is not None and not d.reaches_server:
                     if d.mode is FaultMode.CONNECTION_DROP:
                         relay.call_done(key, "disconnected")
-                        _disconnect(relay, proc, tg, f"injected connection drop on {tool!r}")
+                        _disconnect(relay, proc, tg,
+                                    f"injected connection drop on {method} {tool!r}")
                         return True
+                    schema = relay.inj.output_schema(tool) if method == "tools/call" else None
                     new = apply_fault(d, {"jsonrpc": "2.0", "id": msg["id"]},
-                                      output_schema=relay.inj.output_schema(tool))
+                                      output_schema=schema)
                     if new == DROP:
                         relay.swallowed.add(key)
                         relay.call_done(key, "no_response")
@@ -505,7 +510,8 @@ async def _from_client(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
                         relay.write_client(json.dumps(new, separators=(",", ":")).encode())
                         relay.call_done(key, _outcome(new))
                     return True  # failed before the server acted: never forwarded
-                relay.pending[key] = d
+                if d is not None or method == "tools/call":  # tools/call: for its call record
+                    relay.pending[key] = d
             relay.outstanding[key] = method if isinstance(method, str) else "?"
     try:
         await proc.stdin.send(line)
@@ -606,7 +612,10 @@ def _from_server(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
         relay.outstanding.pop(key, None)
     if ("result" in msg or "error" in msg) and key is not None and key in relay.pending:
         d = relay.pending.pop(key)
-        new = apply_fault(d, msg, output_schema=relay.inj.output_schema(d.tool) if d else None)
+        if d is not None and d.method == "tools/list" and isinstance(msg.get("result"), dict):
+            relay.inj.note_tools(msg["result"].get("tools"))  # the real schemas, then the fault
+        schema = relay.inj.output_schema(d.tool) if d and d.method == "tools/call" else None
+        new = apply_fault(d, msg, output_schema=schema)
         if new == DROP:
             relay.call_done(key, "no_response")
             return True
