@@ -162,7 +162,7 @@ def test_protocol_error_on_resource_read_never_runs_the_handler(layer):
 @pytest.mark.parametrize("layer", LAYERS)
 def test_empty_and_malformed_lists(layer):
     async def go():
-        inj, _, client = _client(layer, [
+        _inj, _, client = _client(layer, [
             FaultRule(method="tools/list", mode=FaultMode.EMPTY_RESULT,
                       persistence=Persistence.TRANSIENT, duration=1),
             FaultRule(method="prompts/list", mode=FaultMode.MALFORMED_RESULT),
@@ -181,7 +181,7 @@ def test_empty_and_malformed_lists(layer):
 @pytest.mark.parametrize("layer", LAYERS)
 def test_prompt_timeout_then_recovery(layer):
     async def go():
-        inj, srv, client = _client(layer, [FaultRule(tool="demo", method="prompts/get",
+        _inj, srv, client = _client(layer, [FaultRule(tool="demo", method="prompts/get",
                                                      mode=FaultMode.TIMEOUT,
                                                      persistence=Persistence.TRANSIENT,
                                                      duration=1)],
@@ -200,7 +200,7 @@ def test_prompt_timeout_then_recovery(layer):
 @pytest.mark.parametrize("layer", LAYERS)
 def test_after_server_and_malformed_resource_read(layer):
     async def go():
-        inj, srv, client = _client(layer, [
+        _inj, srv, client = _client(layer, [
             FaultRule(tool=MEMO, method="resources/read", mode=FaultMode.MALFORMED_RESULT,
                       persistence=Persistence.TRANSIENT, duration=1),
             FaultRule(tool="demo", method="prompts/get", mode=FaultMode.EMPTY_RESULT,
@@ -220,7 +220,7 @@ def test_after_server_and_malformed_resource_read(layer):
 
 def test_connection_drop_on_resources_list_closes_the_transport():
     async def go():
-        inj, _, client = _client("transport", [FaultRule(method="resources/list",
+        _inj, _, client = _client("transport", [FaultRule(method="resources/list",
                                                          mode=FaultMode.CONNECTION_DROP)])
         async with client as c:
             with pytest.raises(MCPError) as e:
