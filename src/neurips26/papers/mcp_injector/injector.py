@@ -363,8 +363,8 @@ class FaultInjector:
         When set, every record is also appended to this JSONL file, after a
         ``{"kind": "start", ...}`` marker written when the injector is created (earlier runs
         in the file are kept; :meth:`FaultSchedule.from_log` replays the last run). The file
-        is opened once, in append mode, and flushed after each record (one ``write`` per
-        record); :meth:`close` (or garbage collection) closes it.
+        is opened once, unbuffered in append mode: each record is one ``write(2)`` of a
+        whole line; :meth:`close` (or garbage collection) closes it.
     strict : bool
         :meth:`check_tools` raises instead of warning for rules that match no listed tool.
 
@@ -425,7 +425,9 @@ class FaultInjector:
                 "pid": os.getpid(),
                 "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             }
-            self._log_fh = open(self.log_path, "a", encoding="utf-8")
+            # unbuffered, append-only: one write(2) per record, so each is on disk as a
+            # whole line at once (no separate flush) and concurrent appenders never interleave
+            self._log_fh = open(self.log_path, "ab", buffering=0)
             self._finalizer = weakref.finalize(self, self._log_fh.close)
             self._write(marker)
 
@@ -433,8 +435,7 @@ class FaultInjector:
         fh = self._log_fh
         if fh is None or fh.closed:
             return
-        fh.write(json.dumps(rec, sort_keys=True) + "\n")
-        fh.flush()
+        fh.write((json.dumps(rec, sort_keys=True) + "\n").encode("utf-8"))
 
     def close(self) -> None:
         """Close the log file (records after this go to :attr:`log_` only)."""
