@@ -274,6 +274,13 @@ def fault_result(decision: FaultDecision, result: Mapping[str, Any] | None, *,
     dict
         The replacement ``result`` object (camelCase wire keys).
     """
+    if not isinstance(decision, FaultDecision):
+        raise TypeError(f"decision must be a FaultDecision, got {type(decision).__name__}")
+    if result is not None and not isinstance(result, Mapping):
+        raise TypeError(f"result must be a mapping or None, got {type(result).__name__}")
+    if output_schema is not None and not isinstance(output_schema, Mapping):
+        raise TypeError(f"output_schema must be a mapping or None, got "
+                        f"{type(output_schema).__name__}")
     method = decision.method
     if method == "tools/call":
         return corrupt_result(decision, result, output_schema=output_schema)
