@@ -12,8 +12,10 @@ See ``paper.py`` for the claims and tiers, ``harness.py`` for the substitute age
 
 Why some claims do not reproduce (the measured values are in the store and the report):
 the mechanisms hold (fidelity, replay in memory and over stdio, large agents better
-without faults and meeting more faults per task, stack mattering more than size,
-transient faults recovered and permanent ones not). The completion drop falls short of
+without faults, transient faults recovered and permanent ones not); the point estimates
+also have large agents meeting more faults per task and the stack mattering more than
+size, but at the small tier's 25 tasks per group their bootstrap intervals reach zero
+(inconclusive: more tasks per group would narrow them). The completion drop falls short of
 the paper's and its Mann-Whitney p-value is far from the paper's, because our
 placeholder profile's incident rate (0.1 per call, fixed before any run) is milder than
 the paper's mined faults and our grid has far fewer cells than the paper's 1,350. The
