@@ -25,7 +25,8 @@ FaultMode, Persistence, FaultRule, BurstParams, FaultProfile, FaultDecision, Fau
 ProfileError, parse_profile, load_profile, profile_from_counts, default_profile,
 uniform_severe_profile, FaultInjector, FaultInjectionMiddleware, FaultInjectingTransport,
 apply_fault, corrupt_result, fault_result, request_target, FAULT_METHODS, memory_transport,
-run_proxy, load_config, parse_config, build_travel_server, make_tasks, run_grid, analyse,
+run_proxy, run_http_proxy, build_http_proxy_app, load_config, parse_config,
+build_travel_server, make_tasks, run_grid, analyse,
 run_scripted_agent, summarize_log, format_summary, read_log, LogSummary.
 """
 
@@ -58,6 +59,7 @@ from .harness import (
     run_grid,
     run_scripted_agent,
 )
+from .http_proxy import build_http_proxy_app, run_http_proxy
 from .injector import (
     FaultInjectingTransport,
     FaultInjectionMiddleware,
@@ -96,6 +98,7 @@ __all__ = [
     "TaskOutcome",
     "analyse",
     "apply_fault",
+    "build_http_proxy_app",
     "build_travel_server",
     "corrupt_result",
     "default_profile",
@@ -112,6 +115,7 @@ __all__ = [
     "read_log",
     "request_target",
     "run_grid",
+    "run_http_proxy",
     "run_proxy",
     "run_scripted_agent",
     "stdio_server_command",
