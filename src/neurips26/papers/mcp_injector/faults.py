@@ -903,7 +903,9 @@ class FaultSchedule:
         self.profile = profile
         self.seed = int(seed)
         self._replay: dict[tuple[str, str, str, int], FaultDecision] | None = None
-        self._incidents: dict[tuple[str, str], list[tuple | None]] = {}
+        # (connection, tool) -> (next call index, entry of the call before it): the
+        # incident process depends only on the previous call, so O(1) memory per pair
+        self._incidents: dict[tuple[str, str], tuple[int, tuple | None]] = {}
         self._bursts: dict[tuple[str, str, int], list[bool]] = {}
         self._prefix: dict[tuple[str, str], int] = {}
         # (method, target) -> indices of matching rules
@@ -969,15 +971,14 @@ class FaultSchedule:
     def _incident(self, connection: str, tool: str, k: int) -> tuple | None:
         """``(mode, persistence, start)`` if call ``k`` fails under the incident process."""
         p = self.profile
-        seq = self._incidents.setdefault((connection, tool), [])
+        j, last = self._incidents.get((connection, tool), (0, None))
+        if j > k + 1:  # an earlier call than the last one asked: iterate again from 0
+            j, last = 0, None
         modes, mcum, pers, pcum = self._cum
-        while len(seq) <= k:
-            j = len(seq)
+        while j <= k:
             u = self._u(connection, tool, j, 0, 4)  # (start, mode, pers, fail)
             # the incident in force from earlier calls, if any: (mode, pers, start, end)
-            active = None
-            if seq and seq[-1] is not None and seq[-1][3] > j:
-                active = seq[-1]
+            active = last if last is not None and last[3] > j else None
             if active is None:
                 if u[0] < p.fault_rate:
                     mode = modes[min(bisect.bisect_left(mcum, u[1] * mcum[-1]), len(modes) - 1)]
@@ -988,15 +989,17 @@ class FaultSchedule:
                         end = j + p.transient_duration
                     else:
                         end = j + p.intermittent_window
-                    seq.append((mode, q, j, end, True))
+                    last = (mode, q, j, end, True)
                 else:
-                    seq.append(None)
-                continue
-            mode, q, start, end = active[:4]
-            # within an incident: permanent/transient fail; intermittent fails w.p. p
-            fails = q != "intermittent" or u[3] < p.intermittent_p
-            seq.append((mode, q, start, end, fails))
-        entry = seq[k]
+                    last = None
+            else:
+                mode, q, start, end = active[:4]
+                # within an incident: permanent/transient fail; intermittent fails w.p. p
+                fails = q != "intermittent" or u[3] < p.intermittent_p
+                last = (mode, q, start, end, fails)
+            j += 1
+        self._incidents[(connection, tool)] = (j, last)
+        entry = last
         if entry is None or not entry[4]:
             return None
         return entry[0], entry[1], entry[2] == k
