@@ -1,22 +1,45 @@
 """Per-call overhead of MCP-Injector against direct calls, side by side in one run.
 
-Times fault-free ``tools/call`` round trips: in memory (the SDK's JSON-RPC in-memory
-transport, bare vs wrapped by the client-side injector with an empty profile, a rule on
-the called tool, and a calibrated profile that never fires but decides every call), with
-the server middleware
-(in-process client with and without it) and over stdio (direct server subprocess vs the
-``neurips26-mcp-inject`` proxy in front of it), for our travel server and for the real
-third-party ``mcp-server-time`` when the tests have installed it. Prints each latency ratio.
-Spec targets: <= 1.15 in memory, <= 1.5 through the proxy.
+Times fault-free round trips, direct and through each injection layer, for our travel
+server and for real third-party servers when the tests have installed them
+(``mcp-server-time`` and ``mcp-server-sqlite`` from PyPI, each in its own venv under
+``.cache/mcp-servers``):
 
-    python benchmarks/mcp_injector.py [--tier small|smoke] [--calls N]
+- in memory: the SDK's in-memory transport, bare vs wrapped by the client-side injector
+  with an empty profile, a rule on the called tool, and a calibrated profile that decides
+  every call (it never fires, so both sides do the same work downstream);
+- the server middleware (in-process client, with and without it; same three profiles);
+- the stdio proxy (server subprocess direct vs behind ``neurips26-mcp-inject``), for ours
+  and the third-party servers; the proxy's own CPU per call is read from
+  ``/proc/<pid>/stat`` of the proxy process after the warm-up and after the timed calls
+  (so start-up and the server's cost are excluded; with 500 calls the clock-tick
+  resolution is 0.02 ms a call);
+- the Streamable HTTP proxy in front of our server run over HTTP.
+
+Each pair is measured ``--repeats`` times, direct and injected interleaved so load drifts
+hit both. The ratio judged is best-of-repeats injected over best-of-repeats direct (as
+``timeit`` does: the fastest repeat is the one least disturbed by other load); the range
+of the per-repeat ratios is printed beside it (a wide range means a noisy machine, not a
+slow injector). The proxy CPU per call judged is the smallest over repeats, for the same
+reason. Goals
+(issue 14): stdio proxy <= 1.1x direct latency and <= 0.1 ms proxy CPU per call; server
+middleware <= 1.05x; the in-memory transport is held to the spec's 1.15x and the HTTP
+proxy (no goal in the issue) to the stdio proxy's 1.1x. Each line says whether its goal is
+met.
+
+    python benchmarks/mcp_injector.py [--tier small|smoke] [--calls N] [--repeats R]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import socket
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -37,115 +60,176 @@ from neurips26.papers.mcp_injector import (
 
 ARGS = {"origin": "CDG", "destination": "LHR", "date": "2026-05-01"}
 TIME_ARGS = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
-#: the real third-party server the tests install (tests/papers/mcp_injector, own venv)
-TIME_SERVER = Path(__file__).resolve().parents[1] / ".cache/mcp-servers/venv/bin/mcp-server-time"
+SQL_ARGS = {"query": "SELECT 1 AS one"}
+ROOT = Path(__file__).resolve().parents[1]
+#: the real third-party servers the tests install (tests/papers/mcp_injector, own venvs)
+TIME_SERVER = ROOT / ".cache/mcp-servers/venv/bin/mcp-server-time"
+SQLITE_SERVER = ROOT / ".cache/mcp-servers/sqlite-venv/bin/mcp-server-sqlite"
+PROXY = [sys.executable, "-m", "neurips26.papers.mcp_injector.cli"]
+GOALS = {"stdio": 1.10, "middleware": 1.05, "memory": 1.15, "http": 1.10}
+CPU_GOAL_MS = 0.1
 
 
-async def _time(client_factory, n: int, tool: str, args: dict) -> tuple[float, float]:
+def _proc_cpu(pidfile: Path) -> float:
+    """CPU seconds (user + system) so far of the process whose pid is in ``pidfile``."""
+    pid = int(pidfile.read_text().split()[0])
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _time(client_factory, n: int, tool: str, args: dict,
+                pidfile: Path | None = None) -> tuple[float, float | None]:
+    """Seconds per call, and the proxy's CPU seconds per call (``pidfile`` given)."""
     async with client_factory() as c:
-        for _ in range(20):  # warm-up
+        for _ in range(min(20, n)):  # warm-up
             await c.call_tool(tool, args)
-        t0, c0 = time.perf_counter(), time.process_time()
+        cpu0 = _proc_cpu(pidfile) if pidfile is not None else None
+        t0 = time.perf_counter()
         for _ in range(n):
             await c.call_tool(tool, args)
-        return (time.perf_counter() - t0) / n, (time.process_time() - c0) / n
+        dt = (time.perf_counter() - t0) / n
+        cpu = (_proc_cpu(pidfile) - cpu0) / n if pidfile is not None else None
+        return dt, cpu
 
 
-def _children_cpu() -> float:
-    t = os.times()
-    return t.children_user + t.children_system
-
-
-async def _session_cpu(client_factory, n: int, tool: str, args: dict) -> float:
-    """CPU of the subprocesses (server, or proxy + server) of one session of 20 + n calls.
-
-    Counted from ``os.times()`` once the SDK has reaped them; the difference between a
-    session of ``20 + n`` and one of ``20`` calls removes start-up and shutdown.
-    """
-    c0 = _children_cpu()
-    async with client_factory() as c:
-        for _ in range(20 + n):
-            await c.call_tool(tool, args)
-    return _children_cpu() - c0
-
-
-def _proxy_cpu_per_call(direct, injected, m: int, tool: str, args: dict) -> float:
-    def per_call(factory):
-        full = anyio.run(_session_cpu, factory, m, tool, args)
-        base = anyio.run(_session_cpu, factory, 0, tool, args)
-        return (full - base) / m
-
-    return per_call(injected) - per_call(direct)
-
-
-def _stdio(cmd):
+def _stdio(cmd, mode="auto"):
     # the SDK passes only "safe" variables on; keep PYTHONPATH so the proxy is this checkout
     return lambda: Client(
-        StdioServerParameters(command=cmd[0], args=list(cmd[1:]), env=dict(os.environ))
+        StdioServerParameters(command=cmd[0], args=list(cmd[1:]), env=dict(os.environ)),
+        mode=mode,
     )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start_http(tmp: Path):
+    """Our travel server over Streamable HTTP and the HTTP proxy in front of it."""
+    port = _free_port()
+    code = ("import sys; from neurips26.papers.mcp_injector import build_travel_server; "
+            "build_travel_server().run('streamable-http', host='127.0.0.1', "
+            f"port={port}, streamable_http_path='/mcp')")
+    srv = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 60:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.05)
+    url = f"http://127.0.0.1:{port}/mcp"
+    prx = subprocess.Popen([*PROXY, "--upstream", url], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE)
+    found: list[str] = []
+    ready = threading.Event()
+
+    def read():
+        for line in prx.stderr:
+            m = re.search(rb"listening on (\S+)", line)
+            if m:
+                found.append(m.group(1).decode())
+                ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    ready.wait(60)
+    return url, (found[0] if found else None), (srv, prx)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tier", default="small", choices=("smoke", "small"))
     ap.add_argument("--calls", type=int, default=None)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=None)
     a = ap.parse_args(argv)
     n = a.calls or (100 if a.tier == "smoke" else 1000)
-    srv = build_travel_server()
-    srv_mw = build_travel_server(middleware=[FaultInjector(FaultProfile()).middleware()])
-    empty = FaultInjector(FaultProfile())
-    # never fire, but every call pays for its decision: a rule on the called tool, and a
-    # calibrated profile with a negligible incident rate
+    repeats = a.repeats or (3 if a.tier == "smoke" else 5)
+    tmp = Path(tempfile.mkdtemp(prefix="mcp-inject-bench-"))
     never = FaultRule(tool="search_flights", mode=FaultMode.TOOL_ERROR,
                       persistence=Persistence.INTERMITTENT, rate=0.0)
-    ruled = FaultInjector(FaultProfile(rules=(never,)))
     calib = default_profile()
-    calibrated = FaultInjector(FaultProfile(mode_weights=calib.mode_weights,
-                                            persistence_weights=calib.persistence_weights,
-                                            fault_rate=1e-12))
-    server = stdio_server_command()
-    proxy = [sys.executable, "-m", "neurips26.papers.mcp_injector.cli", "--"]
-    pairs = {
-        "memory, empty": (
-            lambda: Client(memory_transport(srv)),
-            lambda: Client(empty.wrap(memory_transport(srv))),
-        ),
-        "memory, rule": (
-            lambda: Client(memory_transport(srv)),
-            lambda: Client(ruled.wrap(memory_transport(srv))),
-        ),
-        "memory, calibrated": (
-            lambda: Client(memory_transport(srv)),
-            lambda: Client(calibrated.wrap(memory_transport(srv))),
-        ),
-        "server middleware": (lambda: Client(srv), lambda: Client(srv_mw)),
-        "stdio proxy, ours": (_stdio(server), _stdio([*proxy, *server])),
+    profiles = {
+        "empty": FaultProfile(),
+        "rule": FaultProfile(rules=(never,)),
+        # decides every call, never fires (incident rate 1e-12)
+        "calibrated": FaultProfile(mode_weights=calib.mode_weights,
+                                   persistence_weights=calib.persistence_weights,
+                                   fault_rate=1e-12),
     }
-    tools = {name: ("search_flights", ARGS) for name in pairs}
+    srv = build_travel_server()
+    pairs: dict[str, tuple] = {}
+    for name, prof in profiles.items():
+        inj = FaultInjector(prof)
+        pairs[f"memory, {name}"] = ("memory", lambda: Client(memory_transport(srv)),
+                                    (lambda i=inj: Client(i.wrap(memory_transport(srv)))),
+                                    "search_flights", ARGS)
+    for name, prof in profiles.items():
+        srv_mw = build_travel_server(middleware=[FaultInjector(prof).middleware()])
+        pairs[f"middleware, {name}"] = ("middleware", lambda: Client(srv),
+                                        (lambda s=srv_mw: Client(s)), "search_flights", ARGS)
+    servers = {"ours": (stdio_server_command(), "search_flights", ARGS)}
     if TIME_SERVER.exists():
-        real = [str(TIME_SERVER), "--local-timezone", "UTC"]
-        pairs["stdio proxy, mcp-server-time"] = (_stdio(real), _stdio([*proxy, *real]))
-        tools["stdio proxy, mcp-server-time"] = ("convert_time", TIME_ARGS)
+        servers["mcp-server-time"] = ([str(TIME_SERVER), "--local-timezone", "UTC"],
+                                      "convert_time", TIME_ARGS)
     else:
         print(f"(no {TIME_SERVER}: run tests/papers/mcp_injector once to install it)")
-    print(f"{n} fault-free tools/call per measurement, best of {a.repeats} (wall) per side")
-    print(f"{'path':<30}{'direct ms':>11}{'injected ms':>13}{'ratio':>8}{'cpu ratio':>11}")
-    for name, (direct, injected) in pairs.items():
-        tool, args = tools[name]
-        m = max(10, n // 5) if name.startswith("stdio") else n
-        best_d = best_i = (float("inf"), float("inf"))
-        for _ in range(a.repeats):  # interleaved so load drifts hit both sides
-            best_d = min(best_d, anyio.run(_time, direct, m, tool, args))
-            best_i = min(best_i, anyio.run(_time, injected, m, tool, args))
-        ratio = best_i[0] / best_d[0]
-        cpu_ratio = best_i[1] / best_d[1] if best_d[1] > 0 else float("nan")
-        print(f"{name:<30}{best_d[0]*1e3:>11.3f}{best_i[0]*1e3:>13.3f}{ratio:>8.2f}"
-              f"{cpu_ratio:>11.2f}")
-        if name.startswith("stdio"):
-            extra = _proxy_cpu_per_call(direct, injected, m, tool, args)
-            print(f"{'':<30}proxy process CPU per call: {extra * 1e3:.3f} ms")
-    print("(stdio: 'cpu ratio' is this client's CPU; the proxy's own is the line below each)")
+    if SQLITE_SERVER.exists():
+        servers["mcp-server-sqlite"] = ([str(SQLITE_SERVER), "--db-path",
+                                         str(tmp / "bench.db")], "read_query", SQL_ARGS)
+    else:
+        print(f"(no {SQLITE_SERVER}: run tests/papers/mcp_injector once to install it)")
+    pidfiles = {}
+    for name, (cmd, tool, args) in servers.items():
+        pidfiles[name] = tmp / f"{name}.pid"  # the proxy's pid, for its own CPU time
+        proxied = ["sh", "-c", 'echo $$ > "$0"; exec "$@"', str(pidfiles[name]), *PROXY,
+                   "--", *cmd]
+        mode = "legacy" if name == "mcp-server-sqlite" else "auto"  # a 1.x SDK server
+        pairs[f"stdio proxy, {name}"] = ("stdio", _stdio(cmd, mode), _stdio(proxied, mode),
+                                         tool, args)
+    http_url, http_proxy, procs = _start_http(tmp)
+    if http_proxy is not None:
+        pairs["http proxy, ours"] = ("http", lambda: Client(http_url),
+                                     lambda: Client(http_proxy), "search_flights", ARGS)
+    else:
+        print("(the HTTP proxy did not start; no HTTP line)")
+    print(f"{n} fault-free calls per measurement in memory, {max(50, n // 2)} over stdio "
+          f"and HTTP; {repeats} interleaved repeats per pair")
+    print(f"{'path':<32}{'direct ms':>10}{'ratio':>8}{'range':>15}{'goal':>7}  met"
+          "   (best of repeats; range: per-repeat ratios)")
+    met_all = True
+    try:
+        for name, (kind, direct, injected, tool, args) in pairs.items():
+            m = n if kind in ("memory", "middleware") else max(50, n // 2)
+            d_t, i_t, ratios, cpus = [], [], [], []
+            pidfile = pidfiles.get(name.split(", ", 1)[1]) if kind == "stdio" else None
+            for _ in range(repeats):
+                d, _ = anyio.run(_time, direct, m, tool, args)
+                i, cpu = anyio.run(_time, injected, m, tool, args, pidfile)
+                d_t.append(d)
+                i_t.append(i)
+                ratios.append(i / d)
+                cpus.append(cpu)
+            med = min(i_t) / min(d_t)  # best of repeats on both sides
+            goal = GOALS[kind]
+            ok = med <= goal
+            met_all &= ok
+            print(f"{name:<32}{min(d_t) * 1e3:>10.3f}{med:>8.3f}"
+                  f"{f'[{min(ratios):.2f}, {max(ratios):.2f}]':>15}{goal:>7.2f}  "
+                  f"{'yes' if ok else 'NO'}")
+            if kind == "stdio":
+                cpu = 1e3 * min(cpus)
+                ok_cpu = cpu <= CPU_GOAL_MS + 1e-9
+                met_all &= ok_cpu
+                print(f"{'':<32}proxy process CPU per call {cpu:.3f} ms "
+                      f"[{1e3 * min(cpus):.3f}, {1e3 * max(cpus):.3f}] (goal <= "
+                      f"{CPU_GOAL_MS} ms)  {'yes' if ok_cpu else 'NO'}")
+    finally:
+        for p in procs:
+            p.terminate()
+    print(f"all goals met: {'yes' if met_all else 'no'} (clock ratios from one run on this "
+          "machine; a loaded machine widens the ranges)")
     return 0
 
 

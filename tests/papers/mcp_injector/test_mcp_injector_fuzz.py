@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests
 from neurips26.papers.mcp_injector import (
+    FaultDecision,
+    FaultMode,
+    Persistence,
     ProfileError,
+    fault_result,
     format_summary,
     make_tasks,
     parse_profile,
@@ -31,6 +35,18 @@ CALLS = [
         },
     ),
     Call(parse_profile, {"data": {}}, {"data": (3, "abc", {"rules": 3}, {"rules": [{"rate": 2}]})}),
+    Call(parse_profile, {"data": {}}, {"data": (
+        {"rules": [{"method": 3, "mode": "timeout"}]},
+        {"rules": [{"method": ["tools/list"], "mode": "timeout"}]},
+        {"rules": [{"method": "resources/read", "mode": "tool_error"}]},
+        {"rules": [{"uri": 3, "mode": "timeout"}]},
+        {"rules": [{"prompt": "x", "tool": "y", "mode": "timeout"}]},
+    )}),
+    Call(fault_result,
+         {"decision": FaultDecision("c", "", 0, FaultMode.EMPTY_RESULT, Persistence.PERMANENT,
+                                    "rule:0", True, -32603, "m", method="tools/list"),
+          "result": None},
+         {"decision": (None, 3, {}), "result": (3, "x", [1]), "output_schema": (3, "x")}),
     Call(summarize_log, {"log": []}, {"log": (3, None, {"kind": "call"}, [3], [None])}),
     Call(format_summary, {"summary": summarize_log([])}, {"summary": (None, 3, {})}),
 ]

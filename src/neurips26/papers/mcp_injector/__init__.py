@@ -24,14 +24,16 @@ Public API
 FaultMode, Persistence, FaultRule, BurstParams, FaultProfile, FaultDecision, FaultSchedule,
 ProfileError, parse_profile, load_profile, profile_from_counts, default_profile,
 uniform_severe_profile, FaultInjector, FaultInjectionMiddleware, FaultInjectingTransport,
-apply_fault, corrupt_result, memory_transport, run_proxy, load_config, parse_config,
-build_travel_server, make_tasks, run_grid, analyse, run_scripted_agent, summarize_log,
-format_summary, read_log, LogSummary.
+apply_fault, corrupt_result, fault_result, request_target, FAULT_METHODS, memory_transport,
+run_proxy, run_http_proxy, build_http_proxy_app, load_config, parse_config,
+build_travel_server, make_tasks, run_grid, analyse,
+run_scripted_agent, summarize_log, format_summary, read_log, LogSummary.
 """
 
 from ._compat import SDK_VERSION, memory_transport
 from .calllog import LogSummary, format_summary, read_log, summarize_log
 from .faults import (
+    FAULT_METHODS,
     BurstParams,
     FaultDecision,
     FaultMode,
@@ -57,6 +59,7 @@ from .harness import (
     run_grid,
     run_scripted_agent,
 )
+from .http_proxy import build_http_proxy_app, run_http_proxy
 from .injector import (
     FaultInjectingTransport,
     FaultInjectionMiddleware,
@@ -64,12 +67,15 @@ from .injector import (
     apply_fault,
     corrupt_result,
     empty_instance,
+    fault_result,
+    request_target,
 )
 from .proxy import ProxyConfig, load_config, parse_config, run_proxy
 from .travel import TRAVEL_TOOLS, build_travel_server, make_tasks, stdio_server_command
 
 __all__ = [
     "CONDITIONS",
+    "FAULT_METHODS",
     "SDK_VERSION",
     "SIZES",
     "STACKS",
@@ -92,10 +98,12 @@ __all__ = [
     "TaskOutcome",
     "analyse",
     "apply_fault",
+    "build_http_proxy_app",
     "build_travel_server",
     "corrupt_result",
     "default_profile",
     "empty_instance",
+    "fault_result",
     "format_summary",
     "load_config",
     "load_profile",
@@ -105,7 +113,9 @@ __all__ = [
     "parse_profile",
     "profile_from_counts",
     "read_log",
+    "request_target",
     "run_grid",
+    "run_http_proxy",
     "run_proxy",
     "run_scripted_agent",
     "stdio_server_command",

@@ -4,12 +4,15 @@ Usage::
 
     neurips26-mcp-inject --config faults.yaml [--seed N] [--log faults.jsonl] -- <server command...>
     neurips26-mcp-inject --replay faults.jsonl -- <server command...>
+    neurips26-mcp-inject --config faults.yaml --upstream http://127.0.0.1:8000/mcp \
+        --listen 127.0.0.1:8001                      # Streamable HTTP: point clients at :8001
     neurips26-mcp-inject report faults.jsonl [--json]
     python -m neurips26.papers.mcp_injector.cli --config faults.yaml -- python server.py
 
-Put this command in your agent's MCP server configuration in place of the server command;
-neither the agent nor the server changes. Exit status: 0 normal end, 1 downstream server
-failure, 2 usage or configuration error.
+Put this command in your agent's MCP server configuration in place of the server command
+(stdio), or point the agent at the ``--listen`` address instead of the server's URL
+(Streamable HTTP); neither the agent nor the server changes. Exit status: 0 normal end,
+1 downstream server failure, 2 usage or configuration error.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
         usage=f"{PROG} [--config FILE | --replay LOG] [--seed N] [--log FILE] [--strict] "
-              "-- COMMAND [ARG ...]",
+              "(-- COMMAND [ARG ...] | --upstream URL [--listen HOST:PORT])",
         description="Fault-injecting stdio proxy for Model Context Protocol servers.",
     )
     p.add_argument(
@@ -50,6 +53,10 @@ def _parser() -> argparse.ArgumentParser:
         help="longest server line relayed; a longer one is answered with an error",
     )
     p.add_argument("--strict", action="store_true", help="rules must match a listed tool")
+    p.add_argument("--upstream", help="front a Streamable HTTP MCP server at this URL instead "
+                   "of a stdio command")
+    p.add_argument("--listen", default="127.0.0.1:0", help="HOST:PORT of the HTTP proxy "
+                   "(with --upstream; port 0 picks a free one, printed on stderr)")
     return p
 
 
@@ -95,7 +102,12 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(opts)
     except SystemExit as e:  # argparse already printed the message
         return int(e.code or 0)
-    if not command:
+    if args.upstream is not None and command:
+        parser.print_usage(sys.stderr)
+        print(f"{PROG}: error: give either --upstream URL or a command after '--', not both",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    if not command and args.upstream is None:
         parser.print_usage(sys.stderr)
         print(f"{PROG}: error: no server command given after '--'", file=sys.stderr)
         return 2
@@ -124,6 +136,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_line_bytes < 1:
         print(f"{PROG}: error: --max-line-bytes must be >= 1", file=sys.stderr)
         return 2
+    if args.upstream is not None:
+        from .http_proxy import run_http_proxy
+
+        try:
+            return run_http_proxy(
+                args.upstream,
+                profile,
+                listen=args.listen,
+                seed=seed,
+                log_path=args.log if args.log is not None else cfg.log_path,
+                strict=cfg.strict or args.strict,
+                connection="http" if cfg.connection == "stdio" else cfg.connection,
+            )
+        except (ProfileError, ValueError, TypeError) as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:  # pragma: no cover
+            return 130
     try:
         return run_proxy(
             command,

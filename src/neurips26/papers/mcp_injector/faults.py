@@ -10,6 +10,14 @@ YAML/JSON/TOML (:func:`parse_profile`, :func:`load_profile`), and the stateless 
 schedule (:class:`FaultSchedule`) whose decision for ``(seed, connection, tool, k)`` does
 not depend on how calls to different tools interleave, and which replays a JSONL log.
 
+Rules act on ``tools/call`` by default; a rule's ``method`` puts it on ``tools/list``,
+``resources/list``, ``resources/templates/list``, ``resources/read``, ``prompts/list`` or
+``prompts/get`` instead (:data:`FAULT_METHODS`), its ``tool`` pattern then matching the
+resource URI (``resources/read``) or the prompt name (``prompts/get``); list methods have no
+target. The keyed draws of a ``tools/call`` are those of the earlier versions (its key is
+the bare tool name), so existing logs and seeds keep their meaning; other methods key on
+``"<method> <target>"``.
+
 Deviations from the paper
 -------------------------
 - The six failure modes and their definitions are inferred (the abstract does not list them).
@@ -46,6 +54,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "FAULT_METHODS",
     "BurstParams",
     "FaultDecision",
     "FaultMode",
@@ -95,6 +104,26 @@ TOOL_ERROR_MESSAGES = (
 _MODES = tuple(m.value for m in FaultMode)
 _PERSISTENCES = tuple(p.value for p in Persistence)
 
+#: JSON-RPC methods a rule can target (``FaultRule.method``), with the request parameter
+#: that names the target (``None``: a list method, no target).
+FAULT_METHODS: dict[str, str | None] = {
+    "tools/call": "name",
+    "tools/list": None,
+    "resources/list": None,
+    "resources/templates/list": None,
+    "resources/read": "uri",
+    "prompts/list": None,
+    "prompts/get": "name",
+}
+
+
+def schedule_key(method: str, target: str) -> str:
+    """The name a call is counted and keyed under: the tool for ``tools/call``, else
+    ``"<method> <target>"`` (``"<method>"`` for list methods)."""
+    if method == "tools/call":
+        return target
+    return f"{method} {target}" if target else method
+
 
 @dataclass(frozen=True)
 class BurstParams:
@@ -137,7 +166,10 @@ class FaultRule:
     Parameters
     ----------
     tool : str
-        Tool-name pattern (``fnmatch``: ``"*"``, ``"search_*"``).
+        Pattern (``fnmatch``: ``"*"``, ``"search_*"``) of the call's target: the tool name
+        for ``tools/call``, the resource URI for ``resources/read`` (YAML key ``uri:``
+        also), the prompt name for ``prompts/get`` (YAML key ``prompt:``); list methods
+        have no target and need ``"*"``.
     mode : FaultMode
         What the client observes.
     persistence : Persistence
@@ -187,6 +219,13 @@ class FaultRule:
         the call is forwarded, the server acts, and its response is replaced (or withheld,
         or the connection dropped). ``malformed_result`` and a delayed ``timeout`` always
         forward (they need or delay the server's response).
+    method : str
+        The JSON-RPC method the rule acts on, one of :data:`FAULT_METHODS` (default
+        ``"tools/call"``). ``tool_error`` (an ``isError`` tool result) exists only for
+        ``tools/call``; on the other methods ``empty_result`` is an empty list (or no
+        ``contents`` / ``messages``) and ``malformed_result`` gives list items fields of the
+        wrong JSON type (the client's validation rejects them) or halves a resource's or
+        prompt's text.
     """
 
     tool: str = "*"
@@ -205,10 +244,11 @@ class FaultRule:
     cut_bytes: int | None = None
     cut_then: str = "newline"
     after_server: bool = False
+    method: str = "tools/call"
 
-    def matches(self, tool: str) -> bool:
-        """Whether the rule's pattern matches ``tool``."""
-        return fnmatch.fnmatchcase(tool, self.tool)
+    def matches(self, tool: str, method: str = "tools/call") -> bool:
+        """Whether the rule acts on ``method`` and its pattern matches the target ``tool``."""
+        return method == self.method and fnmatch.fnmatchcase(tool, self.tool)
 
 
 @dataclass(frozen=True)
@@ -329,6 +369,9 @@ class FaultDecision:
         Wire-level cut of the response line (see :attr:`FaultRule.cut_bytes`).
     cut_then : str
         ``"newline"`` or ``"close"`` after the cut.
+    method : str
+        The JSON-RPC method of the call (``tool`` holds its target, see
+        :attr:`FaultRule.method`).
     """
 
     connection: str
@@ -345,6 +388,7 @@ class FaultDecision:
     retry_after_s: float | None = None
     cut_bytes: int | None = None
     cut_then: str = "newline"
+    method: str = "tools/call"
 
     @property
     def reaches_server(self) -> bool:
@@ -372,6 +416,7 @@ class FaultDecision:
             "retry_after_s": self.retry_after_s,
             "cut_bytes": self.cut_bytes,
             "cut_then": self.cut_then,
+            "method": self.method,
         }
 
     @classmethod
@@ -392,6 +437,7 @@ class FaultDecision:
             retry_after_s=rec.get("retry_after_s"),
             cut_bytes=rec.get("cut_bytes"),
             cut_then=str(rec.get("cut_then", "newline")),
+            method=str(rec.get("method", "tools/call")),
         )
 
 
@@ -420,6 +466,15 @@ JITTERS = ("lognormal", "exponential", "uniform")
 def _check_rule(rule: FaultRule, where: str) -> None:
     if not isinstance(rule.tool, str) or not rule.tool:
         raise ProfileError(f"{where}: tool must be a non-empty pattern string, got {rule.tool!r}")
+    if not isinstance(rule.method, str) or rule.method not in FAULT_METHODS:
+        raise ProfileError(f"{where}: method must be one of {', '.join(FAULT_METHODS)}, got "
+                           f"{rule.method!r}")
+    if FAULT_METHODS[rule.method] is None and rule.tool != "*":
+        raise ProfileError(f"{where}: method {rule.method!r} has no target; its pattern must "
+                           f"be '*', got {rule.tool!r}")
+    if rule.mode is FaultMode.TOOL_ERROR and rule.method != "tools/call":
+        raise ProfileError(f"{where}: mode 'tool_error' (an isError tool result) exists only "
+                           f"for tools/call; use 'protocol_error' on {rule.method!r}")
     if not isinstance(rule.mode, FaultMode):
         raise ProfileError(f"{where}: mode must be a FaultMode, got {rule.mode!r}")
     if not isinstance(rule.persistence, Persistence):
@@ -519,6 +574,13 @@ def _parse_rule(i: int, d: Any) -> FaultRule:
     where = f"rule {i}"
     if not isinstance(d, Mapping):
         raise ProfileError(f"{where}: must be a mapping of fields, got {d!r}")
+    d = dict(d)
+    for alias, method in (("uri", "resources/read"), ("prompt", "prompts/get")):
+        if alias in d:
+            if "tool" in d:
+                raise ProfileError(f"rule {i}: give either 'tool' or {alias!r}, not both")
+            d["tool"] = d.pop(alias)
+            d.setdefault("method", method)
     where = f"rule {i} (tool {d.get('tool', '*')!r})"
     unknown = set(d) - _RULE_KEYS
     if unknown:
@@ -562,7 +624,8 @@ def parse_profile(data: Mapping[str, Any] | None) -> FaultProfile:
         Keys: ``rules`` (list of rule mappings with ``tool``, ``mode``, ``persistence``,
         ``rate``, ``onset``, ``duration``, ``burst``, ``error_code``, ``message``, ``hang_s``,
         ``jitter``, ``jitter_scale``, ``retry_after_s``, ``cut_bytes``, ``cut_then``,
-        ``after_server``),
+        ``after_server``, ``method``; ``uri`` / ``prompt`` stand for ``tool`` and default
+        ``method`` to ``resources/read`` / ``prompts/get``),
         ``mode_weights``, ``persistence_weights``, ``fault_rate``, ``transient_duration``,
         ``intermittent_p``, ``intermittent_window``, ``error_code``, ``label``,
         ``after_server``. ``None`` or
@@ -839,11 +902,14 @@ class FaultSchedule:
             raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
         self.profile = profile
         self.seed = int(seed)
-        self._replay: dict[tuple[str, str, int], FaultDecision] | None = None
-        self._incidents: dict[tuple[str, str], list[tuple | None]] = {}
+        self._replay: dict[tuple[str, str, str, int], FaultDecision] | None = None
+        # (connection, tool) -> (next call index, entry of the call before it): the
+        # incident process depends only on the previous call, so O(1) memory per pair
+        self._incidents: dict[tuple[str, str], tuple[int, tuple | None]] = {}
         self._bursts: dict[tuple[str, str, int], list[bool]] = {}
         self._prefix: dict[tuple[str, str], int] = {}
-        self._matching: dict[str, tuple[int, ...]] = {}  # tool -> indices of matching rules
+        # (method, target) -> indices of matching rules
+        self._matching: dict[tuple[str, str], tuple[int, ...]] = {}
         modes, pers = list(profile.mode_weights), list(profile.persistence_weights)
         self._cum = (  # cumulative weights for inverse-CDF draws, computed once
             modes,
@@ -905,15 +971,14 @@ class FaultSchedule:
     def _incident(self, connection: str, tool: str, k: int) -> tuple | None:
         """``(mode, persistence, start)`` if call ``k`` fails under the incident process."""
         p = self.profile
-        seq = self._incidents.setdefault((connection, tool), [])
+        j, last = self._incidents.get((connection, tool), (0, None))
+        if j > k + 1:  # an earlier call than the last one asked: iterate again from 0
+            j, last = 0, None
         modes, mcum, pers, pcum = self._cum
-        while len(seq) <= k:
-            j = len(seq)
+        while j <= k:
             u = self._u(connection, tool, j, 0, 4)  # (start, mode, pers, fail)
             # the incident in force from earlier calls, if any: (mode, pers, start, end)
-            active = None
-            if seq and seq[-1] is not None and seq[-1][3] > j:
-                active = seq[-1]
+            active = last if last is not None and last[3] > j else None
             if active is None:
                 if u[0] < p.fault_rate:
                     mode = modes[min(bisect.bisect_left(mcum, u[1] * mcum[-1]), len(modes) - 1)]
@@ -924,37 +989,46 @@ class FaultSchedule:
                         end = j + p.transient_duration
                     else:
                         end = j + p.intermittent_window
-                    seq.append((mode, q, j, end, True))
+                    last = (mode, q, j, end, True)
                 else:
-                    seq.append(None)
-                continue
-            mode, q, start, end = active[:4]
-            # within an incident: permanent/transient fail; intermittent fails w.p. p
-            fails = q != "intermittent" or u[3] < p.intermittent_p
-            seq.append((mode, q, start, end, fails))
-        entry = seq[k]
+                    last = None
+            else:
+                mode, q, start, end = active[:4]
+                # within an incident: permanent/transient fail; intermittent fails w.p. p
+                fails = q != "intermittent" or u[3] < p.intermittent_p
+                last = (mode, q, start, end, fails)
+            j += 1
+        self._incidents[(connection, tool)] = (j, last)
+        entry = last
         if entry is None or not entry[4]:
             return None
         return entry[0], entry[1], entry[2] == k
 
     # -- public --------------------------------------------------------------------------
     def decide(
-        self, tool: str, call_index: int, *, connection: str = "default"
+        self, tool: str, call_index: int, *, connection: str = "default",
+        method: str = "tools/call",
     ) -> FaultDecision | None:
         """The fault for call ``k = call_index`` to ``tool`` on ``connection``, or ``None``.
 
         Parameters
         ----------
         tool : str
-            Tool name as sent in ``tools/call``.
+            The call's target: the tool name of a ``tools/call``, the URI of a
+            ``resources/read``, the prompt name of a ``prompts/get``, ``""`` for list
+            methods.
         call_index : int
-            ``k >= 0``, counted per tool per connection.
+            ``k >= 0``, counted per target per method per connection.
         connection : str
             Connection label.
+        method : str
+            The JSON-RPC method, one of :data:`FAULT_METHODS` (default ``"tools/call"``).
 
         Returns
         -------
         FaultDecision or None
+            Calibrated incidents (``fault_rate``) apply to ``tools/call`` only; rules to
+            the method they name.
         """
         if not isinstance(tool, str):
             raise TypeError(f"tool must be a str, got {type(tool).__name__}")
@@ -962,29 +1036,32 @@ class FaultSchedule:
             raise TypeError(f"call_index must be an int, got {call_index!r}")
         if call_index < 0:
             raise ValueError(f"call_index must be >= 0, got {call_index}")
+        if method not in FAULT_METHODS:
+            raise ValueError(f"method must be one of {', '.join(FAULT_METHODS)}, got {method!r}")
         k = int(call_index)
         if self._replay is not None:
-            return self._replay.get((connection, tool, k))
-        idx = self._matching.get(tool)
+            return self._replay.get((connection, method, tool, k))
+        idx = self._matching.get((method, tool))
         if idx is None:
-            idx = tuple(i for i, r in enumerate(self.profile.rules) if r.matches(tool))
+            idx = tuple(i for i, r in enumerate(self.profile.rules) if r.matches(tool, method))
             if len(self._matching) < 4096:
-                self._matching[tool] = idx
+                self._matching[(method, tool)] = idx
+        key = tool if method == "tools/call" else schedule_key(method, tool)
         for i in idx:
             rule = self.profile.rules[i]
-            if self._rule_fires(i, rule, connection, tool, k):
+            if self._rule_fires(i, rule, connection, key, k):
                 start = k == rule.onset if rule.persistence is not Persistence.INTERMITTENT else (
-                    k == 0 or not self._rule_fires(i, rule, connection, tool, k - 1)
+                    k == 0 or not self._rule_fires(i, rule, connection, key, k - 1)
                 )
                 hang_s = rule.hang_s
                 if rule.jitter is not None:
-                    hang_s = self._jittered(rule, i, connection, tool, k)
+                    hang_s = self._jittered(rule, i, connection, key, k)
                 return self._make(
                     connection, tool, k, rule.mode, rule.persistence, f"rule:{i}", start,
                     rule.error_code, rule.message, hang_s, rule.after_server,
-                    rule.retry_after_s, rule.cut_bytes, rule.cut_then,
+                    rule.retry_after_s, rule.cut_bytes, rule.cut_then, method,
                 )
-        if self.profile.fault_rate > 0:
+        if self.profile.fault_rate > 0 and method == "tools/call":
             inc = self._incident(connection, tool, k)
             if inc is not None:
                 mode, q, start = inc
@@ -995,7 +1072,8 @@ class FaultSchedule:
         return None
 
     def _make(self, connection, tool, k, mode, pers, source, start, code, message, hang_s,
-              after_server=False, retry_after_s=None, cut_bytes=None, cut_then="newline"):
+              after_server=False, retry_after_s=None, cut_bytes=None, cut_then="newline",
+              method="tools/call"):
         if message is None and retry_after_s is not None:
             message = (f"429 Too Many Requests: rate limit exceeded, retry after "
                        f"{retry_after_s:g} s")  # fmt: skip
@@ -1019,6 +1097,7 @@ class FaultSchedule:
             retry_after_s=None if retry_after_s is None else float(retry_after_s),
             cut_bytes=None if cut_bytes is None else int(cut_bytes),
             cut_then=cut_then,
+            method=method,
         )
 
     @classmethod
@@ -1060,6 +1139,6 @@ class FaultSchedule:
             if r.get("kind") != "fault":
                 continue
             d = FaultDecision.from_record(r)
-            table[(d.connection, d.tool, d.call_index)] = d
+            table[(d.connection, d.method, d.tool, d.call_index)] = d
         sched._replay = table
         return sched

@@ -39,7 +39,7 @@ from typing import Any
 
 import anyio
 
-from .faults import FaultDecision, FaultMode, FaultProfile, FaultSchedule
+from .faults import FAULT_METHODS, FaultDecision, FaultMode, FaultProfile, FaultSchedule
 
 __all__ = [
     "CONNECTION_CLOSED_CODE",
@@ -49,6 +49,8 @@ __all__ = [
     "apply_fault",
     "corrupt_result",
     "empty_instance",
+    "fault_result",
+    "request_target",
 ]
 
 #: The SDK's code for a closed connection (``mcp_types.CONNECTION_CLOSED``).
@@ -203,9 +205,122 @@ def corrupt_result(decision: FaultDecision, result: Mapping[str, Any] | None, *,
     raise ValueError(f"corrupt_result: mode {mode.value!r} does not produce a result")
 
 
+#: The list key of each list method's result.
+_LIST_KEYS = {
+    "tools/list": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+    "prompts/list": "prompts",
+}
+
+
+def request_target(method: Any, params: Any) -> str | None:
+    """The target of a request that rules can act on, or ``None`` if none can.
+
+    The tool name of a ``tools/call``, the URI of a ``resources/read``, the prompt name of
+    a ``prompts/get``, ``""`` for the list methods of :data:`~.faults.FAULT_METHODS`;
+    ``None`` for any other method or a request without a string target.
+
+    Examples
+    --------
+    >>> request_target("resources/read", {"uri": "memo://insights"})
+    'memo://insights'
+    >>> request_target("tools/list", None), request_target("ping", {})
+    ('', None)
+    """
+    if not isinstance(method, str) or method not in FAULT_METHODS:
+        return None
+    field = FAULT_METHODS[method]
+    if field is None:
+        return ""
+    target = params.get(field) if isinstance(params, Mapping) else None
+    return target if isinstance(target, str) else None
+
+
+def _halve_text(block: Any) -> Any:
+    if isinstance(block, dict):
+        out = dict(block)
+        for key in ("text", "blob"):
+            if isinstance(out.get(key), str):
+                out[key] = out[key][: max(1, len(out[key]) // 2)]
+        if isinstance(out.get("content"), dict):  # a prompt message
+            out["content"] = _halve_text(out["content"])
+        return out
+    return block
+
+
+def fault_result(decision: FaultDecision, result: Mapping[str, Any] | None, *,
+                 output_schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The wire ``result`` that ``decision`` turns ``result`` into, for any fault method.
+
+    ``tools/call`` is :func:`corrupt_result`. For the list methods ``empty_result`` is an
+    empty list (``{"tools": []}``, ...) and ``malformed_result`` gives every listed item's
+    ``name`` and ``uri`` a value of the wrong JSON type (an SDK client's validation rejects
+    it); for ``resources/read`` they are no ``contents`` / every text and blob halved, for
+    ``prompts/get`` no ``messages`` / every message text halved.
+
+    Parameters
+    ----------
+    decision : FaultDecision
+        An ``empty_result`` or ``malformed_result`` decision (or ``tool_error`` for
+        ``tools/call``).
+    result : mapping or None
+        The server's original ``result`` (``None`` when the call never reached it).
+    output_schema : mapping or None
+        The tool's ``outputSchema`` (``tools/call`` only).
+
+    Returns
+    -------
+    dict
+        The replacement ``result`` object (camelCase wire keys).
+    """
+    if not isinstance(decision, FaultDecision):
+        raise TypeError(f"decision must be a FaultDecision, got {type(decision).__name__}")
+    if result is not None and not isinstance(result, Mapping):
+        raise TypeError(f"result must be a mapping or None, got {type(result).__name__}")
+    if output_schema is not None and not isinstance(output_schema, Mapping):
+        raise TypeError(f"output_schema must be a mapping or None, got "
+                        f"{type(output_schema).__name__}")
+    method = decision.method
+    if method == "tools/call":
+        return corrupt_result(decision, result, output_schema=output_schema)
+    mode = decision.mode
+    if mode not in (FaultMode.EMPTY_RESULT, FaultMode.MALFORMED_RESULT):
+        raise ValueError(f"fault_result: mode {mode.value!r} does not produce a result")
+    if result is None:  # never reached the server: what every protocol version accepts
+        out: dict[str, Any] = {"resultType": "complete"}
+        if method != "prompts/get":  # cacheable results (required by 2026-07-28)
+            out.update(ttlMs=0, cacheScope="private")
+    else:
+        out = copy.deepcopy(dict(result))
+    key = _LIST_KEYS.get(method) or ("contents" if method == "resources/read" else "messages")
+    if mode is FaultMode.EMPTY_RESULT:
+        out[key] = []
+        out.pop("nextCursor", None)
+        if method == "prompts/get":
+            out.pop("description", None)
+        return out
+    items = out.get(key) if isinstance(out.get(key), list) else []
+    if method in _LIST_KEYS:
+        bad = []
+        for item in items or [{"name": "x", "uri": "x"}]:
+            item = dict(item) if isinstance(item, dict) else {}
+            for f in ("name", "uri", "uriTemplate"):
+                if f in item or f == "name":
+                    item[f] = _corrupt_value(item.get(f, ""))
+            bad.append(item)
+        out[key] = bad
+    else:
+        out[key] = [_halve_text(b) for b in items] or [{"text": '{"truncated": '}]
+    return out
+
+
 def apply_fault(decision: FaultDecision | None, response: Mapping[str, Any], *,
                 output_schema: Mapping[str, Any] | None = None) -> Any:
-    """Rewrite one JSON-RPC response (a dict) to a ``tools/call`` according to ``decision``.
+    """Rewrite one JSON-RPC response (a dict) according to ``decision``.
+
+    The response answers a ``tools/call`` or another method of
+    :data:`~.faults.FAULT_METHODS` (``decision.method``; see :func:`fault_result`).
 
     Returns the new response dict, the original when ``decision`` is ``None``, ``DROP``
     (``"drop"``: withhold it) or ``DISCONNECT`` (``"disconnect"``: close the connection).
@@ -216,7 +331,7 @@ def apply_fault(decision: FaultDecision | None, response: Mapping[str, Any], *,
     decision : FaultDecision or None
         The injector's decision for this call (``None``: no fault).
     response : mapping
-        The server's JSON-RPC response (``result`` or ``error``) to the ``tools/call``.
+        The server's JSON-RPC response (``result`` or ``error``) to the request.
     output_schema : mapping or None
         The called tool's ``outputSchema``, passed to :func:`corrupt_result`.
 
@@ -238,7 +353,7 @@ def apply_fault(decision: FaultDecision | None, response: Mapping[str, Any], *,
         if decision.retry_after_s is not None:
             err["data"] = {"retryAfter": decision.retry_after_s}
         return {"jsonrpc": "2.0", "id": rid, "error": err}
-    result = corrupt_result(decision, response.get("result"), output_schema=output_schema)
+    result = fault_result(decision, response.get("result"), output_schema=output_schema)
     return {"jsonrpc": "2.0", "id": rid, "result": result}
 
 
@@ -254,7 +369,9 @@ class FaultInjector:
     log_path : str or Path or None
         When set, every record is also appended to this JSONL file, after a
         ``{"kind": "start", ...}`` marker written when the injector is created (earlier runs
-        in the file are kept; :meth:`FaultSchedule.from_log` replays the last run).
+        in the file are kept; :meth:`FaultSchedule.from_log` replays the last run). The file
+        is opened once, unbuffered in append mode: each record is one ``write(2)`` of a
+        whole line; :meth:`close` (or garbage collection) closes it.
     strict : bool
         :meth:`check_tools` raises instead of warning for rules that match no listed tool.
 
@@ -265,6 +382,9 @@ class FaultInjector:
         :meth:`FaultDecision.to_record`) and ``kind = "anomaly"`` (unexpected traffic).
     calls_ : dict
         ``(connection, tool) -> number of tools/call seen``.
+    method_calls_ : dict
+        ``(connection, method, target) -> number of calls seen`` for the other methods of
+        :data:`~.faults.FAULT_METHODS` (``target`` ``""`` for list methods).
     cancelled_ : int
         Server-side handlers held by a ``timeout`` that observed their cancellation.
 
@@ -298,10 +418,12 @@ class FaultInjector:
         self.strict = bool(strict)
         self.log_: list[dict[str, Any]] = []
         self.calls_: dict[tuple[str, str], int] = {}
+        self.method_calls_: dict[tuple[str, str, str], int] = {}
         self.cancelled_ = 0
         self.output_schemas_: dict[str, dict[str, Any]] = {}
         self._n_connections = 0
         self._session_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._log_fh = None
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             marker = {
@@ -310,8 +432,22 @@ class FaultInjector:
                 "pid": os.getpid(),
                 "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             }
-            with open(self.log_path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(marker, sort_keys=True) + "\n")
+            # unbuffered, append-only: one write(2) per record, so each is on disk as a
+            # whole line at once (no separate flush) and concurrent appenders never interleave
+            self._log_fh = open(self.log_path, "ab", buffering=0)
+            self._finalizer = weakref.finalize(self, self._log_fh.close)
+            self._write(marker)
+
+    def _write(self, rec: dict[str, Any]) -> None:
+        fh = self._log_fh
+        if fh is None or fh.closed:
+            return
+        fh.write((json.dumps(rec, sort_keys=True) + "\n").encode("utf-8"))
+
+    def close(self) -> None:
+        """Close the log file (records after this go to :attr:`log_` only)."""
+        if self._log_fh is not None and not self._log_fh.closed:
+            self._log_fh.close()
 
     @property
     def seed(self) -> int:
@@ -323,12 +459,18 @@ class FaultInjector:
         self._n_connections += 1
         return label
 
-    def decide(self, tool: str, *, connection: str = "default") -> FaultDecision | None:
-        """Count a ``tools/call`` to ``tool`` on ``connection``; return (and log) its fault."""
-        key = (connection, tool)
-        k = self.calls_.get(key, 0)
-        self.calls_[key] = k + 1
-        d = self.schedule.decide(tool, k, connection=connection)
+    def decide(self, tool: str, *, connection: str = "default",
+               method: str = "tools/call") -> FaultDecision | None:
+        """Count a call of ``method`` to target ``tool`` on ``connection``; return (and log)
+        its fault. ``tool`` is the target of :func:`request_target` (``""`` for lists)."""
+        if method == "tools/call":
+            key: tuple = (connection, tool)
+            counts: dict = self.calls_
+        else:
+            key, counts = (connection, method, tool), self.method_calls_
+        k = counts.get(key, 0)
+        counts[key] = k + 1
+        d = self.schedule.decide(tool, k, connection=connection, method=method)
         if d is not None:
             self._append(d.to_record(seed=self.seed))
         return d
@@ -362,26 +504,25 @@ class FaultInjector:
 
         Written to ``log_path`` only (a no-op without one), not kept in :attr:`log_`: a
         long-running proxy would otherwise hold every call in memory."""
-        if self.log_path is not None:
-            with open(self.log_path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(rec, sort_keys=True) + "\n")
+        self._write(rec)
 
     def _append(self, rec: dict[str, Any]) -> None:
         self.log_.append(rec)
-        if self.log_path is not None:
-            with open(self.log_path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(rec, sort_keys=True) + "\n")
+        self._write(rec)
 
     def faults(self) -> list[dict[str, Any]]:
         """The ``kind = "fault"`` records of the log."""
         return [r for r in self.log_ if r.get("kind") == "fault"]
 
+    def _tool_rules(self) -> list[Any]:
+        rules = getattr(getattr(self.schedule, "profile", None), "rules", ())
+        return [r for r in rules if r.method == "tools/call"]
+
     def check_tools(self, names: Iterable[str]) -> list[str]:
-        """Rule patterns that match none of ``names`` (a warning, or an error if strict)."""
+        """``tools/call`` rule patterns that match none of ``names`` (a warning, or an error
+        if strict)."""
         names = list(names)
-        unused = [
-            r.tool for r in self.schedule.profile.rules if not any(r.matches(n) for n in names)
-        ]
+        unused = [r.tool for r in self._tool_rules() if not any(r.matches(n) for n in names)]
         if unused:
             msg = f"fault rules match no tool the server lists: {unused}; tools: {names}"
             if self.strict:
@@ -392,9 +533,7 @@ class FaultInjector:
     def check_tools_quiet(self, names: Iterable[str]) -> list[str]:
         """Like :meth:`check_tools` without the warning (still raises when strict)."""
         names = list(names)
-        unused = [
-            r.tool for r in self.schedule.profile.rules if not any(r.matches(n) for n in names)
-        ]
+        unused = [r.tool for r in self._tool_rules() if not any(r.matches(n) for n in names)]
         if unused and self.strict:
             raise ValueError(f"fault rules match no tool the server lists: {unused}")
         return unused
@@ -438,8 +577,10 @@ class FaultInjector:
 class FaultInjectionMiddleware:
     """Server-side fault injection as an ``mcp.server.context.ServerMiddleware``.
 
-    Acts only on ``tools/call`` requests (``ctx.method``), reading the tool name from
-    ``ctx.params["name"]``; every other request and notification passes through untouched.
+    Acts on the requests of :data:`~.faults.FAULT_METHODS` (``ctx.method``: ``tools/call``
+    with the tool name from ``ctx.params["name"]``, the list methods, ``resources/read``
+    with its ``uri``, ``prompts/get`` with its ``name``); every other request and
+    notification passes through untouched.
     Handshake-era connections (``Client(..., mode="legacy")``, stdio) are labelled
     ``conn-<n>`` in order of first sight; requests of the stateless 2026-07-28 protocol
     (the SDK's default for in-process clients) share the label ``"stateless"``.
@@ -449,29 +590,24 @@ class FaultInjectionMiddleware:
         self.injector = injector
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
-        if ctx.method == "tools/list":
-            res = await call_next(ctx)
-            tools = res.get("tools") if isinstance(res, dict) else getattr(res, "tools", None)
-            if tools is not None:
-                self.injector.note_tools([t.model_dump(by_alias=True, mode="json",
-                                                       exclude_none=True)
-                                          if hasattr(t, "model_dump") else t for t in tools])
-            return res
-        if ctx.method != "tools/call" or ctx.request_id is None:
-            return await call_next(ctx)
-        params = ctx.params or {}
-        tool = params.get("name")
-        if not isinstance(tool, str):
+        method = ctx.method
+        target = request_target(method, ctx.params) if ctx.request_id is not None else None
+        if target is None:
             return await call_next(ctx)
         conn = self.injector._connection_label(ctx)
-        d = self.injector.decide(tool, connection=conn)
+        d = self.injector.decide(target, connection=conn, method=method)
         if d is None:
-            return await call_next(ctx)
+            res = await call_next(ctx)
+            if method == "tools/list":
+                self._note(res)
+            return res
         from mcp import MCPError  # lazy: keep `faults` importable without the SDK
 
         res = None
         if d.after_server and d.mode is not FaultMode.MALFORMED_RESULT:
             res = await call_next(ctx)  # the server acts; then the fault replaces its answer
+            if method == "tools/list":
+                self._note(res)
             if d.mode is FaultMode.TIMEOUT and d.hang_s is not None:
                 await anyio.sleep(d.hang_s)
                 return res
@@ -489,25 +625,36 @@ class FaultInjectionMiddleware:
             raise MCPError(code=d.error_code, message=d.message, data=data)
         if d.mode is FaultMode.CONNECTION_DROP:
             raise MCPError(code=CONNECTION_CLOSED_CODE, message="injected connection drop")
-        from mcp_types import CallToolResult
-
         if d.mode is FaultMode.MALFORMED_RESULT:
             res = await call_next(ctx)
+            if method == "tools/list":
+                self._note(res)
         if hasattr(res, "model_dump"):
             res = res.model_dump(by_alias=True, mode="json", exclude_none=True)
+        out = fault_result(d, res, output_schema=self.injector.output_schema(target))
+        if method != "tools/call":
+            return out  # a wire dict: the runner sends it as is
+        from mcp_types import CallToolResult
+
         # a model, so the runner serialises it for the negotiated protocol version
-        return CallToolResult.model_validate(
-            corrupt_result(d, res, output_schema=self.injector.output_schema(tool)))
+        return CallToolResult.model_validate(out)
+
+    def _note(self, res: Any) -> None:
+        tools = res.get("tools") if isinstance(res, dict) else getattr(res, "tools", None)
+        if tools is not None:
+            self.injector.note_tools([t.model_dump(by_alias=True, mode="json", exclude_none=True)
+                                      if hasattr(t, "model_dump") else t for t in tools])
 
 
 class FaultInjectingTransport:
     """Client-side fault injection around any SDK transport; itself a ``Transport``.
 
-    Records outgoing ``tools/call`` requests by id and rewrites, withholds or replaces the
-    matching response (:func:`apply_fault`); every other message, including pings,
-    notifications, ``tools/list`` and exceptions from the inner transport, passes through
-    unchanged. A ``connection_drop`` closes both directions, so the pending call and every
-    later call fail with the SDK's connection error.
+    Records outgoing requests of :data:`~.faults.FAULT_METHODS` (``tools/call``, the list
+    methods, ``resources/read``, ``prompts/get``) by id and rewrites, withholds or replaces
+    the matching response (:func:`apply_fault`); every other message, including pings,
+    notifications and exceptions from the inner transport, passes through unchanged (a
+    request no rule fires on too). A ``connection_drop`` closes both directions, so the
+    pending call and every later call fail with the SDK's connection error.
 
     Parameters
     ----------
@@ -570,10 +717,11 @@ class FaultInjectingTransport:
                 if self._closed:
                     break
                 m = msg.message
-                if isinstance(m, JSONRPCRequest) and m.method == "tools/call":
-                    tool = (m.params or {}).get("name")
-                    if isinstance(tool, str):
-                        d = self.injector.decide(tool, connection=self.connection)
+                if isinstance(m, JSONRPCRequest) and m.method in FAULT_METHODS:
+                    tool = request_target(m.method, m.params)
+                    if tool is not None:
+                        d = self.injector.decide(tool, connection=self.connection,
+                                                 method=m.method)
                         if d is not None and not d.reaches_server:
                             if d.mode is FaultMode.CONNECTION_DROP:
                                 await self._disconnect()

@@ -3,7 +3,9 @@
 The proxy speaks newline-delimited JSON-RPC on its own stdin/stdout, starts the downstream
 server command, and relays every line. Lines it does not rewrite are forwarded as the very
 same bytes, so with an empty profile the proxy is transparent byte for byte. A
-``tools/call`` request is counted per tool (on the proxy's single connection). A fault
+``tools/call`` request is counted per tool (on the proxy's single connection); the other
+methods rules can target (``tools/list``, ``resources/list``, ``resources/read``,
+``prompts/list``, ``prompts/get``, ...) per method and target, with the same semantics. A fault
 that models a failure before the server acts (``tool_error``, ``protocol_error``,
 ``empty_result``, ``timeout`` without ``hang_s``, ``connection_drop``) is answered by the
 proxy and the call never reaches the server; otherwise (``malformed_result``, a delayed
@@ -13,9 +15,17 @@ the relay: a garbage line from the client is answered with a JSON-RPC parse erro
 (-32700, ``id: null``); a garbage line from the server is passed on; a server line over
 ``max_line`` bytes is dropped and the request it answered gets a -32603 error (its id is
 read from the line's first bytes); all are logged. Framing is linear in the bytes read.
+The two directions are relayed by two threads with blocking reads and writes on the
+server's pipes (one lock guards the shared state and the client's stdout, another the
+server's stdin); the event loop only runs delayed answers, the server's stderr and the
+process, so a call costs two thread wake-ups and no event-loop round trips.
 On a ``connection_drop``, a failed ``strict`` check or the server's death the client's
 stdout is closed first, then the server's stdin; a server still running 5 s after the
-client's EOF is killed.
+client's EOF is killed. At exit the log gets a ``kind = "stop"`` record with the number of
+``tools/call`` relayed and the proxy's own CPU seconds while relaying (``cpu_s``).
+A server answer that starts as the SDKs write it (``{"jsonrpc":"2.0","id":N,"result":``)
+and needs no rewrite is passed on without parsing the rest of the line (so an invalid
+tail is not logged as an anomaly); every other line is parsed.
 """
 
 from __future__ import annotations
@@ -23,7 +33,6 @@ from __future__ import annotations
 import collections
 import hashlib
 import json
-import math
 import os
 import re
 import sys
@@ -39,7 +48,7 @@ import anyio.from_thread
 import anyio.lowlevel
 
 from .faults import FaultMode, FaultProfile, FaultSchedule, ProfileError, _parse_profile
-from .injector import DISCONNECT, DROP, FaultInjector, apply_fault
+from .injector import DISCONNECT, DROP, FaultInjector, apply_fault, request_target
 
 __all__ = ["MAX_LINE", "LineSplitter", "ProxyConfig", "load_config", "parse_config", "run_proxy"]
 
@@ -272,6 +281,11 @@ class LineSplitter:
         return []
 
 
+#: A server success response as the SDKs write it (``{"jsonrpc":"2.0","id":<int or plain
+#: string>,"result":``): its id is read from the first bytes, so a response the proxy does
+#: not rewrite is passed on without parsing the whole line.
+_FAST_RE = re.compile(rb'\{"jsonrpc":\s*"2\.0",\s*"id":\s*(-?\d+|"[^"\\]*")\s*,\s*"result"\s*:')
+_IS_ERROR_RE = re.compile(rb'"isError"\s*:\s*true')
 _ID_RE = re.compile(rb'"id"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*"|null)')
 
 
@@ -290,6 +304,38 @@ class _Relay:
         self.client_closed = False
         self.stderr_tail: collections.deque[bytes] = collections.deque(maxlen=40)
         self.calls: dict[Any, dict[str, Any]] = {}  # tools/call id -> call record so far
+        # the two relay threads and the event loop share this state: one lock for it and
+        # the client's stdout, one for the server's stdin (never held while waiting on the
+        # other, so a server that writes while we write to it cannot deadlock the relay)
+        self.lock = threading.RLock()
+        self.server_lock = threading.Lock()
+        self.server_fd: int | None = None
+        self.in_loop: Any = None  # schedule f(*args) on the event loop, from any thread
+        self.start_soon: Any = None
+        self.cancel: Any = None
+
+    def send_server(self, line: bytes) -> bool:
+        """Write a line to the server's stdin (blocking); False once it is gone."""
+        with self.server_lock:
+            fd = self.server_fd
+            if fd is None:
+                return False
+            view = memoryview(line)
+            try:
+                while view:
+                    view = view[os.write(fd, view):]
+            except OSError:
+                return False
+        return True
+
+    def close_server_in(self) -> None:
+        with self.server_lock:
+            fd, self.server_fd = self.server_fd, None
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
     def call_started(self, key: Any, msg_id: Any, tool: str, params: Any, d: Any) -> None:
         """Open the per-call log record of a ``tools/call`` (closed by :meth:`call_done`)."""
@@ -374,75 +420,85 @@ def _key(rid: Any) -> Any:
     return None
 
 
-def _start_stdin_reader(stdin: BinaryIO) -> Any:
-    """Batches of lines of ``stdin`` on a memory stream, read by a daemon thread.
+def _stdin_lines(stdin: BinaryIO) -> Any:
+    """Lines of ``stdin`` (each ending in a newline but maybe the last), framed linearly.
 
-    Framing is linear (:class:`LineSplitter`); an empty batch marks end of input. The
-    thread never blocks interpreter exit.
+    ``os.read`` on the raw fd, not ``stdin.readline``: a daemon thread blocked inside a
+    ``BufferedReader`` holds its lock and aborts the interpreter at shutdown.
     """
-    send, recv = anyio.create_memory_object_stream[list[bytes]](math.inf)
-    token = anyio.lowlevel.current_token()
-
-    def deliver(lines: list[bytes]) -> None:
-        anyio.from_thread.run_sync(send.send_nowait, lines, token=token)
-
-    def pump() -> None:
-        # os.read on the raw fd, not stdin.readline: a daemon thread blocked inside a
-        # BufferedReader holds its lock and aborts the interpreter at shutdown.
-        try:
-            fd = stdin.fileno()
-        except (AttributeError, OSError, ValueError):
-            fd = None
-        try:
-            if fd is None:
-                while line := stdin.readline():
-                    deliver([line])
-            else:
-                split = LineSplitter()
-                while chunk := os.read(fd, 1 << 16):
-                    lines = [ln + b"\n" for _, ln in split.feed(chunk)]
-                    if lines:
-                        deliver(lines)
-                tail = [ln for _, ln in split.close()]
-                if tail:
-                    deliver(tail)
-            deliver([])
-        except Exception:  # loop gone or stream closed: nothing left to deliver to
-            return
-
-    threading.Thread(target=pump, name="mcp-inject-stdin", daemon=True).start()
-    return recv
+    try:
+        fd = stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = None
+    if fd is None:
+        while line := stdin.readline():
+            yield line
+        return
+    split = LineSplitter()
+    while chunk := os.read(fd, 1 << 16):
+        for _, ln in split.feed(chunk):
+            yield ln + b"\n"
+    for _, ln in split.close():
+        yield ln
 
 
-def _disconnect(relay: _Relay, proc: Any, tg: Any, why: str) -> None:
-    """Drop the connection now: close the client's stdout and the server's stdin."""
+def _disconnect(relay: _Relay, why: str) -> None:
+    """Drop the connection now: close the client's stdout, then (loop) the server's stdin."""
     relay.dropped = True
     relay.say(why)
-    relay.close_client()
-    tg.cancel_scope.cancel()  # run_proxy_async then closes the server's stdin at once
+    with relay.lock:
+        relay.close_client()
+    relay.in_loop(relay.cancel)  # run_proxy_async then closes the server's stdin at once
 
 
-async def _client_to_server(relay: _Relay, stdin: BinaryIO, proc: Any, tg: Any) -> None:
-    batches = _start_stdin_reader(stdin)
-    done = False
-    while not done:
-        try:
-            batch = await batches.receive()
-        except anyio.EndOfStream:
-            break
-        if not batch:
-            break
-        for line in batch:
-            if not await _from_client(relay, line, proc, tg):
-                done = True
+def _client_thread(relay: _Relay, stdin: BinaryIO, on_eof: Any) -> None:
+    """Relay client lines to the server (a daemon thread); tell the loop at EOF."""
+    try:
+        for line in _stdin_lines(stdin):
+            if not _from_client(relay, line):
                 break
             if relay.dropped:
                 return
-    relay.client_eof = True
-    try:
-        await proc.stdin.aclose()
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+    except Exception:  # a closed stdin or a loop that is gone: nothing left to relay
         pass
+    relay.client_eof = True
+    relay.close_server_in()
+    try:
+        relay.in_loop(on_eof)
+    except RuntimeError:  # the loop has already finished
+        pass
+
+
+def _server_thread(relay: _Relay, fd: int, max_line: int, on_eof: Any) -> None:
+    """Relay server lines to the client (a daemon thread); tell the loop at EOF."""
+    split = LineSplitter(max_line)
+    try:
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                chunk = b""
+            events = split.feed(chunk) if chunk else split.close()
+            with relay.lock:
+                for kind, line in events:
+                    if kind == "too_long":
+                        _answer_too_long(relay, line, max_line)
+                    elif not _from_server(relay, line):
+                        return
+            if not chunk:
+                break
+        relay.in_loop(on_eof)
+    except RuntimeError:  # the loop has already finished
+        pass
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+async def _after_client_eof(relay: _Relay, proc: Any, eof: Any) -> None:
+    await eof.wait()
     # a server that ignores stdin EOF must not keep the proxy alive
     with anyio.move_on_after(EOF_GRACE_S):
         await proc.wait()
@@ -451,10 +507,33 @@ async def _client_to_server(relay: _Relay, stdin: BinaryIO, proc: Any, tg: Any) 
         proc.kill()
 
 
-async def _from_client(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
-    """Handle one client line; False when the server's stdin is gone."""
+async def _after_server_eof(relay: _Relay, proc: Any, tg: Any, eof: Any) -> None:
+    await eof.wait()
+    if not relay.client_eof:
+        code = proc.returncode
+        with anyio.move_on_after(2):
+            code = await proc.wait()
+        tail = b"".join(relay.stderr_tail).decode("utf-8", "replace")[-2000:]
+        relay.say(
+            f"downstream server exited (code {code}) while the client was still connected; "
+            f"stderr tail:\n{tail}"
+        )
+        relay.failed = True
+    tg.cancel_scope.cancel()
+
+
+def _from_client(relay: _Relay, line: bytes) -> bool:
+    """Handle one client line (client thread); False when the server's stdin is gone."""
     if not line.strip():
         return True
+    with relay.lock:
+        if not _note_client(relay, line):
+            return True
+    return relay.send_server(line)
+
+
+def _note_client(relay: _Relay, line: bytes) -> bool:
+    """Book-keeping and injection for one client line; False when it is not forwarded."""
     try:
         msg = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -465,7 +544,7 @@ async def _from_client(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
             "error": {"code": -32700, "message": "Parse error"},
         }
         relay.write_client(json.dumps(err).encode())
-        return True
+        return False
     if isinstance(msg, list):
         relay.inj.record_anomaly("client", "batched message passed through", connection=relay.conn)
     elif isinstance(msg, dict) and "method" in msg:
@@ -476,7 +555,7 @@ async def _from_client(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
                 k = _key(params.get("requestId"))
                 if k is not None and k in relay.swallowed:
                     relay.swallowed.discard(k)
-                    return True  # the server never saw that request
+                    return False  # the server never saw that request
                 relay.outstanding.pop(k, None)
         elif _key(msg["id"]) is None:
             if method == "tools/call":
@@ -487,30 +566,29 @@ async def _from_client(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
                 )
         else:
             key = _key(msg["id"])
-            tool = params.get("name") if isinstance(params, dict) else None
-            if method == "tools/call" and isinstance(tool, str):
-                d = relay.inj.decide(tool, connection=relay.conn)
-                relay.call_started(key, msg["id"], tool, params, d)
+            tool = request_target(method, params)  # tool, URI, prompt name, "" (lists)
+            if tool is not None:
+                d = relay.inj.decide(tool, connection=relay.conn, method=method)
+                if method == "tools/call":
+                    relay.call_started(key, msg["id"], tool, params, d)
                 if d is not None and not d.reaches_server:
                     if d.mode is FaultMode.CONNECTION_DROP:
                         relay.call_done(key, "disconnected")
-                        _disconnect(relay, proc, tg, f"injected connection drop on {tool!r}")
-                        return True
+                        _disconnect(relay, f"injected connection drop on {method} {tool!r}")
+                        return False
+                    schema = relay.inj.output_schema(tool) if method == "tools/call" else None
                     new = apply_fault(d, {"jsonrpc": "2.0", "id": msg["id"]},
-                                      output_schema=relay.inj.output_schema(tool))
+                                      output_schema=schema)
                     if new == DROP:
                         relay.swallowed.add(key)
                         relay.call_done(key, "no_response")
                     else:
                         relay.write_client(json.dumps(new, separators=(",", ":")).encode())
                         relay.call_done(key, _outcome(new))
-                    return True  # failed before the server acted: never forwarded
-                relay.pending[key] = d
+                    return False  # failed before the server acted: never forwarded
+                if d is not None:
+                    relay.pending[key] = d
             relay.outstanding[key] = method if isinstance(method, str) else "?"
-    try:
-        await proc.stdin.send(line)
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-        return False
     return True
 
 
@@ -525,8 +603,9 @@ def _outcome(msg: Any) -> str:
 async def _deliver_later(relay: _Relay, line: bytes, delay: float, key: Any = None,
                          outcome: str = "ok") -> None:  # fmt: skip
     await anyio.sleep(delay)
-    relay.write_client(line)
-    relay.call_done(key, outcome)
+    with relay.lock:
+        relay.write_client(line)
+        relay.call_done(key, outcome)
 
 
 def _answer_too_long(relay: _Relay, head: bytes, limit: int) -> None:
@@ -558,38 +637,20 @@ def _answer_too_long(relay: _Relay, head: bytes, limit: int) -> None:
     relay.call_done(key, "error")
 
 
-async def _server_to_client(relay: _Relay, proc: Any, tg: Any, max_line: int) -> None:
-    split = LineSplitter(max_line)
-    eof = False
-    while not eof:
-        try:
-            chunk = await proc.stdout.receive(1 << 16)
-            events = split.feed(chunk)
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            eof = True
-            events = split.close()
-        for kind, line in events:
-            if kind == "too_long":
-                _answer_too_long(relay, line, max_line)
-            elif not _from_server(relay, line, proc, tg):
-                return
-    # downstream EOF
-    if not relay.client_eof:
-        code = proc.returncode
-        with anyio.move_on_after(2):
-            code = await proc.wait()
-        tail = b"".join(relay.stderr_tail).decode("utf-8", "replace")[-2000:]
-        relay.say(
-            f"downstream server exited (code {code}) while the client was still connected; "
-            f"stderr tail:\n{tail}"
-        )
-        relay.failed = True
-    tg.cancel_scope.cancel()
-
-
-def _from_server(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
-    """Handle one server line; False when the relay must stop."""
+def _from_server(relay: _Relay, line: bytes) -> bool:
+    """Handle one server line (server thread, ``relay.lock`` held); False to stop."""
     raw = line + b"\n"
+    fast = _FAST_RE.match(line)
+    if fast is not None:  # hot path: a plain answer to a request we do not rewrite
+        rid = fast.group(1)
+        key = ("s", rid[1:-1].decode("utf-8", "replace")) if rid[:1] == b'"' \
+            else ("n", int(rid))  # fmt: skip
+        if key not in relay.pending and relay.outstanding.get(key) != "tools/list":
+            relay.outstanding.pop(key, None)
+            relay.write_client(raw)
+            if relay.calls:  # a call record to close (only with a log)
+                relay.call_done(key, "is_error" if _IS_ERROR_RE.search(line) else "ok")
+            return True
     if not line.strip():
         return True
     try:
@@ -604,27 +665,33 @@ def _from_server(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
     key = _key(msg.get("id"))
     if key is not None:
         relay.outstanding.pop(key, None)
+    if ("result" in msg or "error" in msg) and key is not None and key not in relay.pending:
+        relay.call_done(key, _outcome(msg))  # a call record to close, if any
     if ("result" in msg or "error" in msg) and key is not None and key in relay.pending:
         d = relay.pending.pop(key)
-        new = apply_fault(d, msg, output_schema=relay.inj.output_schema(d.tool) if d else None)
+        if d is not None and d.method == "tools/list" and isinstance(msg.get("result"), dict):
+            relay.inj.note_tools(msg["result"].get("tools"))  # the real schemas, then the fault
+        schema = relay.inj.output_schema(d.tool) if d and d.method == "tools/call" else None
+        new = apply_fault(d, msg, output_schema=schema)
         if new == DROP:
             relay.call_done(key, "no_response")
             return True
         if new == DISCONNECT:  # connection_drop after the server acted
             relay.call_done(key, "disconnected")
-            _disconnect(relay, proc, tg, f"injected connection drop after {d.tool!r}")
+            _disconnect(relay, f"injected connection drop after {d.tool!r}")
             return False
         if d is not None and d.cut_bytes is not None:  # wire-level: the real line, cut
             relay.write_client(raw[: d.cut_bytes], newline=d.cut_then == "newline")
             relay.call_done(key, "cut")
             if d.cut_then == "close":
-                _disconnect(relay, proc, tg, f"injected cut after {d.cut_bytes} bytes of the "
+                _disconnect(relay, f"injected cut after {d.cut_bytes} bytes of the "
                             f"response to {d.tool!r}")  # fmt: skip
                 return False
             return True
         out = raw if new is msg else (json.dumps(new, separators=(",", ":")) + "\n").encode()
         if d is not None and d.mode is FaultMode.TIMEOUT and d.hang_s is not None:
-            tg.start_soon(_deliver_later, relay, out, d.hang_s, key, _outcome(new))
+            relay.in_loop(relay.start_soon, _deliver_later, relay, out, d.hang_s, key,
+                          _outcome(new))
             return True
         relay.write_client(out)
         relay.call_done(key, _outcome(new))
@@ -638,10 +705,22 @@ def _from_server(relay: _Relay, line: bytes, proc: Any, tg: Any) -> bool:
         except ValueError as e:
             relay.write_client(raw)
             relay.failed = True
-            _disconnect(relay, proc, tg, f"error: {e}")
+            _disconnect(relay, f"error: {e}")
             return False
     relay.write_client(raw)
     return True
+
+
+def _loop_caller() -> Any:
+    """``f(*args)`` scheduled on the running event loop, callable from any thread."""
+    try:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        return loop.call_soon_threadsafe
+    except RuntimeError:  # another backend (trio)
+        token = anyio.lowlevel.current_token()
+        return lambda f, *a: anyio.from_thread.run_sync(f, *a, token=token)
 
 
 async def _relay_stderr(relay: _Relay, proc: Any) -> None:
@@ -670,29 +749,48 @@ async def run_proxy_async(
     stderr = stderr if stderr is not None else sys.stderr
     relay = _Relay(injector, connection, stdout, stderr)
     cmd = [str(c) for c in command]
+    # the server's stdin and stdout are our own pipes, relayed by two threads with blocking
+    # reads and writes (the loop only runs timers, stderr and the process): a call costs
+    # two thread wake-ups and no event-loop round trips
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
     try:
-        proc = await anyio.open_process(cmd, stdin=-1, stdout=-1, stderr=-1)
+        proc = await anyio.open_process(cmd, stdin=in_r, stdout=out_w, stderr=-1)
     except OSError as e:
+        for fd in (in_r, in_w, out_r, out_w):
+            os.close(fd)
         relay.say(f"cannot start downstream server {' '.join(cmd)!r}: {e}")
         return 1
+    os.close(in_r)
+    os.close(out_w)
+    relay.server_fd = in_w
+    cpu0 = time.process_time()
     async with proc:
+        client_eof, server_eof = anyio.Event(), anyio.Event()
         async with anyio.create_task_group() as tg:
+            relay.in_loop = _loop_caller()
+            relay.start_soon, relay.cancel = tg.start_soon, tg.cancel_scope.cancel
             tg.start_soon(_relay_stderr, relay, proc)
-            tg.start_soon(_server_to_client, relay, proc, tg, max_line)
-            tg.start_soon(_client_to_server, relay, stdin, proc, tg)
+            tg.start_soon(_after_client_eof, relay, proc, client_eof)
+            tg.start_soon(_after_server_eof, relay, proc, tg, server_eof)
+            threading.Thread(target=_server_thread, args=(relay, out_r, max_line,
+                             server_eof.set), name="mcp-inject-server", daemon=True).start()
+            threading.Thread(target=_client_thread, args=(relay, stdin, client_eof.set),
+                             name="mcp-inject-stdin", daemon=True).start()
         # the client is told first; then the server gets EOF and a grace period
-        relay.close_client()
-        relay.calls_unanswered()
-        try:
-            await proc.stdin.aclose()
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            pass
+        with relay.lock:
+            relay.close_client()
+            relay.calls_unanswered()
+        relay.close_server_in()
         if proc.returncode is None:
             with anyio.move_on_after(5):
                 await proc.wait()
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+    # the proxy's own CPU while it relayed (start-up excluded), for `report` and benchmarks
+    injector._write({"kind": "stop", "calls": sum(injector.calls_.values()),
+                     "cpu_s": round(time.process_time() - cpu0, 6), "time": time.time()})
     return 1 if relay.failed else 0
 
 
@@ -746,6 +844,9 @@ def run_proxy(
         inj = FaultInjector(profile, seed=seed, log_path=log_path, strict=strict)
     except OSError as e:
         raise ProfileError(f"cannot open log {str(log_path)!r}: {e.strerror or e}") from None
-    return anyio.run(
-        lambda: run_proxy_async(command, inj, connection=connection, max_line=max_line)
-    )
+    try:
+        return anyio.run(
+            lambda: run_proxy_async(command, inj, connection=connection, max_line=max_line)
+        )
+    finally:
+        inj.close()
