@@ -91,6 +91,9 @@ AUTO_SDP_MAX_DIM = 60
 #: A localisation round needs at least this many points in its band (else it stops).
 MIN_BAND_SAMPLES = 10
 
+#: Median of a chi-square variable with one degree of freedom (``clean_variance="auto"``).
+CHI2_1_MEDIAN = 0.454936423119572
+
 #: Largest removable fraction ``xi_t`` of a band round.
 MAX_BAND_XI = 0.5
 
@@ -193,7 +196,7 @@ def fit_robust_halfspace(
     band_shrink: float = 0.5,
     filter_const: float = 1.0,
     variance_slack: float = 1.0,
-    clean_variance: float = 1.0,
+    clean_variance: float | str = 1.0,
     outlier_method: str = "auto",
     max_iter: int = 50,
     tol: float = 1e-4,
@@ -230,8 +233,12 @@ def fit_robust_halfspace(
         ``c_f``: rows with ``||x||_inf > c_f sqrt(2 log(2 n d / 0.05))`` are dropped.
     variance_slack : float
         ``c_v`` >= 0 of :func:`~.outliers.variance_cap`.
-    clean_variance : float
-        Clean directional second moment ``sigma^2`` (1 for isotropic standardised features).
+    clean_variance : float or "auto"
+        Clean per-coordinate second moment ``sigma^2`` (1 for standardised features). The
+        features are divided by ``sigma`` before every step, so the filter level, the cap,
+        the bands and the hinge scales are in units of ``sigma``. ``"auto"`` estimates it
+        robustly as ``median(x_ij^2) / 0.455`` (the median of a chi-square(1) variable),
+        which a minority of corrupted rows cannot move far.
     outlier_method : {"auto", "sdp", "power", "eig", "none"}
         Oracle of soft outlier removal: ``"auto"`` is ``"sdp"`` for ``d <= 60`` and
         ``"power"`` above (``"eig"`` for the L2 ball); ``"none"`` skips it (uniform weights:
@@ -288,7 +295,17 @@ def fit_robust_halfspace(
     c_v = float(variance_slack)
     if not np.isfinite(c_v) or c_v < 0:
         raise ValueError(f"variance_slack must be a finite number >= 0, got {variance_slack}")
-    sigma2 = check_positive(clean_variance, "clean_variance")
+    if isinstance(clean_variance, str):
+        if clean_variance != "auto":
+            raise ValueError(
+                f"clean_variance must be a number > 0 or 'auto', got {clean_variance!r}"
+            )
+        sigma2 = float(np.median(X**2)) / CHI2_1_MEDIAN
+        if not sigma2 > 0:
+            raise ValueError("clean_variance='auto' found median(x_ij^2) = 0; pass a number")
+    else:
+        sigma2 = check_positive(clean_variance, "clean_variance")
+    X = X / math.sqrt(sigma2)  # unit clean scale from here on
     check_int(max_iter, "max_iter", minimum=0)
     check_positive(tol, "tol")
     methods = (*OUTLIER_METHODS, "auto", "none")
@@ -314,7 +331,7 @@ def fit_robust_halfspace(
     def reweight(rows: np.ndarray, xi: float) -> tuple[np.ndarray, OutlierWeights | None, float]:
         """Soft outlier removal on ``X[rows]``: returns q (len(rows),), details, cap."""
         m = rows.size
-        cap = variance_cap(m, d, s, xi, clean_variance=sigma2, variance_slack=c_v)
+        cap = variance_cap(m, d, s, xi, clean_variance=1.0, variance_slack=c_v)
         if method == "none":
             return np.full(m, 1.0 / m), None, cap
         # Eq. (2): sup_{w in W} sum_i q_i <w, x_i>^2 <= sigma_bar^2, q_i <= 1/((1 - xi) m)
@@ -432,8 +449,8 @@ class _RobustHalfspaceBase(ClassifierMixin, BaseEstimator):
         classes = np.unique(y)
         if classes.size != 2:
             raise ValueError(
-                f"{type(self).__name__} is a binary classifier: y must hold 2 classes, got "
-                f"{classes.size} class(es) {classes.tolist()[:5]}"
+                f"Only binary classification is supported. {type(self).__name__}: y must hold "
+                f"2 classes, got {classes.size} class(es) {classes.tolist()[:5]}"
             )
         y_pm = np.where(y == classes[1], 1.0, -1.0)  # (n,)
         d = X.shape[1]
@@ -467,6 +484,9 @@ class _RobustHalfspaceBase(ClassifierMixin, BaseEstimator):
         self.rounds_ = fit.rounds
         self.n_rounds_ = len(fit.rounds) - 1
         self.stop_reason_ = fit.stop_reason
+        self.n_iter_ = max(
+            (r.outlier.num_cuts + 1 for r in fit.rounds if r.outlier is not None), default=0
+        )
         self.classes_ = classes
         return self
 
@@ -505,8 +525,9 @@ class RobustSparseHalfspace(_RobustHalfspaceBase):
         ``c_f`` of the L-infinity filter (1 = the union-bound level).
     variance_slack : float
         ``c_v`` of the variance cap (:func:`~.outliers.variance_cap`).
-    clean_variance : float
-        Clean directional second moment (1 for standardised isotropic features).
+    clean_variance : float or "auto"
+        Clean per-coordinate second moment (1 for standardised features; ``"auto"``: a
+        robust estimate, see :func:`fit_robust_halfspace`).
     outlier_method : {"auto", "sdp", "power", "none"}
         Oracle of soft outlier removal (see :func:`fit_robust_halfspace`).
     max_iter : int
@@ -538,6 +559,9 @@ class RobustSparseHalfspace(_RobustHalfspaceBase):
         Band rounds completed (``<= num_rounds``).
     stop_reason_ : str
         Why localisation stopped early ("" if it did not).
+    n_iter_ : int
+        Oracle calls (cutting planes + 1) of the longest round's soft outlier removal (0
+        when it is skipped).
     certified_ : bool
         Whether every round's variance bound is certified (SDP oracle).
     outlier_ : OutlierWeights or None
@@ -564,7 +588,7 @@ class RobustSparseHalfspace(_RobustHalfspaceBase):
         band_shrink: float = 0.5,
         filter_const: float = 1.0,
         variance_slack: float = 1.0,
-        clean_variance: float = 1.0,
+        clean_variance: float | str = 1.0,
         outlier_method: str = "auto",
         max_iter: int = 50,
         tol: float = 1e-4,
@@ -618,7 +642,7 @@ class RobustDenseHalfspace(_RobustHalfspaceBase):
     Attributes
     ----------
     coef_, classes_, n_features_in_, sample_weight_, kept_mask_, rounds_, n_rounds_,
-    stop_reason_, certified_, outlier_
+    stop_reason_, n_iter_, certified_, outlier_
         As in :class:`RobustSparseHalfspace`.
 
     Examples
@@ -640,7 +664,7 @@ class RobustDenseHalfspace(_RobustHalfspaceBase):
         band_shrink: float = 0.5,
         filter_const: float = 1.0,
         variance_slack: float = 1.0,
-        clean_variance: float = 1.0,
+        clean_variance: float | str = 1.0,
         outlier_method: str = "eig",
         max_iter: int = 50,
         tol: float = 1e-4,
