@@ -119,8 +119,8 @@ class Config:
     claim_eta: float = param(
         0.1, help="noise rate at which the robustness claim is read", min=0.0, max=1.0
     )
-    sweep_seeds: int = param(4, help="draws per noise rate in the sweep", min=1)
-    claim_seeds: int = param(6, help="draws at the claim's noise rate", min=1)
+    sweep_seeds: int = param(3, help="draws per noise rate in the sweep", min=1)
+    claim_seeds: int = param(5, help="draws at the claim's noise rate", min=1)
     sweep_n_mult: float = param(4.0, help="sweep samples as a multiple of n_eps", min=0.0)
     adversary: str = param(
         "flip_cluster",

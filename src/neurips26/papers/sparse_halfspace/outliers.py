@@ -245,7 +245,7 @@ def sparse_pca_sdp(Sigma, *, sparsity: int, solver: str = "CLARABEL") -> SparseV
 
 
 def sparse_variance_power(
-    Sigma, *, sparsity: int, max_iter: int = 100, num_starts: int = 4
+    Sigma, *, sparsity: int, max_iter: int = 30, num_starts: int = 4, tol: float = 1e-5
 ) -> SparseVariance:
     """Heuristic ``sup_{w in W} w' Sigma w`` by a power method over W (no certificate).
 
@@ -264,6 +264,8 @@ def sparse_variance_power(
         Power steps per start.
     num_starts : int
         Number of starting points (1 = the top eigenvector only).
+    tol : float
+        Stop a start when a step raises the value by less than this fraction.
 
     Returns
     -------
@@ -288,7 +290,7 @@ def sparse_variance_power(
             w_new = maximize_linear_l1_l2(Sigma @ w, radius_l1=r1)
             val_new = float(w_new @ Sigma @ w_new)
             w = w_new
-            if val_new <= val * (1 + 1e-7):  # no more ascent (the value never decreases)
+            if val_new <= val * (1 + tol):  # no more ascent (the value never decreases)
                 val = val_new
                 break
             val = max(val, val_new)

@@ -176,9 +176,9 @@ PAPER = Paper(
         (
             "small",
             "s = 3, gamma = 0.1, eps = 0.05: sample-need scan over d in {50, 100, 200, 400} "
-            "with 5 seeds (n <= 4500, grid factor 1.4) for ours and the L2-ball reference, and "
-            "over s in {2, 4, 8} at d = 100 for ours; eta in {0, 0.05, 0.1, 0.15} at d = 200 "
-            "with 4 seeds (6 at eta = 0.1) for ours, the ablation and three baselines; SDP "
+            "with 5 seeds (n <= 4500 for ours, <= 3200 for the L2-ball reference, grid factor "
+            "1.4), and over s in {2, 4, 8} at d = 100 for ours; eta in {0, 0.05, 0.1, 0.15} at "
+            "d = 200 with 3 seeds (5 at eta = 0.1) for ours, the ablation and three baselines; SDP "
             "cost at d in {20, 40, 60}; a few minutes of CPU time.",
         ),
         (
