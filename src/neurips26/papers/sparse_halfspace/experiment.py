@@ -142,6 +142,11 @@ class Config:
         help="outlier oracle used in the sample-need scan",
         choices=("auto", "sdp", "power", "eig", "none"),
     )
+    sweep_outlier_method: str = param(
+        "auto",
+        help="outlier oracle of ours in the robustness sweep (auto: SDP for d <= 60)",
+        choices=("auto", "sdp", "power"),
+    )
 
 
 TIERS = {
@@ -149,13 +154,14 @@ TIERS = {
         dims=(10, 20),
         growth_dims=(10, 20),
         sparsities=(1, 2),
-        sparsity_dim=20,
-        num_seeds=3,
+        sparsity_dim=10,
+        num_seeds=2,
         n_start=40,
         n_max=300,
         dense_n_max=300,
-        num_rounds=2,
+        num_rounds=1,
         sweep_dim=20,
+        sweep_outlier_method="power",
         sweep_etas=(0.1,),
         sweep_seeds=2,
         claim_seeds=2,
@@ -462,7 +468,7 @@ def _run(cfg: Config) -> RunResult:
                 seed=_seed(cfg, 10_000 + k, i),
             )
             for method in methods:
-                w, est = _fit_coef(method, data.X, data.y, cfg, i, s)
+                w, est = _fit_coef(method, data.X, data.y, cfg, i, s, cfg.sweep_outlier_method)
                 errors.setdefault((eta, method), []).append(
                     clean_error(w, data.w_star, margin=cfg.margin)
                 )

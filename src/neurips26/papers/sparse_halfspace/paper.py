@@ -172,7 +172,7 @@ PAPER = Paper(
         "The lower bound is theoretical and not checked.",
     ),
     tiers=(
-        ("smoke", "d in {10, 20}, s in {1, 2}, 3 seeds, n <= 300, eta = 0.1 at d = 20; seconds."),
+        ("smoke", "d in {10, 20}, s in {1, 2}, 2 seeds, n <= 300, eta = 0.1 at d = 20; seconds."),
         (
             "small",
             "s = 3, gamma = 0.1, eps = 0.05: sample-need scan over d in {50, 100, 200, 400} "
