@@ -25,12 +25,23 @@
 4. Cost: one sparse-PCA SDP solve (SCS) versus the power method at ``d = 20, 40, 60``
    (seconds, volatile: context only).
 
-Claims that may not reproduce, and why we think so: the sample-need ratios are read off a
-grid of factor 1.4 with five seeds, so their bootstrap intervals are wide and a claim whose
-value sits near its bar can come out inconclusive; the dense reference's ``n_eps(400)`` is
-censored at ``n_max``, so its growth is a lower bound (it can only understate the
-contrast). The mechanism claim on the flip cluster is close to its bar by design (the
-attack's scale is near the cap's detection edge), so it can fail on a bad seed. See
+Claims that do not reproduce at the small tier, and why we think so (the numbers are in the
+store and the report):
+
+- ``beats_baselines`` comes out inconclusive, not failed: our mean error at ``eta = 0.1`` is
+  close to 0, so the ratio "smallest baseline error / ours" divides by a tiny, seed-dependent
+  number (floored at 0.001); with five seeds its bootstrap interval is very wide and
+  reaches below 1.5 although every baseline's mean error is far above ours. A paired test on
+  error differences, or more seeds, would decide it; we keep the spec's ratio.
+- ``outlier_removal_downweights`` (a check) is inconclusive: the flip cluster's scale 4 is
+  deliberately close to the detection edge of the analysis' cap (the residual-mass bound
+  ``(sigma_bar^2 - 1) / (alpha^2 - 1)`` sits just under ``eta / 2``), so the share of weight
+  left on the cluster varies from seed to seed around a value below the bar, and five
+  seeds' Student-t interval straddles it.
+- The dense reference's ``n_eps(400)`` is censored at ``dense_n_max``, so its growth is a
+  lower bound (it can only understate the contrast with ours).
+
+See
 ``paper.py`` for the claims and tiers.
 """
 
