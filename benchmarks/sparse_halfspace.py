@@ -36,16 +36,21 @@ SIZES = {  # dims, etas, seeds, n_max
 
 
 def _fit(name: str, X, y, s: int, seed: int, oracle: str) -> np.ndarray:
-    n, d = X.shape
+    d = X.shape[1]
     try:
         if name == "ours":
             clf = RobustSparseHalfspace(sparsity=s, noise_rate=0.15, outlier_method=oracle)
             return clf.fit(X, y).coef_
+        if name == "single_round":  # ours without the localisation rounds
+            clf = RobustSparseHalfspace(
+                sparsity=s, noise_rate=0.15, outlier_method=oracle, num_rounds=0
+            )
+            return clf.fit(X, y).coef_
         if name == "no_reweighting":
-            return RobustSparseHalfspace(sparsity=s, outlier_method="none").fit(X, y).coef_
+            clf = RobustSparseHalfspace(sparsity=s, noise_rate=0.15, outlier_method="none")
+            return clf.fit(X, y).coef_
         if name == "dense_l2":
-            slack = 2.0 * (1.0 + np.sqrt(d / n)) ** 2 - 1.0
-            return RobustDenseHalfspace(noise_rate=0.15, variance_slack=slack).fit(X, y).coef_
+            return RobustDenseHalfspace(noise_rate=0.15).fit(X, y).coef_
     except InfeasibleWeightsError:
         return np.zeros(d)  # declined: scored as a random guess
     if name == "linear_svc":
@@ -53,7 +58,7 @@ def _fit(name: str, X, y, s: int, seed: int, oracle: str) -> np.ndarray:
     return l1_logistic(X, y, seed=seed)
 
 
-METHODS = ("ours", "no_reweighting", "dense_l2", "linear_svc", "l1_logistic")
+METHODS = ("ours", "single_round", "no_reweighting", "dense_l2", "linear_svc", "l1_logistic")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -12,30 +12,36 @@ def test_smoke_run_metrics_figures_and_determinism():
     a = experiment.run(cfg)
     b = experiment.run(cfg)
     assert a.stable_metrics() == b.stable_metrics()
-    for key in (
-        "growth_ours",
-        "growth_dense",
-        "error_ours_claim_eta",
-        "baseline_error_ratio_min",
-        "corrupt_weight_over_eta",
-        "filter_removed_frac",
-    ):
-        assert math.isfinite(a.metrics[key]), key
+    paper = get_paper("sparse_halfspace")
+    for claim in paper.claims:
+        if not claim.tiers:
+            continue
+        assert math.isfinite(a.metrics[claim.metric]), claim.metric
+        # every noisy claim carries a finite, nonnegative uncertainty
+        assert claim.uncertainty, claim.id
+        assert 0 <= a.metrics[claim.uncertainty] < math.inf, claim.uncertainty
     assert 0 <= a.metrics["error_ours_claim_eta"] <= 0.5
-    assert a.metrics["filter_removed_frac"] == 1.0  # spikes are far above the threshold
     assert a.metrics["certified_frac_sdp_dmin"] == 1.0  # d = 10 uses the certified SDP
+    assert a.metrics["localization_rounds_mean"] >= 1  # the band rounds ran
+    assert "error_single_round_claim_eta" in a.metrics
+    assert {"n_eps_ours_s1", "n_eps_ours_s2", "sparsity_slope_ours"} <= set(a.metrics)
     assert set(a.figures) == {"sample_need", "robustness", "sdp_cost"}
     assert all(png[:4] == b"\x89PNG" for png in a.figures.values())
-    assert {"method", "dim", "n_eps", "censored"} <= set(a.tables["sample_need"][0])
+    assert {"method", "dim", "sparsity", "n_eps", "censored_seeds"} <= set(
+        a.tables["sample_need"][0]
+    )
     assert "sdp_seconds_d20" in a.volatile
 
 
 def test_claims_and_config_round_trip():
     paper = get_paper("sparse_halfspace")
     ids = [c.id for c in paper.claims]
-    assert "attribute_efficiency" in ids and "lower_bound" in ids
+    assert {"attribute_efficiency", "sample_need_sparsity", "lower_bound"} <= set(ids)
     lower = next(c for c in paper.claims if c.id == "lower_bound")
     assert paper.evaluate({}, "small")[ids.index("lower_bound")].verdict == NOT_RUN
     assert lower.tiers == ()
+    kinds = {c.id: c.kind for c in paper.claims}
+    assert kinds["outlier_removal_downweights"] == kinds["filter_removes_large_norm"] == "check"
+    assert kinds["robust_error"] == kinds["beats_baselines"] == "paper"
     for cfg in experiment.TIERS.values():
         assert config_from_dict(type(cfg), config_to_dict(cfg)) == cfg

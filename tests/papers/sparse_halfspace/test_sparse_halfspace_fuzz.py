@@ -14,6 +14,7 @@ from neurips26.papers.sparse_halfspace import (
     make_margin_halfspace,
     project_capped_simplex,
     project_l1_l2,
+    variance_cap,
 )
 
 A, S = BAD_ARRAYS, BAD_SCALARS
@@ -26,7 +27,19 @@ CALLS = [
     Call(
         filter_threshold,
         {"num_samples": 100, "dim": 10},
-        {"num_samples": S, "dim": S, "filter_const": S},
+        {"num_samples": S, "dim": S, "filter_const": S, "delta": S},
+    ),
+    Call(
+        variance_cap,
+        {"num_samples": 100, "dim": 10, "sparsity": 2, "xi": 0.2},
+        {
+            "num_samples": S,
+            "dim": S,
+            "sparsity": S,
+            "xi": S,
+            "clean_variance": S,
+            "variance_slack": S,
+        },
     ),
     Call(
         hinge_objective,
@@ -36,7 +49,14 @@ CALLS = [
     Call(
         make_margin_halfspace,
         {"num_samples": 20, "dim": 5, "sparsity": 2},
-        {"num_samples": S, "dim": S, "sparsity": S, "margin": S, "noise_rate": S},
+        {
+            "num_samples": S,
+            "dim": S,
+            "sparsity": S,
+            "margin": S,
+            "noise_rate": S,
+            "attack_spike": S,
+        },
     ),
 ]
 

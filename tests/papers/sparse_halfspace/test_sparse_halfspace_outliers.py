@@ -39,14 +39,28 @@ def _cov(seed, n, d, spike=0.0):
 
 
 def test_filter_threshold_formula_and_gaussian_pass_rate():
-    expected = 3 * math.sqrt(math.log(5000))
-    assert filter_threshold(100, 50, filter_const=3.0) == pytest.approx(expected)
+    expected = math.sqrt(2 * math.log(2 * 5000 / 0.05))  # union bound over n d entries
+    assert filter_threshold(100, 50) == pytest.approx(expected)
+    assert filter_threshold(100, 50, filter_const=3.0) == pytest.approx(3 * expected)
+    assert filter_threshold(100, 50, delta=0.5) < expected
+    # P(some |x_ij| > t) <= delta: over 20 Gaussian samples the filter keeps every point in
+    # at least 19 (an exact union bound at delta = 0.05)
+    misses = 0
+    for seed in range(20):
+        X = np.random.default_rng(seed).standard_normal((500, 100))
+        misses += not linf_filter(X, threshold=filter_threshold(500, 100)).all()
+    assert misses <= 1
     X = np.random.default_rng(0).standard_normal((2000, 100))
-    kept = linf_filter(X, threshold=filter_threshold(2000, 100))
-    assert kept.all()  # 3 sqrt(log(n d)) is far above the Gaussian maximum
     X[:10, 5] = 2 * filter_threshold(2000, 100)
     kept = linf_filter(X, threshold=filter_threshold(2000, 100))
     assert not kept[:10].any() and kept[10:].all()
+
+
+def test_filter_threshold_bad_delta():
+    with pytest.raises(ValueError, match="delta must be in"):
+        filter_threshold(10, 10, delta=1.0)
+    with pytest.raises(ValueError, match="delta must be"):
+        filter_threshold(10, 10, delta=0.0)
 
 
 def test_filter_is_exactly_the_linf_rule():

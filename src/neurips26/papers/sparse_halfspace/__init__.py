@@ -9,7 +9,9 @@ from .baselines import l1_logistic, linear_svc
 from .data import ADVERSARIES, HalfspaceData, clean_error, make_margin_halfspace
 from .estimator import (
     AUTO_SDP_MAX_DIM,
+    MIN_BAND_SAMPLES,
     HalfspaceFit,
+    LocalizationRound,
     RobustDenseHalfspace,
     RobustSparseHalfspace,
     fit_robust_halfspace,
@@ -28,16 +30,19 @@ from .outliers import (
     soft_outlier_weights,
     sparse_pca_sdp,
     sparse_variance_power,
+    variance_cap,
 )
 
 __all__ = [
     "ADVERSARIES",
     "AUTO_SDP_MAX_DIM",
+    "MIN_BAND_SAMPLES",
     "OUTLIER_METHODS",
     "SDP_MAX_DIM",
     "HalfspaceData",
     "HalfspaceFit",
     "InfeasibleWeightsError",
+    "LocalizationRound",
     "OutlierWeights",
     "RobustDenseHalfspace",
     "RobustSparseHalfspace",
@@ -58,4 +63,5 @@ __all__ = [
     "sparse_hinge",
     "sparse_pca_sdp",
     "sparse_variance_power",
+    "variance_cap",
 ]

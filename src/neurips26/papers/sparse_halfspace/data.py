@@ -88,6 +88,7 @@ def make_margin_halfspace(
     adversary: str = "flip_cluster",
     attack_scale: float = 4.0,
     attack_angle: float = 75.0,
+    attack_spike: float = 1.75,
     seed: int | None = None,
 ) -> HalfspaceData:
     """Draw ``num_samples`` points from the eta-malicious oracle of an s-sparse halfspace.
@@ -112,12 +113,15 @@ def make_margin_halfspace(
         degrees) labelled against ``w*``; they pull the hinge minimiser towards ``-u`` while
         keeping ``||x||_inf`` small, so only the variance test can catch them.
         ``"large_norm"``: a clean point plus a spike of height
-        ``5 sqrt(2 log(n d))`` on one random coordinate, labelled against ``w*`` (the
-        L-infinity filter's target).
+        ``attack_spike * sqrt(2 log(n d))`` (a multiple of the clean sample's typical
+        largest coordinate, independent of any filter's level) on one random coordinate,
+        labelled against ``w*`` (the L-infinity filter's target).
     attack_scale : float
         Scale ``alpha`` of the flip cluster.
     attack_angle : float
         Angle (degrees) between the cluster direction ``v`` and ``w*``.
+    attack_spike : float
+        Height of the large-norm spike in units of ``sqrt(2 log(n d))``.
     seed : int or None
         Seed of ``numpy.random.default_rng``.
 
@@ -145,6 +149,7 @@ def make_margin_halfspace(
     if adversary not in ADVERSARIES:
         raise ValueError(f"unknown adversary {adversary!r}; choose one of {ADVERSARIES}")
     check_positive(attack_scale, "attack_scale")
+    spike = check_positive(attack_spike, "attack_spike")
     rng = np.random.default_rng(seed)
     w_star = make_sparse_target(d, s, rng)
     X, y = sample_clean(n, w_star, gamma, rng)  # (n, d), (n,)
@@ -168,7 +173,7 @@ def make_margin_halfspace(
         X[corrupt] = pts
         y[corrupt] = -np.sign(pts @ w_star + 1e-300)  # against w*
     else:  # large_norm
-        height = 5.0 * math.sqrt(2.0 * math.log(max(n * d, 2)))
+        height = spike * math.sqrt(2.0 * math.log(max(n * d, 2)))
         cols = rng.integers(0, d, size=k)
         signs = rng.choice([-1.0, 1.0], size=k)
         rows = np.flatnonzero(corrupt)

@@ -191,6 +191,8 @@ def sparse_hinge(
     sparsity: int | None,
     margin: float,
     sample_weight=None,
+    center=None,
+    radius: float | None = None,
     solver: str = "CLARABEL",
 ) -> np.ndarray:
     """Weighted hinge minimisation over the sparsity-inducing set W.
@@ -198,7 +200,9 @@ def sparse_hinge(
     Solves ``min_{w in W} sum_i q_i max(0, 1 - y_i <w, x_i> / gamma)`` (Eq. (3) of the
     step list in the module docstring), ``W = {||w||_2 <= 1, ||w||_1 <= sqrt(s)}``, as a
     second-order cone program with cvxpy. ``sparsity=None`` drops the L1 bound (the unit
-    L2 ball of Shen's dense algorithm).
+    L2 ball of Shen's dense algorithm). With ``center`` and ``radius`` the program is
+    restricted to the ball ``||w - w_{t-1}||_2 <= r_t`` around the current estimate (a
+    localisation round).
 
     Parameters
     ----------
@@ -212,6 +216,10 @@ def sparse_hinge(
         ``gamma`` > 0: the hinge is scaled by ``1/gamma``.
     sample_weight : array_like, shape (n,), optional
         Nonnegative weights ``q_i`` (uniform ``1/n`` if None).
+    center : array_like, shape (d,), optional
+        ``w_{t-1}``, the centre of the localisation ball (None: no ball).
+    radius : float, optional
+        ``r_t`` > 0, the ball's radius (required with ``center``).
     solver : str
         A cvxpy conic solver (``"CLARABEL"`` or ``"SCS"``).
 
@@ -244,15 +252,22 @@ def sparse_hinge(
             raise ValueError(f"sample_weight must have shape ({n},), got {q.shape}")
         if not np.all(np.isfinite(q)) or np.any(q < 0) or q.sum() <= 0:
             raise ValueError("sample_weight must be finite, nonnegative and not all zero")
+    s = None if sparsity is None else check_sparsity(sparsity, d)
+    if (center is None) != (radius is None):
+        raise ValueError("center and radius must be given together (the localisation ball)")
+    if center is not None:
+        center = _check_array(center, "center", shape=(d,))
+        radius = check_positive(radius, "radius")
     keep = q > 0
     Xk, yk, qk = X[keep], y[keep], q[keep]
     w = cp.Variable(d)
     margins = cp.multiply(yk, Xk @ w) / gamma  # (n,)
     objective = cp.Minimize(qk @ cp.pos(1 - margins))
     cons = [cp.norm(w, 2) <= 1]
-    if sparsity is not None:
-        s = check_sparsity(sparsity, d)
+    if s is not None:
         cons.append(cp.norm(w, 1) <= math.sqrt(s))
+    if center is not None:
+        cons.append(cp.norm(w - center, 2) <= radius)  # ||w - w_{t-1}||_2 <= r_t
     prob = cp.Problem(objective, cons)
     prob.solve(solver=solver)
     if w.value is None or prob.status not in ("optimal", "optimal_inaccurate"):

@@ -29,15 +29,25 @@ OUTLIER_METHODS = ("sdp", "power", "eig")
 SDP_MAX_DIM = 150
 
 
-def filter_threshold(num_samples: int, dim: int, *, filter_const: float = 3.0) -> float:
-    """The L-infinity filter's threshold ``c_f sqrt(log(n d))``.
+def filter_threshold(
+    num_samples: int, dim: int, *, filter_const: float = 1.0, delta: float = 0.05
+) -> float:
+    """The L-infinity filter's threshold ``c_f sqrt(2 log(2 n d / delta))``.
+
+    For standardised sub-Gaussian features, ``P(|x_ij| > t) <= 2 exp(-t^2 / 2)``, so by a
+    union bound over the ``n d`` entries no clean coordinate exceeds
+    ``sqrt(2 log(2 n d / delta))`` with probability ``>= 1 - delta``: the level from the
+    analysis, the smallest that keeps every clean point w.h.p. (``c_f = 1``). A looser
+    ``c_f`` lets attack points with a coordinate a few times the clean maximum through.
 
     Parameters
     ----------
     num_samples, dim : int
         ``n`` and ``d``.
     filter_const : float
-        ``c_f`` (3 for standardised Gaussian-like features).
+        ``c_f`` > 0, a multiplier on the union-bound level (1 = the analysis).
+    delta : float
+        Failure probability ``delta`` in (0, 1) of the union bound.
 
     Returns
     -------
@@ -46,18 +56,84 @@ def filter_threshold(num_samples: int, dim: int, *, filter_const: float = 3.0) -
     Raises
     ------
     TypeError
-        ``num_samples`` or ``dim`` not an integer, ``filter_const`` not a number.
+        ``num_samples`` or ``dim`` not an integer, ``filter_const`` or ``delta`` not a number.
     ValueError
-        ``num_samples`` or ``dim`` below 1, ``filter_const`` not finite and positive, or so
-        large that the threshold overflows.
+        ``num_samples`` or ``dim`` below 1, ``filter_const`` not finite and positive,
+        ``delta`` outside (0, 1), or a threshold that overflows.
+
+    Examples
+    --------
+    >>> round(filter_threshold(100, 50), 3)
+    4.941
     """
     num_samples = check_int(num_samples, "num_samples", minimum=1)
     dim = check_int(dim, "dim", minimum=1)
     c = check_positive(filter_const, "filter_const")
-    out = float(c * math.sqrt(math.log(max(num_samples * dim, 2))))
+    delta = check_positive(delta, "delta")
+    if delta >= 1:
+        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    out = float(c * math.sqrt(2.0 * math.log(2.0 * num_samples * dim / delta)))
     if not math.isfinite(out):
         raise ValueError(f"filter_const={c:g} is too large: the threshold overflows")
     return out
+
+
+def variance_cap(
+    num_samples: int,
+    dim: int,
+    sparsity: int | None,
+    xi: float,
+    *,
+    clean_variance: float = 1.0,
+    variance_slack: float = 1.0,
+) -> float:
+    """The cap ``sigma_bar^2`` of soft outlier removal, from the analysis.
+
+    ``sigma_bar^2 = sigma^2 (1 + c_v (xi log(1/xi) + sqrt(s log(d) / n)))``: the clean
+    directional second moment ``sigma^2`` plus two deviations the clean sample may show over
+    W: the sparse-eigenvalue concentration ``sqrt(s log d / n)`` of ``n`` sub-Gaussian
+    points, and ``xi log(1/xi)``, how far removing a ``xi`` fraction can move a Gaussian's
+    second moment (the tail mass an adversary can hide in). A cluster of scale ``alpha``
+    (``alpha^2 > sigma_bar^2``) then keeps at most ``(sigma_bar^2 - sigma^2) /
+    (alpha^2 - sigma^2)`` of the weight.
+
+    Parameters
+    ----------
+    num_samples : int
+        ``n``, the points being reweighted.
+    dim : int
+        ``d``.
+    sparsity : int or None
+        ``s`` (None: the L2 ball, ``s = d``).
+    xi : float
+        Removable fraction in [0, 1).
+    clean_variance : float
+        ``sigma^2`` > 0 (1 for standardised features, in every direction of a band too).
+    variance_slack : float
+        ``c_v`` >= 0, the constant in front of the deviations (1 by default, inferred).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(variance_cap(600, 200, 3, 0.2), 3)
+    1.485
+    """
+    n = check_int(num_samples, "num_samples", minimum=1)
+    d = check_int(dim, "dim", minimum=1)
+    s = d if sparsity is None else check_sparsity(sparsity, d)
+    xi = check_fraction(xi, "xi")
+    sigma2 = check_positive(clean_variance, "clean_variance")
+    if isinstance(variance_slack, bool) or not isinstance(variance_slack, (int, float)):
+        raise TypeError(f"variance_slack must be a number, got {variance_slack!r}")
+    c_v = float(variance_slack)
+    if not math.isfinite(c_v) or c_v < 0:
+        raise ValueError(f"variance_slack must be a finite number >= 0, got {variance_slack}")
+    trim = xi * math.log(1.0 / xi) if xi > 0 else 0.0
+    conc = math.sqrt(s * math.log(max(d, 2)) / n)
+    return float(sigma2 * (1.0 + c_v * (trim + conc)))
 
 
 def linf_filter(X, *, threshold: float) -> np.ndarray:
@@ -98,11 +174,14 @@ class SparseVariance:
         The maximising matrix (``w w'`` for the power method).
     is_upper_bound : bool
         True for the SDP relaxation and the dense eigenvalue (certificates).
+    direction : ndarray of shape (d,) or None
+        The unit vector ``w`` when ``H = w w'`` (power method, eigenvalue), else None.
     """
 
     value: float
     H: np.ndarray
     is_upper_bound: bool
+    direction: np.ndarray | None = None
 
 
 class _SparsePCASDP:
@@ -166,7 +245,7 @@ def sparse_pca_sdp(Sigma, *, sparsity: int, solver: str = "CLARABEL") -> SparseV
 
 
 def sparse_variance_power(
-    Sigma, *, sparsity: int, max_iter: int = 100, num_starts: int = 4
+    Sigma, *, sparsity: int, max_iter: int = 30, num_starts: int = 4, tol: float = 1e-5
 ) -> SparseVariance:
     """Heuristic ``sup_{w in W} w' Sigma w`` by a power method over W (no certificate).
 
@@ -185,6 +264,8 @@ def sparse_variance_power(
         Power steps per start.
     num_starts : int
         Number of starting points (1 = the top eigenvector only).
+    tol : float
+        Stop a start when a step raises the value by less than this fraction.
 
     Returns
     -------
@@ -208,15 +289,17 @@ def sparse_variance_power(
         for _ in range(max_iter):
             w_new = maximize_linear_l1_l2(Sigma @ w, radius_l1=r1)
             val_new = float(w_new @ Sigma @ w_new)
-            w_old, w = w, w_new
-            if val_new <= val * (1 + 1e-10) and np.allclose(w_new, w_old, atol=1e-9):
+            w = w_new
+            if val_new <= val * (1 + tol):  # no more ascent (the value never decreases)
                 val = val_new
                 break
             val = max(val, val_new)
         val = float(w @ Sigma @ w)
         if val > best_val:
             best_val, best_w = val, w
-    return SparseVariance(value=best_val, H=np.outer(best_w, best_w), is_upper_bound=False)
+    return SparseVariance(
+        value=best_val, H=np.outer(best_w, best_w), is_upper_bound=False, direction=best_w
+    )
 
 
 def project_capped_simplex(v, *, cap: float) -> np.ndarray:
@@ -400,7 +483,9 @@ def soft_outlier_weights(
         def oracle(S):
             vals, vecs = np.linalg.eigh(S)
             v = vecs[:, -1]
-            return SparseVariance(value=float(vals[-1]), H=np.outer(v, v), is_upper_bound=True)
+            return SparseVariance(
+                value=float(vals[-1]), H=np.outer(v, v), is_upper_bound=True, direction=v
+            )
 
     cap = 1.0 / ((1.0 - xi) * n)
     q = np.full(n, 1.0 / n)
@@ -411,7 +496,10 @@ def soft_outlier_weights(
         res = oracle(Sigma)
         if res.value <= sigma2 * (1 + tol) or it == max_iter:
             break
-        cuts.append(np.einsum("ij,jk,ik->i", X, res.H, X))  # (n,) x_i' H x_i
+        if res.direction is not None:  # H = w w': x_i' H x_i = <w, x_i>^2
+            cuts.append((X @ res.direction) ** 2)
+        else:
+            cuts.append(np.einsum("ij,jk,ik->i", X, res.H, X))  # (n,) x_i' H x_i
         q_new = _weight_qp(cuts, n, cap, sigma2, solver)
         if q_new is None:
             raise InfeasibleWeightsError(
