@@ -146,6 +146,9 @@ class Config:
         (20, 40, 60), help="dimensions of the SDP cost measurement", min=1
     )
     sdp_num_samples: int = param(200, help="samples per SDP cost measurement", min=1)
+    sdp_check_seeds: int = param(
+        1, help="draws of the certified (SDP) oracle check at the smallest d", min=1
+    )
     max_iter: int = param(50, help="cutting planes per round of the iterative learners", min=1)
     num_bootstrap: int = param(1000, help="bootstrap resamples of the intervals", min=1)
     scan_outlier_method: str = param(
@@ -194,6 +197,7 @@ TIERS = {
         sweep_seeds=10,
         claim_seeds=10,
         sdp_dims=(20, 40, 60, 80, 100),
+        sdp_check_seeds=3,
     ),
 }
 
@@ -554,7 +558,7 @@ def _run(cfg: Config) -> RunResult:
     d0 = cfg.dims[0]
     n0 = int(metrics[f"n_eps_ours_d{d0}"])
     sdp_err, sdp_cert = [], []
-    for i in range(min(cfg.num_seeds, 3)):
+    for i in range(cfg.sdp_check_seeds):
         data = make_margin_halfspace(n0, d0, s, margin=cfg.margin, seed=_seed(cfg, 1, d0, s, i))
         w, est = _fit_coef("ours", data.X, data.y, cfg, i, s, "sdp")
         sdp_err.append(clean_error(w, data.w_star, margin=cfg.margin))
