@@ -66,3 +66,21 @@ def test_collapse_metric_sees_the_feedback_that_breaks_mean_field():
         experiment._mean_field(cfg, (1, 5), metrics, {})
         spread[w] = metrics["mf_collapse_max_diff"]
     assert spread[2.0] > 2 * spread[0.5]
+
+
+def test_dataframe_in_gives_labelled_series_out():
+    import pandas as pd
+
+    from neurips26.papers.multiagent_neff import answer_neff_per_question, hill_numbers
+
+    df = pd.DataFrame(
+        {"a1": ["A", "B", "C"], "a2": ["A", "B", "D"], "a3": ["A", "C", "E"]},
+        index=pd.Index(["q1", "q2", "q3"], name="question"),
+    )
+    for fn in (hill_numbers, answer_neff_per_question):
+        out = fn(df, order=0)
+        assert isinstance(out, pd.Series) and out.index.equals(df.index)
+        np.testing.assert_array_equal(out.to_numpy(), [1.0, 2.0, 3.0])
+        plain = fn(df.to_numpy(), order=0)
+        assert isinstance(plain, np.ndarray)
+        np.testing.assert_array_equal(plain, out.to_numpy())

@@ -81,7 +81,7 @@ def hill_numbers(answers, *, order: float = 1.0) -> np.ndarray:
 
     Returns
     -------
-    ndarray, shape (Q,)
+    ndarray, shape (Q,), or Series for a DataFrame
         ``(sum_a p_a^q)^(1 / (1 - q))`` with ``p`` the empirical answer shares; between 1
         (unanimity) and ``N`` (all distinct).
 
@@ -93,11 +93,31 @@ def hill_numbers(answers, *, order: float = 1.0) -> np.ndarray:
     --------
     >>> hill_numbers([["a", "a", "b", "c"], ["x", "x", "x", "x"]], order=0).tolist()
     [3.0, 1.0]
+
+    A DataFrame (questions as the index, agents as columns) gives a Series on its index:
+
+    >>> df = pd.DataFrame({"ann": ["a", "x"], "bob": ["b", "x"]}, index=["q1", "q2"])
+    >>> hill_numbers(df, order=0)
+    q1    2.0
+    q2    1.0
+    Name: hill_number, dtype: float64
     """
     arr = np.asarray(answers)
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"answers must be a non-empty (Q, N) array, got shape {arr.shape}")
     order = check_float(order, "order", min=0)
+    return _labelled(_hill_rows(arr, order), answers, "hill_number")
+
+
+def _labelled(values: np.ndarray, source, name: str):
+    """``values`` (one per row of ``source``) as a Series on a DataFrame's index."""
+    if isinstance(source, pd.DataFrame):
+        return pd.Series(values, index=source.index, name=name)
+    return values
+
+
+def _hill_rows(arr: np.ndarray, order: float) -> np.ndarray:
+    """Hill number of each row of a validated (Q, N) array."""
     q, n = arr.shape
     codes, uniques = pd.factorize(arr.ravel())  # (Q*N,), NaN -> -1
     if np.any(codes < 0):
@@ -136,12 +156,13 @@ def answer_neff_per_question(answers, *, order: float = 1.0) -> np.ndarray:
     Returns
     -------
     ndarray, shape (Q,)
-        Hill number of each question's answers, mean over runs.
+        Hill number of each question's answers, mean over runs; a Series on the index
+        when ``answers`` is a (Q, N) DataFrame.
     """
     arr = _as_logs(answers, "answers")
     r, q, n = arr.shape
     h = hill_numbers(arr.reshape(r * q, n), order=order).reshape(r, q)  # (R, Q)
-    return h.mean(axis=0)
+    return _labelled(h.mean(axis=0), answers, "answer_neff")
 
 
 def answer_neff(answers, *, order: float = 1.0) -> float:
