@@ -10,20 +10,16 @@ was forwarded (issue 14).
 """
 
 import json
-import os
-import shutil
-import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import anyio
 import pytest
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError
+
+from _mcp_servers import installed_server, stdio_params, tee_in_front, write_config
 
 SQLITE_PINS = ("mcp-server-sqlite==2025.4.25", "mcp==1.30.0")
-ROOT = Path(__file__).resolve().parents[3]
-VENV = ROOT / ".cache" / "mcp-servers" / "sqlite-venv"
 CLI = [sys.executable, "-m", "neurips26.papers.mcp_injector.cli"]
 T = 60
 REQUEST_TIMEOUT = -32001
@@ -33,43 +29,9 @@ MEMO = "memo://insights"
 @pytest.fixture(scope="session")
 def sqlite_server(tmp_path_factory):
     """argv of ``mcp-server-sqlite`` (own cached venv) on a fresh database."""
-    exe = VENV / "bin" / "mcp-server-sqlite"
-    stamp = VENV / (".installed-" + "-".join(SQLITE_PINS).replace("==", "-"))
-    if not stamp.exists():
-        try:
-            if not (VENV / "bin" / "python").exists():
-                subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True,
-                               capture_output=True, timeout=300)
-            subprocess.run(
-                [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q",
-                 "--disable-pip-version-check", *SQLITE_PINS],
-                check=True, capture_output=True, timeout=600,
-            )
-        except (subprocess.SubprocessError, OSError) as e:
-            err = getattr(e, "stderr", b"") or b""
-            pytest.skip(f"cannot install {SQLITE_PINS}: {e} "
-                        f"{err.decode(errors='replace')[-300:]}")
-        stamp.write_text("")
-    if not exe.exists():
-        pytest.skip("mcp-server-sqlite entry point missing in the cached venv")
+    exe = installed_server("sqlite-venv", SQLITE_PINS, "mcp-server-sqlite")
     db = tmp_path_factory.mktemp("sqlite") / "test.db"
     return [str(exe), "--db-path", str(db)]
-
-
-def _tee(server, seen: Path):
-    if shutil.which("sh") is None or shutil.which("tee") is None:
-        pytest.skip("needs sh and tee")
-    return ["sh", "-c", 'tee -a "$0" | exec "$@"', str(seen), *server]
-
-
-def _params(cmd):
-    return StdioServerParameters(command=cmd[0], args=list(cmd[1:]), env=dict(os.environ))
-
-
-def _config(tmp_path, text):
-    path = tmp_path / "faults.yaml"
-    path.write_text(textwrap.dedent(text))
-    return str(path)
 
 
 def _seen(seen: Path, method: str) -> int:
@@ -91,7 +53,7 @@ async def _everything(c):
 def test_resources_and_prompts_pass_through_unchanged(sqlite_server):
     async def go(cmd):
         with anyio.fail_after(T):
-            async with Client(_params(cmd)) as c:
+            async with Client(stdio_params(cmd)) as c:
                 return await _everything(c)
 
     direct = anyio.run(go, sqlite_server)
@@ -105,18 +67,18 @@ def test_faults_on_lists_resources_and_prompts_in_front_of_real_server(sqlite_se
                                                                        tmp_path):
     seen = tmp_path / "seen.jsonl"
     log = tmp_path / "faults.jsonl"
-    cfg = _config(tmp_path, """
+    cfg = write_config(tmp_path, """
         rules:
           - {method: tools/list, mode: empty_result, persistence: transient, duration: 1}
           - {uri: "memo://*", mode: protocol_error, error_code: -32002}
           - {prompt: mcp-demo, mode: timeout, persistence: transient, duration: 1}
           - {method: resources/list, mode: malformed_result}
         """)
-    cmd = [*CLI, "--config", cfg, "--log", str(log), "--", *_tee(sqlite_server, seen)]
+    cmd = [*CLI, "--config", cfg, "--log", str(log), "--", *tee_in_front(sqlite_server, seen)]
 
     async def go():
         with anyio.fail_after(T):
-            async with Client(_params(cmd), read_timeout_seconds=1.0) as c:
+            async with Client(stdio_params(cmd), read_timeout_seconds=1.0) as c:
                 out = {"empty_tools": (await c.list_tools()).tools}
                 out["tools"] = sorted(t.name for t in (await c.list_tools()).tools)
                 with pytest.raises(MCPError) as e:
@@ -151,16 +113,16 @@ def test_faults_on_lists_resources_and_prompts_in_front_of_real_server(sqlite_se
 
 def test_after_server_fault_on_a_prompt_reaches_the_real_server(sqlite_server, tmp_path):
     seen = tmp_path / "seen.jsonl"
-    cfg = _config(tmp_path, """
+    cfg = write_config(tmp_path, """
         rules:
           - {prompt: mcp-demo, mode: protocol_error, after_server: true}
           - {uri: "memo://*", mode: malformed_result}
         """)
-    cmd = [*CLI, "--config", cfg, "--", *_tee(sqlite_server, seen)]
+    cmd = [*CLI, "--config", cfg, "--", *tee_in_front(sqlite_server, seen)]
 
     async def go():
         with anyio.fail_after(T):
-            async with Client(_params(cmd)) as c:
+            async with Client(stdio_params(cmd)) as c:
                 with pytest.raises(MCPError) as e:
                     await c.get_prompt("mcp-demo", {"topic": "x"})
                 cut = (await c.read_resource(MEMO)).contents[0].text

@@ -7,22 +7,19 @@ server records every byte that reaches it, so a test can tell whether a call was
 """
 
 import json
-import os
-import shutil
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
 
 import anyio
 import pytest
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError
+
+from _mcp_servers import installed_server, stdio_params, tee_in_front, write_config
 
 TIME_VERSION = "2026.10.19"
-ROOT = Path(__file__).resolve().parents[3]
-VENV = ROOT / ".cache" / "mcp-servers" / "venv"
 CLI = [sys.executable, "-m", "neurips26.papers.mcp_injector.cli"]
 T = 60
 CONNECTION_CLOSED, REQUEST_TIMEOUT = -32000, -32001
@@ -32,43 +29,8 @@ CONVERT = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/T
 @pytest.fixture(scope="session")
 def time_server():
     """argv of ``mcp-server-time`` in its own cached venv (installed on first use)."""
-    exe = VENV / "bin" / "mcp-server-time"
-    stamp = VENV / f".installed-mcp-server-time-{TIME_VERSION}"
-    if not stamp.exists():
-        try:
-            if not (VENV / "bin" / "python").exists():
-                subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True,
-                               capture_output=True, timeout=300)
-            subprocess.run(
-                [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q",
-                 "--disable-pip-version-check", f"mcp-server-time=={TIME_VERSION}"],
-                check=True, capture_output=True, timeout=600,
-            )
-        except (subprocess.SubprocessError, OSError) as e:
-            err = getattr(e, "stderr", b"") or b""
-            pytest.skip(f"cannot install mcp-server-time=={TIME_VERSION}: {e} "
-                        f"{err.decode(errors='replace')[-300:]}")
-        stamp.write_text("")
-    if not exe.exists():
-        pytest.skip("mcp-server-time entry point missing in the cached venv")
+    exe = installed_server("venv", (f"mcp-server-time=={TIME_VERSION}",), "mcp-server-time")
     return [str(exe), "--local-timezone", "UTC"]
-
-
-def _tee(server, seen: Path):
-    """``server`` behind ``tee``: every line that reaches the server is appended to ``seen``."""
-    if shutil.which("sh") is None or shutil.which("tee") is None:
-        pytest.skip("needs sh and tee")
-    return ["sh", "-c", 'tee -a "$0" | exec "$@"', str(seen), *server]
-
-
-def _params(cmd):
-    return StdioServerParameters(command=cmd[0], args=list(cmd[1:]), env=dict(os.environ))
-
-
-def _config(tmp_path, text, name="faults.yaml"):
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text))
-    return str(path)
 
 
 def _calls_seen(seen: Path, tool: str) -> int:
@@ -82,7 +44,7 @@ def _calls_seen(seen: Path, tool: str) -> int:
 def test_transparent_pass_through_real_server(time_server):
     async def go(cmd):
         with anyio.fail_after(T):
-            async with Client(_params(cmd)) as c:
+            async with Client(stdio_params(cmd)) as c:
                 tools = (await c.list_tools()).model_dump()["tools"]
                 r = await c.call_tool("convert_time", CONVERT)
                 return tools, r.is_error, r.structured_content, r.content[0].text
@@ -97,13 +59,13 @@ def test_transparent_pass_through_real_server(time_server):
 @pytest.mark.parametrize("after", (False, True))
 def test_pre_server_faults_are_not_forwarded_to_real_server(time_server, tmp_path, mode, after):
     seen = tmp_path / "seen.jsonl"
-    cfg = _config(tmp_path, f"rules: [{{tool: convert_time, mode: {mode}, "
+    cfg = write_config(tmp_path, f"rules: [{{tool: convert_time, mode: {mode}, "
                             f"after_server: {str(after).lower()}}}]\n")
-    cmd = [*CLI, "--config", cfg, "--", *_tee(time_server, seen)]
+    cmd = [*CLI, "--config", cfg, "--", *tee_in_front(time_server, seen)]
 
     async def go():
         with anyio.fail_after(T):
-            async with Client(_params(cmd), read_timeout_seconds=1.0) as c:
+            async with Client(stdio_params(cmd), read_timeout_seconds=1.0) as c:
                 try:
                     r = await c.call_tool("convert_time", CONVERT)
                     out = "is_error" if r.is_error else "ok"
@@ -120,12 +82,12 @@ def test_pre_server_faults_are_not_forwarded_to_real_server(time_server, tmp_pat
 
 
 def test_connection_drop_is_seen_promptly_by_client(time_server, tmp_path):
-    cfg = _config(tmp_path, "rules: [{tool: convert_time, mode: connection_drop}]\n")
+    cfg = write_config(tmp_path, "rules: [{tool: convert_time, mode: connection_drop}]\n")
     cmd = [*CLI, "--config", cfg, "--", *time_server]
 
     async def go():
         with anyio.fail_after(T):
-            async with Client(_params(cmd), read_timeout_seconds=2.0) as c:
+            async with Client(stdio_params(cmd), read_timeout_seconds=2.0) as c:
                 await c.call_tool("get_current_time", {"timezone": "UTC"})
                 t0 = anyio.current_time()
                 with pytest.raises(MCPError) as e:
@@ -146,7 +108,7 @@ INIT = [
 
 
 def test_strict_exits_promptly_with_status_1(time_server, tmp_path):
-    cfg = _config(tmp_path, "strict: true\nrules: [{tool: no_such_tool, mode: tool_error}]\n")
+    cfg = write_config(tmp_path, "strict: true\nrules: [{tool: no_such_tool, mode: tool_error}]\n")
     p = subprocess.Popen([*CLI, "--config", cfg, "--", *time_server], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     lines = []
@@ -176,16 +138,16 @@ def test_strict_exits_promptly_with_status_1(time_server, tmp_path):
 
 def test_rate_limit_with_retry_after_in_front_of_real_server(time_server, tmp_path):
     seen = tmp_path / "seen.jsonl"
-    cfg = _config(tmp_path, """
+    cfg = write_config(tmp_path, """
         rules:
           - {tool: convert_time, mode: tool_error, retry_after_s: 2, persistence: transient,
              duration: 1}
         """)
-    cmd = [*CLI, "--config", cfg, "--", *_tee(time_server, seen)]
+    cmd = [*CLI, "--config", cfg, "--", *tee_in_front(time_server, seen)]
 
     async def go():
         with anyio.fail_after(T):
-            async with Client(_params(cmd)) as c:
+            async with Client(stdio_params(cmd)) as c:
                 limited = await c.call_tool("convert_time", CONVERT)
                 retried = await c.call_tool("convert_time", CONVERT)
                 return limited, retried
@@ -239,7 +201,7 @@ def test_wire_cut_of_a_real_server_response(time_server, tmp_path, then):
     direct, _ = _wire(time_server, [*INIT, CALL], want_lines=3)
     full = direct.split(b"\n")[2] + b"\n"  # the server's own response to the call
     assert json.loads(full)["id"] == 3
-    cfg = _config(tmp_path, f"rules: [{{tool: convert_time, mode: malformed_result, "
+    cfg = write_config(tmp_path, f"rules: [{{tool: convert_time, mode: malformed_result, "
                             f"cut_bytes: 37, cut_then: {then}}}]\n")
     out, closed = _wire([*CLI, "--config", cfg, "--", *time_server], [*INIT, CALL],
                         want_lines=3 if then == "newline" else 2)
@@ -255,7 +217,7 @@ def test_wire_cut_of_a_real_server_response(time_server, tmp_path, then):
 
 def test_cli_replay_of_a_log_repeats_the_faults_call_for_call(time_server, tmp_path):
     log = tmp_path / "faults.jsonl"
-    cfg = _config(tmp_path, """
+    cfg = write_config(tmp_path, """
         seed: 5
         rules:
           - {tool: convert_time, mode: tool_error, persistence: intermittent, rate: 0.5}
@@ -263,7 +225,7 @@ def test_cli_replay_of_a_log_repeats_the_faults_call_for_call(time_server, tmp_p
 
     async def go(cmd):
         with anyio.fail_after(T):
-            async with Client(_params(cmd)) as c:
+            async with Client(stdio_params(cmd)) as c:
                 return [(await c.call_tool("convert_time", CONVERT)).is_error for _ in range(8)]
 
     first = anyio.run(go, [*CLI, "--config", cfg, "--log", str(log), "--", *time_server])
@@ -281,7 +243,7 @@ def test_cli_replay_of_a_log_repeats_the_faults_call_for_call(time_server, tmp_p
 
 def test_every_call_is_logged_and_the_report_summarises_it(time_server, tmp_path):
     log = tmp_path / "calls.jsonl"
-    cfg = _config(tmp_path, """
+    cfg = write_config(tmp_path, """
         rules:
           - {tool: convert_time, mode: tool_error, persistence: transient, duration: 1}
         """)
@@ -289,7 +251,7 @@ def test_every_call_is_logged_and_the_report_summarises_it(time_server, tmp_path
 
     async def go():
         with anyio.fail_after(T):
-            async with Client(_params(cmd)) as c:
+            async with Client(stdio_params(cmd)) as c:
                 await c.call_tool("get_current_time", {"timezone": "UTC"})
                 first = await c.call_tool("convert_time", CONVERT)
                 retry = await c.call_tool("convert_time", CONVERT)  # the same call again
