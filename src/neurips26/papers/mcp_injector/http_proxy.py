@@ -31,17 +31,22 @@ a ``kind = "call"`` record, as in the stdio proxy. ``strict`` only warns on stde
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 
 from .faults import FaultMode, FaultProfile, FaultSchedule, ProfileError
-from .injector import DISCONNECT, DROP, FaultInjector, apply_fault, request_target
+from .injector import (
+    DISCONNECT,
+    DROP,
+    FaultInjector,
+    apply_fault,
+    request_target,
+    response_outcome,
+)
 
 __all__ = ["build_http_proxy_app", "run_http_proxy", "run_http_proxy_async"]
 
@@ -110,38 +115,22 @@ class _Proxy:
         return lab
 
     def call_record(self, conn: str, msg: dict, d: Any) -> dict | None:
-        if self.inj.log_path is None or msg.get("method") != "tools/call":
+        if msg.get("method") != "tools/call":
             return None
         params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-        blob = json.dumps(params.get("arguments"), sort_keys=True, separators=(",", ":"),
-                          default=str)
-        return {"kind": "call", "time": time.time(), "connection": conn, "id": msg.get("id"),
-                "tool": params.get("name"), "fault": d.mode.value if d is not None else None,
-                "arg_hash": hashlib.sha256(blob.encode()).hexdigest()[:16],
-                "_t0": time.perf_counter()}
+        return self.inj.open_call(conn, msg.get("id"), params.get("name"), params, d)
 
     def call_done(self, rec: dict | None, outcome: str) -> None:
-        if rec is None:
-            return
-        rec["latency_ms"] = round(1e3 * (time.perf_counter() - rec.pop("_t0")), 3)
-        rec["outcome"] = outcome
-        self.inj.log_call(rec)
+        self.inj.close_call(rec, outcome)
 
     def note(self, msg: Any) -> None:
         res = msg.get("result") if isinstance(msg, dict) else None
         if isinstance(res, dict) and isinstance(res.get("tools"), list):
             self.inj.note_tools(res["tools"])
             names = [t.get("name") for t in res["tools"] if isinstance(t, dict)]
-            for r in self.inj._tool_rules():
-                if not any(r.matches(n) for n in names if isinstance(n, str)):
-                    self.say(f"warning: fault rule {r.tool!r} matches no listed tool")
+            for pattern in self.inj.unmatched_tool_rules(names):
+                self.say(f"warning: fault rule {pattern!r} matches no listed tool")
 
-
-def _outcome(msg: Any) -> str:
-    if isinstance(msg, dict) and "error" in msg:
-        return "error"
-    res = msg.get("result") if isinstance(msg, dict) else None
-    return "is_error" if isinstance(res, dict) and res.get("isError") else "ok"
 
 
 def build_http_proxy_app(upstream: str, injector: FaultInjector, *, connection: str = "http",
@@ -243,7 +232,7 @@ def build_http_proxy_app(upstream: str, injector: FaultInjector, *, connection: 
                                           output_schema=schema)
                         if new == DROP:
                             return await hold(conn, msg["id"], rec)
-                        state.call_done(rec, _outcome(new))
+                        state.call_done(rec, response_outcome(new))
                         return JSONResponse(new)
         url = state.upstream
         if request.url.query:
@@ -290,7 +279,7 @@ def build_http_proxy_app(upstream: str, injector: FaultInjector, *, connection: 
 
     async def reply_json(out, raw, status, headers, d, rec, conn, sid):
         if d is None or not (isinstance(out, dict) and ("result" in out or "error" in out)):
-            state.call_done(rec, _outcome(out))
+            state.call_done(rec, response_outcome(out))
             return Response(raw, status_code=status, headers=headers)
         schema = injector.output_schema(d.tool) if d.method == "tools/call" else None
         new = apply_fault(d, out, output_schema=schema)
@@ -306,7 +295,7 @@ def build_http_proxy_app(upstream: str, injector: FaultInjector, *, connection: 
             return Response(raw[: d.cut_bytes], status_code=status, headers=headers)
         if d.mode is FaultMode.TIMEOUT and d.hang_s is not None:
             await anyio.sleep(d.hang_s)
-        state.call_done(rec, _outcome(new))
+        state.call_done(rec, response_outcome(new))
         return Response(data, status_code=status, headers=headers)
 
     async def stream(resp, rid, d, rec, conn, sid):
@@ -338,7 +327,7 @@ def build_http_proxy_app(upstream: str, injector: FaultInjector, *, connection: 
                         yield ev
                         continue
                     if d is None:
-                        state.call_done(rec, _outcome(m))
+                        state.call_done(rec, response_outcome(m))
                         yield ev
                         continue
                     if d.method == "tools/list":
@@ -371,7 +360,7 @@ def build_http_proxy_app(upstream: str, injector: FaultInjector, *, connection: 
                         continue
                     if d.mode is FaultMode.TIMEOUT and d.hang_s is not None:
                         await anyio.sleep(d.hang_s)
-                    state.call_done(rec, _outcome(new))
+                    state.call_done(rec, response_outcome(new))
                     yield ev if new is m else _event(other, json.dumps(
                         new, separators=(",", ":")).encode())
             if buf:

@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import copy
 import datetime
+import hashlib
 import json
 import os
+import time
 import warnings
 import weakref
 from collections.abc import Iterable, Mapping
@@ -357,6 +359,14 @@ def apply_fault(decision: FaultDecision | None, response: Mapping[str, Any], *,
     return {"jsonrpc": "2.0", "id": rid, "result": result}
 
 
+def response_outcome(msg: Any) -> str:
+    """``"ok"``, ``"is_error"`` or ``"error"`` of a JSON-RPC response the client gets."""
+    if isinstance(msg, dict) and "error" in msg:
+        return "error"
+    res = msg.get("result") if isinstance(msg, dict) else None
+    return "is_error" if isinstance(res, dict) and res.get("isError") else "ok"
+
+
 class FaultInjector:
     """Shared core: seeded schedule, per-connection per-tool counters and a fault log.
 
@@ -506,6 +516,37 @@ class FaultInjector:
         long-running proxy would otherwise hold every call in memory."""
         self._write(rec)
 
+    def open_call(
+        self, connection: str, msg_id: Any, tool: Any, params: Any, decision: Any
+    ) -> dict[str, Any] | None:
+        """Start the per-call log record of a ``tools/call`` (finished by :meth:`close_call`).
+
+        Returns None without a ``log_path``: nothing is written, so the proxies do no
+        argument hashing on their hot path."""
+        if self.log_path is None:
+            return None
+        args = params.get("arguments") if isinstance(params, Mapping) else None
+        blob = json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
+        return {
+            "kind": "call",
+            "time": time.time(),
+            "connection": connection,
+            "id": msg_id,
+            "tool": tool,
+            "arg_hash": hashlib.sha256(blob.encode()).hexdigest()[:16],
+            "fault": decision.mode.value if decision is not None else None,
+            "_t0": time.perf_counter(),
+        }
+
+    def close_call(self, rec: dict[str, Any] | None, outcome: str) -> None:
+        """Finish a record of :meth:`open_call` (``outcome``, the latency the client saw)
+        and log it with :meth:`log_call`; a no-op for None."""
+        if rec is None:
+            return
+        rec["latency_ms"] = round(1e3 * (time.perf_counter() - rec.pop("_t0")), 3)
+        rec["outcome"] = outcome
+        self.log_call(rec)
+
     def _append(self, rec: dict[str, Any]) -> None:
         self.log_.append(rec)
         self._write(rec)
@@ -518,11 +559,16 @@ class FaultInjector:
         rules = getattr(getattr(self.schedule, "profile", None), "rules", ())
         return [r for r in rules if r.method == "tools/call"]
 
+    def unmatched_tool_rules(self, names: Iterable[Any]) -> list[str]:
+        """``tools/call`` rule patterns that match none of ``names`` (non-strings ignored)."""
+        names = [n for n in names if isinstance(n, str)]
+        return [r.tool for r in self._tool_rules() if not any(r.matches(n) for n in names)]
+
     def check_tools(self, names: Iterable[str]) -> list[str]:
         """``tools/call`` rule patterns that match none of ``names`` (a warning, or an error
         if strict)."""
         names = list(names)
-        unused = [r.tool for r in self._tool_rules() if not any(r.matches(n) for n in names)]
+        unused = self.unmatched_tool_rules(names)
         if unused:
             msg = f"fault rules match no tool the server lists: {unused}; tools: {names}"
             if self.strict:
@@ -532,8 +578,7 @@ class FaultInjector:
 
     def check_tools_quiet(self, names: Iterable[str]) -> list[str]:
         """Like :meth:`check_tools` without the warning (still raises when strict)."""
-        names = list(names)
-        unused = [r.tool for r in self._tool_rules() if not any(r.matches(n) for n in names)]
+        unused = self.unmatched_tool_rules(names)
         if unused and self.strict:
             raise ValueError(f"fault rules match no tool the server lists: {unused}")
         return unused

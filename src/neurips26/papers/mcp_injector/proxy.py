@@ -31,7 +31,6 @@ tail is not logged as an anomaly); every other line is parsed.
 from __future__ import annotations
 
 import collections
-import hashlib
 import json
 import os
 import re
@@ -48,7 +47,14 @@ import anyio.from_thread
 import anyio.lowlevel
 
 from .faults import FaultMode, FaultProfile, FaultSchedule, ProfileError, _parse_profile
-from .injector import DISCONNECT, DROP, FaultInjector, apply_fault, request_target
+from .injector import (
+    DISCONNECT,
+    DROP,
+    FaultInjector,
+    apply_fault,
+    request_target,
+    response_outcome,
+)
 
 __all__ = ["MAX_LINE", "LineSplitter", "ProxyConfig", "load_config", "parse_config", "run_proxy"]
 
@@ -339,29 +345,13 @@ class _Relay:
 
     def call_started(self, key: Any, msg_id: Any, tool: str, params: Any, d: Any) -> None:
         """Open the per-call log record of a ``tools/call`` (closed by :meth:`call_done`)."""
-        if self.inj.log_path is None:  # nothing to write: no hashing on the hot path
-            return
-        args = params.get("arguments") if isinstance(params, dict) else None
-        blob = json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
-        self.calls[key] = {
-            "kind": "call",
-            "time": time.time(),
-            "connection": self.conn,
-            "id": msg_id,
-            "tool": tool,
-            "arg_hash": hashlib.sha256(blob.encode()).hexdigest()[:16],
-            "fault": d.mode.value if d is not None else None,
-            "_t0": time.perf_counter(),
-        }
+        rec = self.inj.open_call(self.conn, msg_id, tool, params, d)
+        if rec is not None:
+            self.calls[key] = rec
 
     def call_done(self, key: Any, outcome: str) -> None:
         """Close a call record: ``outcome`` and the latency as the client saw it."""
-        rec = self.calls.pop(key, None)
-        if rec is None:
-            return
-        rec["latency_ms"] = round(1e3 * (time.perf_counter() - rec.pop("_t0")), 3)
-        rec["outcome"] = outcome
-        self.inj.log_call(rec)
+        self.inj.close_call(self.calls.pop(key, None), outcome)
 
     def calls_unanswered(self) -> None:
         for key in list(self.calls):
@@ -584,20 +574,13 @@ def _note_client(relay: _Relay, line: bytes) -> bool:
                         relay.call_done(key, "no_response")
                     else:
                         relay.write_client(json.dumps(new, separators=(",", ":")).encode())
-                        relay.call_done(key, _outcome(new))
+                        relay.call_done(key, response_outcome(new))
                     return False  # failed before the server acted: never forwarded
                 if d is not None:
                     relay.pending[key] = d
             relay.outstanding[key] = method if isinstance(method, str) else "?"
     return True
 
-
-def _outcome(msg: Any) -> str:
-    """``"ok"``, ``"is_error"`` or ``"error"`` of a JSON-RPC response the client gets."""
-    if isinstance(msg, dict) and "error" in msg:
-        return "error"
-    res = msg.get("result") if isinstance(msg, dict) else None
-    return "is_error" if isinstance(res, dict) and res.get("isError") else "ok"
 
 
 async def _deliver_later(relay: _Relay, line: bytes, delay: float, key: Any = None,
@@ -666,7 +649,7 @@ def _from_server(relay: _Relay, line: bytes) -> bool:
     if key is not None:
         relay.outstanding.pop(key, None)
     if ("result" in msg or "error" in msg) and key is not None and key not in relay.pending:
-        relay.call_done(key, _outcome(msg))  # a call record to close, if any
+        relay.call_done(key, response_outcome(msg))  # a call record to close, if any
     if ("result" in msg or "error" in msg) and key is not None and key in relay.pending:
         d = relay.pending.pop(key)
         if d is not None and d.method == "tools/list" and isinstance(msg.get("result"), dict):
@@ -691,10 +674,10 @@ def _from_server(relay: _Relay, line: bytes) -> bool:
         out = raw if new is msg else (json.dumps(new, separators=(",", ":")) + "\n").encode()
         if d is not None and d.mode is FaultMode.TIMEOUT and d.hang_s is not None:
             relay.in_loop(relay.start_soon, _deliver_later, relay, out, d.hang_s, key,
-                          _outcome(new))
+                          response_outcome(new))
             return True
         relay.write_client(out)
-        relay.call_done(key, _outcome(new))
+        relay.call_done(key, response_outcome(new))
         return True
     if isinstance(msg.get("result"), dict) and isinstance(msg["result"].get("tools"), list):
         relay.inj.note_tools(msg["result"]["tools"])
