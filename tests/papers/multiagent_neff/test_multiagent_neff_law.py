@@ -161,3 +161,17 @@ def test_law_bad_parameters():
         fit_neff_law(GRID, neff_ratio(GRID, 0.3, 0.0), replicates=np.ones((3, 2)))
     with pytest.raises(ValueError, match="target_N"):
         predict_from_pilot([1, 2, 3], [1, 0.8, 0.7], target_N=0)
+
+
+def test_warm_start_fit_matches_default_and_refuses_bad_start():
+    r = neff_ratio(GRID, 0.3, 0.45)
+    cold = fit_neff_law(GRID, r, num_bootstrap=0)
+    warm = fit_neff_law(GRID, r, num_bootstrap=0, start=(0.25, 0.5))
+    assert warm.converged
+    np.testing.assert_allclose([warm.c, warm.beta], [0.3, 0.45], atol=1e-8)
+    np.testing.assert_allclose([warm.c, warm.beta], [cold.c, cold.beta], atol=1e-8)
+    # a start outside the bounds is clipped into them, not refused
+    assert fit_neff_law(GRID, r, num_bootstrap=0, start=(0.3, 5.0)).converged
+    for bad in ((0.3,), (np.nan, 0.4), ("a", 0.4)):
+        with pytest.raises((ValueError, TypeError), match="start"):
+            fit_neff_law(GRID, r, num_bootstrap=0, start=bad)

@@ -69,7 +69,6 @@ from neurips26.papers.multiagent_neff import (
     predict_from_pilot,
     simulate_scaling,
 )
-from neurips26.papers.multiagent_neff.law import _fit_once
 
 
 @dataclass(frozen=True)
@@ -321,18 +320,18 @@ def _pilot_frac(curves: dict, cfg: Config, n_max: int):
             if not (np.all(np.isfinite(row)) and np.all(row > 0)):
                 within.append(np.nan)
                 continue
-            p, ok = _fit_once(
-                curve.N[pilot],
-                row[pilot],
-                np.ones(int(pilot.sum())),
-                max_iter=2000,
-                tol=1e-12,
-                start=(pred.fit.c, pred.fit.beta),
-            )
-            if not ok:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NeffFitWarning)  # counted as a miss below
+                refit = fit_neff_law(
+                    curve.N[pilot],
+                    row[pilot],
+                    num_bootstrap=0,
+                    start=(pred.fit.c, pred.fit.beta),
+                )
+            if not refit.converged:
                 within.append(np.nan)
                 continue
-            guess = float(n_max * neff_ratio(n_max, *p)[0])
+            guess = float(n_max * neff_ratio(n_max, refit.c, refit.beta)[0])
             within.append(abs(guess - row[-1] * n_max) / (row[-1] * n_max) <= 0.15)
         per_rep.append(within)
     if not errs:

@@ -303,6 +303,7 @@ def fit_neff_law(
     tol: float = 1e-12,
     atol: float = 1e-3,
     seed: int = 0,
+    start=None,
 ) -> NeffFit:
     """Fit ``R(N) = 1 / (1 + c (N - 1) N^-beta)`` with uncertainty and regime.
 
@@ -330,6 +331,10 @@ def fit_neff_law(
         Tolerance of :func:`classify_regime`.
     seed : int
         Seed of the residual bootstrap.
+    start : (float, float), optional
+        A warm start ``(c, beta)`` for the point fit (e.g. a fit of a nearby curve),
+        used instead of the default three starts; clipped to the bounds ``c >= 0``,
+        ``0 <= beta <= 2``.
 
     Returns
     -------
@@ -363,7 +368,9 @@ def fit_neff_law(
     if max_iter < 1 or tol <= 0:
         raise ValueError(f"max_iter must be >= 1 and tol > 0, got {max_iter}, {tol}")
 
-    params, converged = _fit_once(n, r, sw, max_iter=max_iter, tol=tol)
+    if start is not None:
+        start = check_array(start, "start", shape=(2,))
+    params, converged = _fit_once(n, r, sw, max_iter=max_iter, tol=tol, start=start)
     if not converged:
         warnings.warn(
             f"the N_eff law fit did not converge within max_iter={max_iter} evaluations "
