@@ -53,7 +53,12 @@ def downward_closure(exps) -> set[Exponent]:
 
 
 class _Affine:
-    """Moment maps under ``x = mu + s * z`` over a downward-closed exponent list ``E``."""
+    """Moment maps under ``x = mu + s * z`` over a downward-closed exponent list ``E``.
+
+    ``to_z`` / ``to_x`` return the (sparse, triangular) matrices; ``z_apply`` /
+    ``x_apply`` apply them to a vector without building a matrix, optionally for a
+    subset of output rows only (:meth:`rows`, compiled once per subset).
+    """
 
     def __init__(self, E) -> None:
         self.E = tuple(E)
@@ -65,28 +70,27 @@ class _Affine:
                 cols.append(idx[b])  # KeyError: E not downward closed
                 binom.append(float(np.prod([comb(x, y) for x, y in zip(a, b, strict=True)])))
                 diff.append(tuple(x - y for x, y in zip(a, b, strict=True)))
-        self.rows, self.cols = np.asarray(rows), np.asarray(cols)
+        self.rows, self.cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
         self.binom = np.asarray(binom)
         n = len(self.E[0]) if self.E else 0
-        diff = np.asarray(diff, dtype=np.int64).reshape(-1, n)  # (K, n)
-        alpha = np.asarray(self.E, dtype=np.int64).reshape(-1, n)  # (|E|, n)
-        self.maxdeg = int(alpha.max()) if alpha.size else 0
-        # power-table gathers: only the coordinates with a nonzero exponent enter a product
-        self._diff = _sparse_powers(diff)
-        self._arow = _sparse_powers(alpha[self.rows]) if len(self.rows) else None
-        self._acol = _sparse_powers(alpha[self.cols]) if len(self.cols) else None
+        self.n = n
+        self._diff_e = np.asarray(diff, dtype=np.int64).reshape(-1, n)  # (K, n)
+        self._alpha = np.asarray(self.E, dtype=np.int64).reshape(-1, n)  # (|E|, n)
+        self.maxdeg = int(self._alpha.max()) if self._alpha.size else 0
         self.shape = (len(self.E), len(self.E))
+        self._full = _AffineEntries(self, np.arange(len(self.rows)), self.rows, len(self.E))
         self._csr = sparse.csr_matrix(
             (np.ones(len(self.rows)), (self.rows, self.cols)), shape=self.shape)
         # the CSR data order of the (row, col) entries (no duplicates: E has no repeats)
-        order = np.lexsort((self.cols, self.rows))
-        self._order = order
+        self._order = np.lexsort((self.cols, self.rows))
+        self._subsets: dict = {}
 
     def _table(self, v: np.ndarray) -> np.ndarray:
-        """``v_i^k`` for ``k = 0..maxdeg``, shape (n, maxdeg + 1)."""
-        return np.cumprod(np.concatenate(
+        """``v_i^k`` for ``k = 0..maxdeg``, flattened (n * (maxdeg + 1),) plus a 1 slot."""
+        t = np.cumprod(np.concatenate(
             [np.ones((len(v), 1)), np.repeat(np.asarray(v, float)[:, None], self.maxdeg, 1)],
             axis=1), axis=1)
+        return np.concatenate([t.ravel(), [1.0]])
 
     def _matrix(self, vals: np.ndarray) -> sparse.csr_matrix:
         out = self._csr.copy()
@@ -95,28 +99,89 @@ class _Affine:
 
     def to_z(self, mu: np.ndarray, s: np.ndarray) -> sparse.csr_matrix:
         """``m_z = T m_x``: ``E[z^a] = sum_b C(a, b) (-mu)^(a-b) E[x^b] / s^a``."""
-        vals = self.binom * _gather(self._table(-mu), self._diff)
-        vals /= _gather(self._table(s), self._arow)
-        return self._matrix(vals)
+        return self._matrix(self._full.vals_z(mu, s))
 
     def to_x(self, mu: np.ndarray, s: np.ndarray) -> sparse.csr_matrix:
         """``m_x = T m_z``: ``E[x^a] = sum_b C(a, b) mu^(a-b) s^b E[z^b]``."""
-        vals = self.binom * _gather(self._table(mu), self._diff)
-        vals *= _gather(self._table(s), self._acol)
-        return self._matrix(vals)
+        return self._matrix(self._full.vals_x(mu, s))
+
+    def rows_subset(self, rows) -> _AffineEntries:
+        """The maps restricted to output rows ``rows`` (positions in ``E``), cached."""
+        key = tuple(int(r) for r in rows)
+        if key not in self._subsets:
+            pos = np.full(len(self.E), -1, dtype=np.int64)
+            pos[np.asarray(key, dtype=np.int64)] = np.arange(len(key))
+            sel = np.flatnonzero(pos[self.rows] >= 0)
+            self._subsets[key] = _AffineEntries(self, sel, pos[self.rows[sel]], len(key))
+        return self._subsets[key]
+
+    def z_apply(self, mu, s, v: np.ndarray) -> np.ndarray:
+        """``to_z(mu, s) @ v`` without forming the matrix."""
+        return self._full.z_apply(mu, s, v)
+
+    def x_apply(self, mu, s, v: np.ndarray) -> np.ndarray:
+        """``to_x(mu, s) @ v`` without forming the matrix."""
+        return self._full.x_apply(mu, s, v)
 
 
-def _sparse_powers(e: np.ndarray):
-    """``(row, coordinate, power)`` of the nonzero entries of an exponent array (K, n)."""
+class _AffineEntries:
+    """A subset of the entries of an :class:`_Affine` map (rows renumbered to ``out``)."""
+
+    def __init__(self, aff: _Affine, sel: np.ndarray, out: np.ndarray, size: int) -> None:
+        self.aff = aff
+        self.out = np.asarray(out, dtype=np.int64)
+        self.cols = aff.cols[sel]
+        self.binom = aff.binom[sel]
+        self.size = int(size)
+        m1 = aff.maxdeg + 1
+        one = aff.n * m1  # the 1 slot of the flattened power table
+        # power-table gathers: only the coordinates with a nonzero exponent enter a product
+        self._diff = _power_index(aff._diff_e[sel], m1, one)
+        self._arow = _power_index(aff._alpha[aff.rows[sel]], m1, one)
+        self._acol = _power_index(aff._alpha[self.cols], m1, one)
+
+    def vals_z(self, mu, s) -> np.ndarray:
+        vals = self.binom * _prod_gather(self.aff._table(-np.asarray(mu, float)), self._diff)
+        vals /= _prod_gather(self.aff._table(s), self._arow)
+        return vals
+
+    def vals_x(self, mu, s) -> np.ndarray:
+        vals = self.binom * _prod_gather(self.aff._table(np.asarray(mu, float)), self._diff)
+        vals *= _prod_gather(self.aff._table(s), self._acol)
+        return vals
+
+    def z_apply(self, mu, s, v: np.ndarray) -> np.ndarray:
+        """Rows of ``to_z(mu, s) @ v``."""
+        return np.bincount(self.out, weights=self.vals_z(mu, s) * v[self.cols],
+                           minlength=self.size)
+
+    def x_apply(self, mu, s, v: np.ndarray) -> np.ndarray:
+        """Rows of ``to_x(mu, s) @ v``."""
+        return np.bincount(self.out, weights=self.vals_x(mu, s) * v[self.cols],
+                           minlength=self.size)
+
+
+def _prod_gather(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``prod_j table[idx[:, j]]`` (a column loop: ``idx`` has a few columns, many rows)."""
+    out = table[idx[:, 0]]
+    for j in range(1, idx.shape[1]):
+        out *= table[idx[:, j]]
+    return out
+
+
+def _power_index(e: np.ndarray, m1: int, one: int) -> np.ndarray:
+    """Indices (K, w) into a flattened power table: ``prod_i v_i^(e_ri)`` per row ``r``.
+
+    Only the coordinates with a nonzero exponent enter (ascending); shorter rows are
+    padded with the table's 1 slot.
+    """
+    K = len(e)
+    nz = e > 0
+    w = max(1, int(nz.sum(axis=1).max())) if K else 1
+    out = np.full((K, w), one, dtype=np.int64)
     r, i = np.nonzero(e)
-    return len(e), r, i, e[r, i]
-
-
-def _gather(table: np.ndarray, sp) -> np.ndarray:
-    """``prod_i table[i, e_ri]`` per row ``r`` of a :func:`_sparse_powers` array."""
-    K, r, i, k = sp
-    out = np.ones(K)
-    np.multiply.at(out, r, table[i, k])
+    slot = np.cumsum(nz, axis=1)[r, i] - 1  # position of (r, i) among row r's nonzeros
+    out[r, slot] = i * m1 + e[r, i]
     return out
 
 
@@ -440,6 +505,12 @@ class Standardiser:
         self.aff = _Affine(self.E)
         idx = {a: j for j, a in enumerate(self.E)}
         self.bidx = np.array([idx[a] for a in basis.exponents])
+        # T_z restricted to the basis rows and columns (theta_to_x)
+        self._basis_entries = self.aff.rows_subset(self.bidx)
+        colpos = np.full(len(self.E), -1, dtype=np.int64)
+        colpos[self.bidx] = np.arange(len(self.bidx))
+        self._bcol = colpos[self._basis_entries.cols]
+        self._bkeep = self._bcol >= 0
         n = self.n
         self.mu_idx = [idx[tuple(int(k == i) for k in range(n))] for i in range(n)]
         self.m2_idx = [idx[tuple(2 * int(k == i) for k in range(n))] for i in range(n)]
@@ -454,5 +525,8 @@ class Standardiser:
         return mu, s
 
     def theta_to_x(self, theta_z, mu, s):
-        Tz = self.aff.to_z(mu, s)[self.bidx][:, self.bidx]
-        return Tz.T @ theta_z
+        """Raw natural parameters: ``T_z[basis, basis]^T theta_z`` (the affine change)."""
+        sub = self._basis_entries
+        vals = sub.vals_z(mu, s)[self._bkeep]
+        return np.bincount(self._bcol[self._bkeep], weights=vals * theta_z[sub.out[self._bkeep]],
+                           minlength=len(self.bidx))
