@@ -321,20 +321,36 @@ class BlockClosure:
                     ],
                 )
             )
+        # array layout of a solve: full = (known moments, block 0's unknowns, block 1's, ...)
+        # (later entries win, as in a dict filled in that order)
+        pos = {a: j for j, a in enumerate(self.known)}
+        off = len(self.known)
+        for info in self.plans:
+            if info is not None:
+                for j, u in enumerate(info["unknown_glob"]):
+                    pos[u] = off + j
+                off += len(info["unknown_glob"])
+        self.c_idx = np.array([[self.kidx[tuple(int(k == i) + int(k == j) for k in range(n))]
+                                for j in range(n)] for i in range(n)], dtype=np.int64)
+        self.cg = None
+        mpos = {a: j for j, a in enumerate(self.multi)}
+        if self.multi:
+            self.cg = _cond_gauss_plan((tuple(tuple(b) for b in self.blocks), tuple(self.multi),
+                                        tuple(self.primary[a] for a in self.multi), int(n)))
+            self.cg_vidx = np.array([pos[e] for e in self.cg.vneed], dtype=np.int64)
+        is_multi = np.array([a in mpos for a in self.wanted], dtype=bool)
+        self.w_single = np.flatnonzero(~is_multi)
+        self.w_single_src = np.array([pos[a] for a in self.wanted if a not in mpos],
+                                     dtype=np.int64)
+        self.w_multi = np.flatnonzero(is_multi)
+        self.w_multi_src = np.array([mpos[a] for a in self.wanted if a in mpos], dtype=np.int64)
 
     def solve(self, theta_z: np.ndarray, mz: np.ndarray, *, ridge: float) -> np.ndarray:
         """Standardised moments of ``wanted`` (len(wanted),)."""
         from .skf import ClosureError
 
-        n = self.n
-        C = np.empty((n, n))
-        for i in range(n):
-            for j in range(n):
-                e = [0] * n
-                e[i] += 1
-                e[j] += 1
-                C[i, j] = mz[self.kidx[tuple(e)]]
-        values: dict[Exponent, float] = {a: float(v) for a, v in zip(self.known, mz, strict=True)}
+        C = mz[self.c_idx]  # (n, n) second standardised moments
+        parts = [np.asarray(mz, dtype=float)]
         for info in self.plans:
             if info is None:
                 continue
@@ -369,16 +385,13 @@ class BlockClosure:
                 sol, _, rank, _ = np.linalg.lstsq(Bs, rhs, rcond=None)
                 if rank < len(plan.wanted):
                     raise ClosureError("block Stein closure is rank deficient")
-            sol = sol * sc
-            for u, v in zip(info["unknown_glob"], sol, strict=True):
-                values[u] = float(v)
-        if self.multi:
-            self._multi(values, C)
-        return np.array([values[a] for a in self.wanted])
-
-    def _multi(self, values: dict, C: np.ndarray) -> None:
-        """Conditional-Gaussian closure of moments spanning several blocks."""
-        conditional_gaussian(values, C, self.blocks, self.multi, self.primary, self.n)
+            parts.append(sol * sc)
+        full = np.concatenate(parts)
+        out = np.empty(len(self.wanted))
+        out[self.w_single] = full[self.w_single_src]
+        if self.cg is not None:  # conditional-Gaussian closure of multi-block moments
+            out[self.w_multi] = self.cg.evaluate(full[self.cg_vidx], C)[self.w_multi_src]
+        return out
 
 
 def conditional_gaussian(values: dict, C: np.ndarray, blocks, multi, primary, n: int) -> None:
@@ -480,6 +493,11 @@ class _CondGaussPlan:
         self.num = len(multi)
 
     def __call__(self, values: dict, C: np.ndarray) -> np.ndarray:
+        v = np.array([values[e] for e in self.vneed])
+        return self.evaluate(v, C)
+
+    def evaluate(self, v: np.ndarray, C: np.ndarray) -> np.ndarray:
+        """The multi-block moments from the needed primary-block moments ``v`` (vneed)."""
         pool = np.empty(self.pool_size + 1)
         pool[-1] = 1.0
         n = C.shape[0]
@@ -490,8 +508,7 @@ class _CondGaussPlan:
             Se = C - K @ Cp.T  # (n, n)
             pool[off: off + K.size] = K.ravel()
             pool[off + K.size: off + K.size + n * n] = Se.ravel()
-        v = np.array([values[e] for e in self.vneed])
-        res = self.coef * pool[self.fac].prod(axis=1) * v[self.vidx]
+        res = self.coef * _prod_gather(pool, self.fac) * v[self.vidx]
         return np.bincount(self.rows, weights=res, minlength=self.num)
 
 

@@ -1112,6 +1112,11 @@ class _UpdatePlan:
             bs = touched(a)
             degs = [sum(a[i] for i in self.blocks[b]) for b in bs]
             self.primary[a] = bs[int(np.argmax(degs))]
+        from .closure import _cond_gauss_plan
+
+        self._cg = _cond_gauss_plan((tuple(tuple(b) for b in self.blocks), tuple(self.multi),
+                                     tuple(self.primary[a] for a in self.multi),
+                                     int(n))) if self.multi else None
         self.lin_idx = [lookup.get(_unit(n, i)) for i in range(n)]
         self.quad_idx = {
             (i, j): lookup.get(_add(_unit(n, i), _unit(n, j)))
@@ -1201,8 +1206,6 @@ class _UpdatePlan:
 
     def run(self, mvec, theta_prior, theta_lik, truncation: int, num_sweeps: int | None = None):
         """Posterior moments over ``S`` and the largest K-convergence gap."""
-        from .closure import conditional_gaussian
-
         S = self.score.S
         theta = theta_prior + theta_lik  # Eq.: natural parameters add
         if self.direct:
@@ -1266,7 +1269,9 @@ class _UpdatePlan:
                 for j, i in enumerate(blk):
                     e[i] = a[j]
                 values[tuple(e)] = float(v)
-        conditional_gaussian(values, C, self.blocks, self.multi, self.primary, n)
+        if self._cg is not None:  # multi-block moments, conditional-Gaussian (compiled)
+            for a, v in zip(self.multi, self._cg(values, C), strict=True):
+                values[a] = float(v)
         mc = np.array([values[a] for a in S])
         out = self.affS.x_apply(mu, np.ones(n), mc)
         out[0] = 1.0
