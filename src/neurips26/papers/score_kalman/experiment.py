@@ -65,9 +65,9 @@ from . import (
 class Config:
     seed: int = 0
     num_nodes: tuple[int, ...] = param(
-        (1, 2, 4), help="state dimensions n of the coupled systems", min=1
+        (1, 2, 4, 10), help="oscillators N per network (state dimension n = 2N)", min=1
     )
-    num_steps: int = param(40, help="filter steps per run", min=1)
+    num_steps: int = param(30, help="filter steps per run", min=1)
     num_runs: int = param(10, help="independent runs per n (paired across filters)", min=1)
     burn_in: int = param(10, help="steps left out of the error average", min=0)
     sigma: float = param(0.1, help="process-noise standard deviation", min=0.0)
@@ -86,7 +86,7 @@ class Config:
 TIERS = {
     "smoke": Config(num_nodes=(1,), num_steps=10, num_runs=1, burn_in=3, num_particles=500,
                     kf_check_steps=20, time_maxent=False),
-    "small": Config(),  # n = 2, 4, 8; 40 steps; 10 paired runs
+    "small": Config(),  # n = 2, 4, 8, 20; 30 steps; 10 paired runs
     "paper": Config(num_nodes=(1, 2, 4, 6, 8, 10), num_steps=100, num_runs=50,
                     num_particles=10000),
 }

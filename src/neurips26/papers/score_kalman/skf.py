@@ -443,7 +443,10 @@ class _ScorePlan:
         import scipy.linalg as sl
 
         idx = np.flatnonzero(keep)
-        Ak, Gk = A[np.ix_(idx, idx)], AG[np.ix_(idx, idx)]
+        if len(idx) == self.M:  # the full family: no sub-matrix copies
+            Ak, Gk = A, AG
+        else:
+            Ak, Gk = A[np.ix_(idx, idx)], AG[np.ix_(idx, idx)]
         try:
             L = np.linalg.cholesky(Gk)  # Gk = L L^T
         except np.linalg.LinAlgError:
