@@ -87,10 +87,15 @@ class _Affine:
 
     def _table(self, v: np.ndarray) -> np.ndarray:
         """``v_i^k`` for ``k = 0..maxdeg``, flattened (n * (maxdeg + 1),) plus a 1 slot."""
-        t = np.cumprod(np.concatenate(
-            [np.ones((len(v), 1)), np.repeat(np.asarray(v, float)[:, None], self.maxdeg, 1)],
-            axis=1), axis=1)
-        return np.concatenate([t.ravel(), [1.0]])
+        v = np.asarray(v, dtype=float)
+        m1 = self.maxdeg + 1
+        out = np.empty(len(v) * m1 + 1)
+        out[-1] = 1.0
+        t = out[:-1].reshape(len(v), m1)
+        t[:, 0] = 1.0
+        for k in range(1, m1):
+            t[:, k] = t[:, k - 1] * v
+        return out
 
     def _matrix(self, vals: np.ndarray) -> sparse.csr_matrix:
         out = self._csr.copy()
@@ -142,12 +147,14 @@ class _AffineEntries:
 
     def vals_z(self, mu, s) -> np.ndarray:
         vals = self.binom * _prod_gather(self.aff._table(-np.asarray(mu, float)), self._diff)
-        vals /= _prod_gather(self.aff._table(s), self._arow)
+        if not np.all(np.asarray(s) == 1.0):  # unit scales (central moments): s^a = 1
+            vals /= _prod_gather(self.aff._table(s), self._arow)
         return vals
 
     def vals_x(self, mu, s) -> np.ndarray:
         vals = self.binom * _prod_gather(self.aff._table(np.asarray(mu, float)), self._diff)
-        vals *= _prod_gather(self.aff._table(s), self._acol)
+        if not np.all(np.asarray(s) == 1.0):
+            vals *= _prod_gather(self.aff._table(s), self._acol)
         return vals
 
     def z_apply(self, mu, s, v: np.ndarray) -> np.ndarray:
