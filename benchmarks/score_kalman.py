@@ -18,7 +18,7 @@ Duffing networks (n = 2, 4, 8, 20 at small; 2, 4, 8, 12, 20 at paper):
    per step): the goal then counts as met only if that bound is at most 1/10. At
    n = 20 the bootstrap PF stays far from the SKF's RMSE even with 500,000 particles;
    ``--nodes 10 --runs 1 --steps 20 --particles 100000,500000`` runs that sweep (about
-   3 CPU minutes, several GB of temporaries);
+   3 CPU minutes on this machine);
 3. the time of one MaxEnt grid fit versus one score-matching fit at n = 1, 2, 3.
 
 Times are CPU seconds of this process (``time.process_time``) around each filter call,
