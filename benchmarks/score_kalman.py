@@ -15,10 +15,9 @@ Duffing networks (n = 2, 4, 8, 20 at small; 2, 4, 8, 12, 20 at paper):
    equal to or below the SKF's ("equal RMSE or better"), and whether it is at most 1/10.
    When no PF of the sweep reaches the SKF's RMSE the ratio against the largest PF is
    printed as an upper bound (a PF at equal RMSE needs more particles, hence more time
-   per step): the goal then counts as met only if that bound is at most 1/10. At
-   n = 20 the bootstrap PF stays far from the SKF's RMSE even with 500,000 particles;
-   ``--nodes 10 --runs 1 --steps 20 --particles 100000,500000`` runs that sweep (about
-   3 CPU minutes on this machine);
+   per step): the goal then counts as met only if that bound is at most 1/10. A larger
+   PF sweep at n = 20 is an option (slow):
+   ``--nodes 10 --runs 1 --steps 20 --particles 100000,500000``;
 3. the time of one MaxEnt grid fit versus one score-matching fit at n = 1, 2, 3.
 
 Times are CPU seconds of this process (``time.process_time``) around each filter call,
