@@ -53,7 +53,12 @@ def downward_closure(exps) -> set[Exponent]:
 
 
 class _Affine:
-    """Moment maps under ``x = mu + s * z`` over a downward-closed exponent list ``E``."""
+    """Moment maps under ``x = mu + s * z`` over a downward-closed exponent list ``E``.
+
+    ``to_z`` / ``to_x`` return the (sparse, triangular) matrices; ``z_apply`` /
+    ``x_apply`` apply them to a vector without building a matrix, optionally for a
+    subset of output rows only (:meth:`rows`, compiled once per subset).
+    """
 
     def __init__(self, E) -> None:
         self.E = tuple(E)
@@ -65,28 +70,32 @@ class _Affine:
                 cols.append(idx[b])  # KeyError: E not downward closed
                 binom.append(float(np.prod([comb(x, y) for x, y in zip(a, b, strict=True)])))
                 diff.append(tuple(x - y for x, y in zip(a, b, strict=True)))
-        self.rows, self.cols = np.asarray(rows), np.asarray(cols)
+        self.rows, self.cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
         self.binom = np.asarray(binom)
         n = len(self.E[0]) if self.E else 0
-        diff = np.asarray(diff, dtype=np.int64).reshape(-1, n)  # (K, n)
-        alpha = np.asarray(self.E, dtype=np.int64).reshape(-1, n)  # (|E|, n)
-        self.maxdeg = int(alpha.max()) if alpha.size else 0
-        # power-table gathers: only the coordinates with a nonzero exponent enter a product
-        self._diff = _sparse_powers(diff)
-        self._arow = _sparse_powers(alpha[self.rows]) if len(self.rows) else None
-        self._acol = _sparse_powers(alpha[self.cols]) if len(self.cols) else None
+        self.n = n
+        self._diff_e = np.asarray(diff, dtype=np.int64).reshape(-1, n)  # (K, n)
+        self._alpha = np.asarray(self.E, dtype=np.int64).reshape(-1, n)  # (|E|, n)
+        self.maxdeg = int(self._alpha.max()) if self._alpha.size else 0
         self.shape = (len(self.E), len(self.E))
+        self._full = _AffineEntries(self, np.arange(len(self.rows)), self.rows, len(self.E))
         self._csr = sparse.csr_matrix(
             (np.ones(len(self.rows)), (self.rows, self.cols)), shape=self.shape)
         # the CSR data order of the (row, col) entries (no duplicates: E has no repeats)
-        order = np.lexsort((self.cols, self.rows))
-        self._order = order
+        self._order = np.lexsort((self.cols, self.rows))
+        self._subsets: dict = {}
 
     def _table(self, v: np.ndarray) -> np.ndarray:
-        """``v_i^k`` for ``k = 0..maxdeg``, shape (n, maxdeg + 1)."""
-        return np.cumprod(np.concatenate(
-            [np.ones((len(v), 1)), np.repeat(np.asarray(v, float)[:, None], self.maxdeg, 1)],
-            axis=1), axis=1)
+        """``v_i^k`` for ``k = 0..maxdeg``, flattened (n * (maxdeg + 1),) plus a 1 slot."""
+        v = np.asarray(v, dtype=float)
+        m1 = self.maxdeg + 1
+        out = np.empty(len(v) * m1 + 1)
+        out[-1] = 1.0
+        t = out[:-1].reshape(len(v), m1)
+        t[:, 0] = 1.0
+        for k in range(1, m1):
+            t[:, k] = t[:, k - 1] * v
+        return out
 
     def _matrix(self, vals: np.ndarray) -> sparse.csr_matrix:
         out = self._csr.copy()
@@ -95,28 +104,91 @@ class _Affine:
 
     def to_z(self, mu: np.ndarray, s: np.ndarray) -> sparse.csr_matrix:
         """``m_z = T m_x``: ``E[z^a] = sum_b C(a, b) (-mu)^(a-b) E[x^b] / s^a``."""
-        vals = self.binom * _gather(self._table(-mu), self._diff)
-        vals /= _gather(self._table(s), self._arow)
-        return self._matrix(vals)
+        return self._matrix(self._full.vals_z(mu, s))
 
     def to_x(self, mu: np.ndarray, s: np.ndarray) -> sparse.csr_matrix:
         """``m_x = T m_z``: ``E[x^a] = sum_b C(a, b) mu^(a-b) s^b E[z^b]``."""
-        vals = self.binom * _gather(self._table(mu), self._diff)
-        vals *= _gather(self._table(s), self._acol)
-        return self._matrix(vals)
+        return self._matrix(self._full.vals_x(mu, s))
+
+    def rows_subset(self, rows) -> _AffineEntries:
+        """The maps restricted to output rows ``rows`` (positions in ``E``), cached."""
+        key = tuple(int(r) for r in rows)
+        if key not in self._subsets:
+            pos = np.full(len(self.E), -1, dtype=np.int64)
+            pos[np.asarray(key, dtype=np.int64)] = np.arange(len(key))
+            sel = np.flatnonzero(pos[self.rows] >= 0)
+            self._subsets[key] = _AffineEntries(self, sel, pos[self.rows[sel]], len(key))
+        return self._subsets[key]
+
+    def z_apply(self, mu, s, v: np.ndarray) -> np.ndarray:
+        """``to_z(mu, s) @ v`` without forming the matrix."""
+        return self._full.z_apply(mu, s, v)
+
+    def x_apply(self, mu, s, v: np.ndarray) -> np.ndarray:
+        """``to_x(mu, s) @ v`` without forming the matrix."""
+        return self._full.x_apply(mu, s, v)
 
 
-def _sparse_powers(e: np.ndarray):
-    """``(row, coordinate, power)`` of the nonzero entries of an exponent array (K, n)."""
+class _AffineEntries:
+    """A subset of the entries of an :class:`_Affine` map (rows renumbered to ``out``)."""
+
+    def __init__(self, aff: _Affine, sel: np.ndarray, out: np.ndarray, size: int) -> None:
+        self.aff = aff
+        self.out = np.asarray(out, dtype=np.int64)
+        self.cols = aff.cols[sel]
+        self.binom = aff.binom[sel]
+        self.size = int(size)
+        m1 = aff.maxdeg + 1
+        one = aff.n * m1  # the 1 slot of the flattened power table
+        # power-table gathers: only the coordinates with a nonzero exponent enter a product
+        self._diff = _power_index(aff._diff_e[sel], m1, one)
+        self._arow = _power_index(aff._alpha[aff.rows[sel]], m1, one)
+        self._acol = _power_index(aff._alpha[self.cols], m1, one)
+
+    def vals_z(self, mu, s) -> np.ndarray:
+        vals = self.binom * _prod_gather(self.aff._table(-np.asarray(mu, float)), self._diff)
+        if not np.all(np.asarray(s) == 1.0):  # unit scales (central moments): s^a = 1
+            vals /= _prod_gather(self.aff._table(s), self._arow)
+        return vals
+
+    def vals_x(self, mu, s) -> np.ndarray:
+        vals = self.binom * _prod_gather(self.aff._table(np.asarray(mu, float)), self._diff)
+        if not np.all(np.asarray(s) == 1.0):
+            vals *= _prod_gather(self.aff._table(s), self._acol)
+        return vals
+
+    def z_apply(self, mu, s, v: np.ndarray) -> np.ndarray:
+        """Rows of ``to_z(mu, s) @ v``."""
+        return np.bincount(self.out, weights=self.vals_z(mu, s) * v[self.cols],
+                           minlength=self.size)
+
+    def x_apply(self, mu, s, v: np.ndarray) -> np.ndarray:
+        """Rows of ``to_x(mu, s) @ v``."""
+        return np.bincount(self.out, weights=self.vals_x(mu, s) * v[self.cols],
+                           minlength=self.size)
+
+
+def _prod_gather(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``prod_j table[idx[:, j]]`` (a column loop: ``idx`` has a few columns, many rows)."""
+    out = table[idx[:, 0]]
+    for j in range(1, idx.shape[1]):
+        out *= table[idx[:, j]]
+    return out
+
+
+def _power_index(e: np.ndarray, m1: int, one: int) -> np.ndarray:
+    """Indices (K, w) into a flattened power table: ``prod_i v_i^(e_ri)`` per row ``r``.
+
+    Only the coordinates with a nonzero exponent enter (ascending); shorter rows are
+    padded with the table's 1 slot.
+    """
+    K = len(e)
+    nz = e > 0
+    w = max(1, int(nz.sum(axis=1).max())) if K else 1
+    out = np.full((K, w), one, dtype=np.int64)
     r, i = np.nonzero(e)
-    return len(e), r, i, e[r, i]
-
-
-def _gather(table: np.ndarray, sp) -> np.ndarray:
-    """``prod_i table[i, e_ri]`` per row ``r`` of a :func:`_sparse_powers` array."""
-    K, r, i, k = sp
-    out = np.ones(K)
-    np.multiply.at(out, r, table[i, k])
+    slot = np.cumsum(nz, axis=1)[r, i] - 1  # position of (r, i) among row r's nonzeros
+    out[r, slot] = i * m1 + e[r, i]
     return out
 
 
@@ -256,20 +328,36 @@ class BlockClosure:
                     ],
                 )
             )
+        # array layout of a solve: full = (known moments, block 0's unknowns, block 1's, ...)
+        # (later entries win, as in a dict filled in that order)
+        pos = {a: j for j, a in enumerate(self.known)}
+        off = len(self.known)
+        for info in self.plans:
+            if info is not None:
+                for j, u in enumerate(info["unknown_glob"]):
+                    pos[u] = off + j
+                off += len(info["unknown_glob"])
+        self.c_idx = np.array([[self.kidx[tuple(int(k == i) + int(k == j) for k in range(n))]
+                                for j in range(n)] for i in range(n)], dtype=np.int64)
+        self.cg = None
+        mpos = {a: j for j, a in enumerate(self.multi)}
+        if self.multi:
+            self.cg = _cond_gauss_plan((tuple(tuple(b) for b in self.blocks), tuple(self.multi),
+                                        tuple(self.primary[a] for a in self.multi), int(n)))
+            self.cg_vidx = np.array([pos[e] for e in self.cg.vneed], dtype=np.int64)
+        is_multi = np.array([a in mpos for a in self.wanted], dtype=bool)
+        self.w_single = np.flatnonzero(~is_multi)
+        self.w_single_src = np.array([pos[a] for a in self.wanted if a not in mpos],
+                                     dtype=np.int64)
+        self.w_multi = np.flatnonzero(is_multi)
+        self.w_multi_src = np.array([mpos[a] for a in self.wanted if a in mpos], dtype=np.int64)
 
     def solve(self, theta_z: np.ndarray, mz: np.ndarray, *, ridge: float) -> np.ndarray:
         """Standardised moments of ``wanted`` (len(wanted),)."""
         from .skf import ClosureError
 
-        n = self.n
-        C = np.empty((n, n))
-        for i in range(n):
-            for j in range(n):
-                e = [0] * n
-                e[i] += 1
-                e[j] += 1
-                C[i, j] = mz[self.kidx[tuple(e)]]
-        values: dict[Exponent, float] = {a: float(v) for a, v in zip(self.known, mz, strict=True)}
+        C = mz[self.c_idx]  # (n, n) second standardised moments
+        parts = [np.asarray(mz, dtype=float)]
         for info in self.plans:
             if info is None:
                 continue
@@ -304,16 +392,13 @@ class BlockClosure:
                 sol, _, rank, _ = np.linalg.lstsq(Bs, rhs, rcond=None)
                 if rank < len(plan.wanted):
                     raise ClosureError("block Stein closure is rank deficient")
-            sol = sol * sc
-            for u, v in zip(info["unknown_glob"], sol, strict=True):
-                values[u] = float(v)
-        if self.multi:
-            self._multi(values, C)
-        return np.array([values[a] for a in self.wanted])
-
-    def _multi(self, values: dict, C: np.ndarray) -> None:
-        """Conditional-Gaussian closure of moments spanning several blocks."""
-        conditional_gaussian(values, C, self.blocks, self.multi, self.primary, self.n)
+            parts.append(sol * sc)
+        full = np.concatenate(parts)
+        out = np.empty(len(self.wanted))
+        out[self.w_single] = full[self.w_single_src]
+        if self.cg is not None:  # conditional-Gaussian closure of multi-block moments
+            out[self.w_multi] = self.cg.evaluate(full[self.cg_vidx], C)[self.w_multi_src]
+        return out
 
 
 def conditional_gaussian(values: dict, C: np.ndarray, blocks, multi, primary, n: int) -> None:
@@ -415,6 +500,11 @@ class _CondGaussPlan:
         self.num = len(multi)
 
     def __call__(self, values: dict, C: np.ndarray) -> np.ndarray:
+        v = np.array([values[e] for e in self.vneed])
+        return self.evaluate(v, C)
+
+    def evaluate(self, v: np.ndarray, C: np.ndarray) -> np.ndarray:
+        """The multi-block moments from the needed primary-block moments ``v`` (vneed)."""
         pool = np.empty(self.pool_size + 1)
         pool[-1] = 1.0
         n = C.shape[0]
@@ -425,8 +515,7 @@ class _CondGaussPlan:
             Se = C - K @ Cp.T  # (n, n)
             pool[off: off + K.size] = K.ravel()
             pool[off + K.size: off + K.size + n * n] = Se.ravel()
-        v = np.array([values[e] for e in self.vneed])
-        res = self.coef * pool[self.fac].prod(axis=1) * v[self.vidx]
+        res = self.coef * _prod_gather(pool, self.fac) * v[self.vidx]
         return np.bincount(self.rows, weights=res, minlength=self.num)
 
 
@@ -440,6 +529,12 @@ class Standardiser:
         self.aff = _Affine(self.E)
         idx = {a: j for j, a in enumerate(self.E)}
         self.bidx = np.array([idx[a] for a in basis.exponents])
+        # T_z restricted to the basis rows and columns (theta_to_x)
+        self._basis_entries = self.aff.rows_subset(self.bidx)
+        colpos = np.full(len(self.E), -1, dtype=np.int64)
+        colpos[self.bidx] = np.arange(len(self.bidx))
+        self._bcol = colpos[self._basis_entries.cols]
+        self._bkeep = self._bcol >= 0
         n = self.n
         self.mu_idx = [idx[tuple(int(k == i) for k in range(n))] for i in range(n)]
         self.m2_idx = [idx[tuple(2 * int(k == i) for k in range(n))] for i in range(n)]
@@ -454,5 +549,8 @@ class Standardiser:
         return mu, s
 
     def theta_to_x(self, theta_z, mu, s):
-        Tz = self.aff.to_z(mu, s)[self.bidx][:, self.bidx]
-        return Tz.T @ theta_z
+        """Raw natural parameters: ``T_z[basis, basis]^T theta_z`` (the affine change)."""
+        sub = self._basis_entries
+        vals = sub.vals_z(mu, s)[self._bkeep]
+        return np.bincount(self._bcol[self._bkeep], weights=vals * theta_z[sub.out[self._bkeep]],
+                           minlength=len(self.bidx))

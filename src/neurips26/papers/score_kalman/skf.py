@@ -82,6 +82,14 @@ Deviations from the paper
   former n = 8 (and some n = 4) runs.
 - Small dense solves run with one BLAS thread (``threadpoolctl``): on a shared machine
   threaded LAPACK was 10-100x slower for these ~400 x 231 systems.
+- Cost per step (issue 13): the moment maps (``PA``, ``Pb``, the moment-ODE matrix ``G``,
+  the binomial changes of coordinates) are sparse and applied to vectors without
+  forming matrices, on the rows needed only; the fits inside the RK4 stages solve by
+  Cholesky and screen their ``cond`` by LAPACK's 1-norm estimate (the eigenvalues are
+  computed for the fit whose ``cond`` is reported, once per step, or when the estimate
+  comes within a factor 10 of the limit); the conditional-Gaussian expansions are
+  compiled once per filter. The results equal the former dense implementation's to
+  rounding (``tests/papers/score_kalman/test_score_kalman_speed.py``).
 
 Why the accuracy claims may not reproduce here: see the experiment module's docstring.
 """
@@ -237,7 +245,10 @@ class _Isserlis:
             g = gaussian_moments(np.zeros(self.n), C, self.exps)
             return np.array([g[a] for a in self.exps])
         ext = np.concatenate([np.asarray(C, dtype=float).ravel(), [1.0, 0.0]])
-        return ext[self.tab].prod(axis=2).sum(axis=1)
+        g = ext[self.tab[:, :, 0]]  # (len, P): product over the Q pairs, a column loop
+        for q in range(1, self.tab.shape[2]):
+            g = g * ext[self.tab[:, :, q]]
+        return g.sum(axis=1)
 
 
 def _matchings(items):
@@ -360,7 +371,8 @@ class _ScorePlan:
         return ScoreFit(theta=theta, A=A, b=b, cond=cond)
 
     def fit_robust(
-        self, mvec: np.ndarray, step: int | None = None, *, lead_tol: float = LEAD_TOL
+        self, mvec: np.ndarray, step: int | None = None, *, lead_tol: float = LEAD_TOL,
+        exact_cond: bool = True,
     ) -> tuple[ScoreFit, bool]:
         """Hermite-preconditioned fit on standardised moments, reduced block-wise if needed.
 
@@ -380,8 +392,10 @@ class _ScorePlan:
         zero and the others re-fitted (the exact score-matching optimum over that
         sub-family: no reference density, no ridge, so a Gaussian belief gives its own
         Gaussian). This repeats until every block passes. Returns the fit (``cond`` of the
-        final
-        preconditioned matrix) and whether a block had to be reduced (the fallback).
+        final preconditioned matrix) and whether a block had to be reduced (the fallback).
+        With ``exact_cond=False`` (the fits inside the RK4 stages, whose ``cond`` is not
+        reported) ``cond`` is LAPACK's 1-norm estimate and the exact eigenvalues are only
+        computed when that estimate is within a factor 10 of ``FIT_COND``.
         """
         A = (self.PA @ mvec).reshape(self.M, self.M)  # (M, M)
         b = self.Pb @ mvec  # (M,)
@@ -398,7 +412,7 @@ class _ScorePlan:
         keep = np.ones(self.M, dtype=bool)
         reduced = np.zeros(len(self.blocks), dtype=bool)
         for _ in range(len(self.blocks) + 1):
-            theta, cond = self._solve_pre(A, AG, b, keep)
+            theta, cond = self._solve_pre(A, AG, b, keep, exact_cond)
             if theta is None:  # moments not realisable by the full family: go Gaussian
                 if not reduced.all():
                     reduced[:] = True
@@ -420,19 +434,27 @@ class _ScorePlan:
         if reduced.any() and not self._gauss_blocks_ok(theta, reduced):
             keep = self.gauss_mask.copy()
             reduced[:] = True
-            theta, cond = self._solve_pre(A, AG, b, keep)
+            theta, cond = self._solve_pre(A, AG, b, keep, exact_cond)
             if theta is None or not self._gauss_blocks_ok(theta, reduced):
                 raise NonIntegrableBeliefError(
                     "the Gaussian part of the fit is not negative definite; use more "
                     "num_substeps or a smaller dt", step=step)
         return ScoreFit(theta=theta, A=A, b=b, cond=cond), bool(reduced.any())
 
-    def _solve_pre(self, A, AG, b, keep):
-        """Preconditioned solve over the kept coefficients: (theta or None, cond)."""
+    def _solve_pre(self, A, AG, b, keep, exact_cond: bool = True):
+        """Preconditioned solve over the kept coefficients: (theta or None, cond).
+
+        ``cond`` of ``L^-1 A L^-T`` from its eigenvalues (``exact_cond``) or, when the
+        1-norm estimate (LAPACK ``pocon`` on its Cholesky factor) is below
+        ``FIT_COND / 10``, that estimate; the solve is a Cholesky solve either way.
+        """
         import scipy.linalg as sl
 
         idx = np.flatnonzero(keep)
-        Ak, Gk = A[np.ix_(idx, idx)], AG[np.ix_(idx, idx)]
+        if len(idx) == self.M:  # the full family: no sub-matrix copies
+            Ak, Gk = A, AG
+        else:
+            Ak, Gk = A[np.ix_(idx, idx)], AG[np.ix_(idx, idx)]
         try:
             L = np.linalg.cholesky(Gk)  # Gk = L L^T
         except np.linalg.LinAlgError:
@@ -441,11 +463,28 @@ class _ScorePlan:
         At = sl.solve_triangular(L, X.T, lower=True, check_finite=False)  # L^-1 A L^-T
         At = 0.5 * (At + At.T)
         bt = sl.solve_triangular(L, b[idx], lower=True, check_finite=False)
-        w, V = np.linalg.eigh(At)
-        cond = float(w[-1] / w[0]) if w[0] > 0 else np.inf
-        if not cond <= FIT_COND:
-            return None, cond
-        u = -(V @ ((V.T @ bt) / w))  # Eq.: A theta = -b in the Hermite basis
+        cond = np.nan
+        if not exact_cond:
+            try:
+                c = np.linalg.cholesky(At)
+            except np.linalg.LinAlgError:
+                return None, np.inf  # not positive definite
+            (pocon,) = sl.get_lapack_funcs(("pocon",), (c,))
+            rcond, info = pocon(c, np.abs(At).sum(axis=0).max(), uplo="L")
+            est = 1.0 / rcond if info == 0 and rcond > 0 else np.inf
+            if est * 10 <= FIT_COND:
+                cond = float(est)
+        if not np.isfinite(cond):  # exact: the extreme eigenvalues
+            w = np.linalg.eigvalsh(At)
+            cond = float(w[-1] / w[0]) if w[0] > 0 else np.inf
+            if not cond <= FIT_COND:
+                return None, cond
+            try:
+                c = np.linalg.cholesky(At)
+            except np.linalg.LinAlgError:
+                return None, np.inf
+        # Eq.: A theta = -b in the Hermite basis, (L^-1 A L^-T) u = -L^-1 b
+        u = -sl.cho_solve((c, True), bt, check_finite=False)
         theta = np.zeros(self.M)
         theta[idx] = sl.solve_triangular(L.T, u, lower=False, check_finite=False)
         if not np.all(np.isfinite(theta)):
@@ -807,8 +846,10 @@ class _Fitter:
         self.score = score
         self.standardised = basis.degree > 2
         self.std = std if std is not None else Standardiser(basis, score.S)
+        if self.standardised:  # rows of T_z over S (S is downward closed: columns in S too)
+            self._zS = self.std.aff.rows_subset(np.arange(len(score.S)))
 
-    def fit(self, mvec: np.ndarray, step=None):
+    def fit(self, mvec: np.ndarray, step=None, exact_cond: bool = True):
         """``(fit, regularised, (mu, s, standardised moments) or None)``."""
         if not self.standardised:
             return self.score.fit(mvec, step), False, None
@@ -816,8 +857,8 @@ class _Fitter:
         if ms is None:
             raise NonIntegrableBeliefError("a variance is not positive" + _ADVICE, step=step)
         mu, s = ms
-        mz = self.std.aff.to_z(mu, s)[: len(mvec), : len(mvec)] @ mvec
-        fz, reg = self.score.fit_robust(mz, step)
+        mz = self._zS.z_apply(mu, s, mvec)  # standardised moments over S
+        fz, reg = self.score.fit_robust(mz, step, exact_cond=exact_cond)
         return fz, reg, (mu, s, mz)
 
     def prior_theta(self, mvec: np.ndarray, step=None) -> tuple[np.ndarray, float, bool]:
@@ -841,19 +882,19 @@ class _Closer:
         idx = {a: j for j, a in enumerate(self.std.E)}
         self.uidx = np.array([idx[u] for u in U], dtype=int)
         self.nS = len(S)
+        self._zS = self.std.aff.rows_subset(np.arange(len(S)))
+        self._xU = self.std.aff.rows_subset(self.uidx)  # only the rows of U are needed
 
     def standardise(self, mS: np.ndarray, step=None):
         ms = self.std.moments(mS)
         if ms is None:
             raise NonIntegrableBeliefError("a variance is not positive" + _ADVICE, step=step)
         mu, s = ms
-        Tz = self.std.aff.to_z(mu, s)
-        return mu, s, Tz[: self.nS, : self.nS] @ mS  # (|S|,) standardised moments
+        return mu, s, self._zS.z_apply(mu, s, mS)  # (|S|,) standardised moments
 
     def close(self, mu, s, mzS, theta_z, ridge) -> np.ndarray:
         wz = self.block.solve(theta_z, mzS, ridge=ridge)
-        mall = self.std.aff.to_x(mu, s) @ np.concatenate([mzS, wz])
-        return mall[self.uidx]
+        return self._xU.x_apply(mu, s, np.concatenate([mzS, wz]))
 
 
 class _PredictPlan:
@@ -873,12 +914,15 @@ class _PredictPlan:
         needed = set().union(*[set(p) for p in rows.values()]) if rows else set()
         self.U = tuple(sorted(needed - set(S), key=lambda a: (sum(a), a)))
         cols = {a: j for j, a in enumerate(S + self.U)}
-        self.G = np.zeros((len(S), len(S) + len(self.U)))  # (|S|, |S| + |U|)
-        for r, phi in enumerate(S):
-            if r == 0:
-                continue
-            for mono, c in rows[phi].items():
-                self.G[r, cols[mono]] += c
+        ent = [(r, cols[mono], c) for r, phi in enumerate(S) if r
+               for mono, c in rows[phi].items()]
+        import scipy.sparse as sp
+
+        self.G = sp.csr_matrix(  # (|S|, |S| + |U|), duplicates summed
+            (np.array([c for _, _, c in ent], dtype=float),
+             (np.array([r for r, _, _ in ent], dtype=np.int64),
+              np.array([j for _, j, _ in ent], dtype=np.int64))),
+            shape=(len(S), len(S) + len(self.U)))
         # central coordinates of the moment ODE: state (mu, E[(x - mu)^a] for |a| >= 2)
         from .closure import _Affine
 
@@ -900,14 +944,14 @@ class _PredictPlan:
             self.closure = _ClosurePlan(basis, S, self.U) if self.U else None
             self.fitter = _Fitter(basis, score)
 
-    def fit(self, mvec: np.ndarray, step=None):
-        return self.fitter.fit(mvec, step)
+    def fit(self, mvec: np.ndarray, step=None, exact_cond: bool = True):
+        return self.fitter.fit(mvec, step, exact_cond)
 
     def prior_theta(self, mvec: np.ndarray, step=None):
         return self.fitter.prior_theta(mvec, step)
 
     def _expand(self, mvec: np.ndarray, step) -> tuple[np.ndarray, ScoreFit]:
-        fit, _, z = self.fit(mvec, step)
+        fit, _, z = self.fit(mvec, step, exact_cond=False)  # stage fit: cond not reported
         if self.closure is None:
             return mvec, fit
         if not self.standardised:
@@ -933,7 +977,7 @@ class _PredictPlan:
             mu = y[self.mu_idx]
             cen = y.copy()
             cen[0], cen[self.mu_idx] = 1.0, 0.0
-            return self.aff.to_x(mu, one) @ cen, mu, cen
+            return self.aff.x_apply(mu, one, cen), mu, cen
 
         def rhs(y):  # Eq.: d/dt E[phi] = E[L phi], closed by Stein, in central coordinates
             nonlocal first
@@ -944,13 +988,13 @@ class _PredictPlan:
             k = self.G @ z  # d/dt of raw moments
             dmu = k[self.mu_idx]
             # d/dt E[(x - mu)^a] = (T_z k)_a - sum_i a_i mu_i' E[(x - mu)^(a - e_i)]
-            dy = self.aff.to_z(mu, one) @ k
+            dy = self.aff.z_apply(mu, one, k)
             np.subtract.at(dy, r, a * dmu[i] * cen[c])
             dy[0], dy[self.mu_idx] = 0.0, dmu
             return dy
 
         mu0 = mvec[self.mu_idx]
-        y = self.aff.to_z(mu0, one) @ mvec
+        y = self.aff.z_apply(mu0, one, mvec)
         y[0], y[self.mu_idx] = 1.0, mu0
         for _ in range(num_substeps):  # classical RK4 (stage covariances stay C + h C')
             k1 = rhs(y)
@@ -1079,6 +1123,11 @@ class _UpdatePlan:
             bs = touched(a)
             degs = [sum(a[i] for i in self.blocks[b]) for b in bs]
             self.primary[a] = bs[int(np.argmax(degs))]
+        from .closure import _cond_gauss_plan
+
+        self._cg = _cond_gauss_plan((tuple(tuple(b) for b in self.blocks), tuple(self.multi),
+                                     tuple(self.primary[a] for a in self.multi),
+                                     int(n))) if self.multi else None
         self.lin_idx = [lookup.get(_unit(n, i)) for i in range(n)]
         self.quad_idx = {
             (i, j): lookup.get(_add(_unit(n, i), _unit(n, j)))
@@ -1163,13 +1212,11 @@ class _UpdatePlan:
             mz2 = stein_moments(zs, degree=self.deg, truncation=truncation - 4,
                                 require_normalisable=False)
             gap = float(max(abs(mz[a] - mz2[a]) for a in aff.E))
-        vx = aff.to_x(mb, sb) @ vz
+        vx = aff.x_apply(mb, sb, vz)
         return dict(zip(aff.E, vx, strict=True)), gap
 
     def run(self, mvec, theta_prior, theta_lik, truncation: int, num_sweeps: int | None = None):
         """Posterior moments over ``S`` and the largest K-convergence gap."""
-        from .closure import conditional_gaussian
-
         S = self.score.S
         theta = theta_prior + theta_lik  # Eq.: natural parameters add
         if self.direct:
@@ -1227,15 +1274,17 @@ class _UpdatePlan:
         for b, blk in enumerate(self.blocks):
             aff = self.local_aff[b]
             vx = np.array([sols[b][a] for a in aff.E])
-            vc = aff.to_z(mu[blk], np.ones(len(blk))) @ vx  # centred local moments
+            vc = aff.z_apply(mu[blk], np.ones(len(blk)), vx)  # centred local moments
             for a, v in zip(aff.E, vc, strict=True):
                 e = [0] * n
                 for j, i in enumerate(blk):
                     e[i] = a[j]
                 values[tuple(e)] = float(v)
-        conditional_gaussian(values, C, self.blocks, self.multi, self.primary, n)
+        if self._cg is not None:  # multi-block moments, conditional-Gaussian (compiled)
+            for a, v in zip(self.multi, self._cg(values, C), strict=True):
+                values[a] = float(v)
         mc = np.array([values[a] for a in S])
-        out = self.affS.to_x(mu, np.ones(n)) @ mc
+        out = self.affS.x_apply(mu, np.ones(n), mc)
         out[0] = 1.0
         return out, gap
 
@@ -1260,12 +1309,27 @@ def _check_obs(y, H, R, n) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _readout(mvec: np.ndarray, index: dict, n: int) -> tuple[np.ndarray, np.ndarray]:
-    mean = np.array([mvec[index[_unit(n, i)]] for i in range(n)])
-    second = np.empty((n, n))
-    for i in range(n):
-        for j in range(n):
-            second[i, j] = mvec[index[_add(_unit(n, i), _unit(n, j))]]
-    return mean, second - np.outer(mean, mean)
+    """Mean (n,) and covariance (n, n) from raw moments over an exponent list."""
+    i1, i2 = _readout_index(index, n)
+    mean = mvec[i1]
+    return mean, mvec[i2] - np.outer(mean, mean)
+
+
+_READOUT_CACHE: dict = {}
+
+
+def _readout_index(index: dict, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of ``x_i`` (n,) and ``x_i x_j`` (n, n) in ``index`` (cached per index)."""
+    key = (id(index), n)
+    hit = _READOUT_CACHE.get(key)
+    if hit is None or hit[0] is not index:
+        i1 = np.array([index[_unit(n, i)] for i in range(n)], dtype=np.int64)
+        i2 = np.array([[index[_add(_unit(n, i), _unit(n, j))] for j in range(n)]
+                       for i in range(n)], dtype=np.int64)
+        if len(_READOUT_CACHE) > 64:
+            _READOUT_CACHE.clear()
+        hit = _READOUT_CACHE[key] = (index, i1, i2)
+    return hit[1], hit[2]
 
 
 def predict(

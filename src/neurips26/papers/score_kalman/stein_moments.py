@@ -137,8 +137,8 @@ def stein_moments(
     plan = _plan(d, int(truncation), (full,) * d)
     coef = np.concatenate([[1.0], [sc.get(a, 0.0) for sc in scores for a in full]])
     vals = plan["base"] * coef[plan["src"]] * plan["scale"]
-    B = np.zeros(plan["shape"])
-    np.add.at(B, (plan["rows"], plan["cols"]), vals)
+    B = np.bincount(plan["flat"], weights=vals,  # duplicates summed in order, as add.at
+                    minlength=plan["shape"][0] * plan["shape"][1]).reshape(plan["shape"])
     rn = np.linalg.norm(B, axis=1)
     rn[rn == 0] = 1.0
     B /= rn[:, None]  # unit-norm rows; unknowns in units of their N(0, 1) size
@@ -243,5 +243,6 @@ def _plan(d: int, K: int, support: tuple) -> dict:
         scale=scale[cc_arr],
         colscale=scale,
         shape=(r + 1, len(cols)),
+        flat=np.asarray(rows, dtype=np.int64) * len(cols) + cc_arr,
         exps=tuple(cols),
     )
