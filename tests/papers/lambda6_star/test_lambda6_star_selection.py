@@ -70,7 +70,8 @@ def test_full_shrinkage_removes_the_discount():
     greedy = select_items(y, 15, shrinkage=1.0, rule="greedy")
     np.testing.assert_array_equal(red.indices, greedy.indices)
     # with the automatic delta < 1 the rules part ways
-    assert not np.array_equal(select_items(y, 15).indices, select_items(y, 15, rule="greedy").indices)
+    auto_red, auto_greedy = select_items(y, 15), select_items(y, 15, rule="greedy")
+    assert not np.array_equal(auto_red.indices, auto_greedy.indices)
 
 
 def _blocks(seed: int, *, n: int = 40, num_blocks: int = 5, per_block: int = 20):
@@ -108,8 +109,9 @@ def test_redundancy_rule_takes_fewer_copies_of_one_pattern():
     copy = y[:, [int(np.argmax(y.var(axis=0)))]]
     y = np.hstack([y, np.repeat(copy, 200, axis=1)])  # one pattern, 201 times
     distinct = {
-        rule: np.unique(y[:, select_items(y, 20, duplicates="keep", rule=rule).indices],
-                        axis=1).shape[1]
+        rule: np.unique(
+            y[:, select_items(y, 20, duplicates="keep", rule=rule).indices], axis=1
+        ).shape[1]
         for rule in ("redundancy", "greedy")
     }
     assert distinct["greedy"] == 1

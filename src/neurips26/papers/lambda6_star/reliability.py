@@ -30,9 +30,19 @@ Deviations from the paper
   chosen by the exact LOO error (PRESS) summed over items, not GCV as the spec suggests
   (GCV degenerates to the smallest ridge when K >= N); negative predictive R^2 is
   clipped at 0 so that ``e_j^2 <= var_j``.
-- The item-selection rule (greedy forward selection of λ6★(S) with residual variances fixed
-  on the full pool), the median cohort split on a separate run, and the variance-to-stability
-  mapping (Spearman-Brown + Greiner's arcsine law) are inferred from the abstract's wording.
+- The item-selection rule is inferred. The spec's reading, greedy forward selection of
+  λ6★(S) with residual variances fixed on the full pool (``rule="greedy"``), rewards items
+  that covary strongly with the chosen set: copies and near-copies of one response pattern
+  inflate ``V(S)``, so the picks pile up in one region (on binary data, e.g. the items only
+  the weakest models fail) and on the real digits zoo they rank models no more stably than
+  random items. Exact copies are collapsed first (``duplicates="collapse"``), and the
+  default ``rule="redundancy"`` discounts each item's λ6★ gain by ``rho_j^2``, its largest
+  correlation with a chosen item in λ6★'s own shrunk correlation matrix, so the only
+  weight is the Schäfer-Strimmer ``delta`` (nothing tuned on the verdicts). Recomputing
+  the residuals on the subset is available (``refit="each_step"``) but rewards redundancy
+  the same way: a subset of near-copies is internally consistent.
+- The median cohort split on a separate run and the variance-to-stability mapping
+  (Spearman-Brown + Greiner's arcsine law) are inferred from the abstract's wording.
 - Items with zero variance across models are dropped (and reported) before every
   computation: they cannot change any ranking. The G coefficient is clipped at 0 where
   Cronbach's alpha would be negative (``sigma2_a`` is truncated at 0, as in G theory).
