@@ -140,5 +140,50 @@ def test_redundancy_selection_beats_random_on_the_digits_zoo_and_greedy_does_not
 def test_rule_bad_input():
     y = np.random.default_rng(0).normal(size=(10, 8))
     for bad in ("fancy", None, 3, ""):
-        with pytest.raises(ValueError, match="rule must be 'redundancy' or 'greedy'"):
+        with pytest.raises(ValueError, match="rule must be 'redundancy', 'greedy' or 'strata'"):
             select_items(y, 3, rule=bad)
+
+
+def test_strata_rule_matches_a_brute_force_reference():
+    rng = np.random.default_rng(11)
+    y = rng.normal(size=(30, 1)) + rng.normal(size=(30, 37)) > rng.normal(size=(1, 37))
+    y = y.astype(float)
+    y = y[:, np.ptp(y, axis=0) > 0]
+    y = y[:, np.sort(np.unique(y, axis=1, return_index=True)[1])]
+    r2 = lambda6_star(y).item_r2
+    k = y.shape[1]
+    order = sorted(range(k), key=lambda j: (y[:, j].mean(), j))  # by difficulty, stable
+    for budget in (1, 4, 9):
+        groups, start = [], 0
+        for b in range(budget):  # equal-count strata, the larger ones first
+            size = k // budget + (1 if b < k % budget else 0)
+            groups.append(order[start : start + size])
+            start += size
+        picks = [max(g, key=lambda j: (r2[j], -j)) for g in groups]  # first max in a stratum
+        sel = select_items(y, budget, rule="strata")
+        assert sorted(sel.indices.tolist()) == sorted(picks)
+        assert np.all(np.diff(r2[sel.indices]) <= 0)  # taken in order of decreasing R*^2
+
+
+def test_strata_rule_picks_one_item_per_block_of_near_duplicates():
+    # five blocks of near-copies of one pattern each (one 0 and one 1 swapped, so the
+    # mean score is the block's own); the blocks differ in difficulty, so the strata are
+    # the blocks
+    rng = np.random.default_rng(5)
+    n, per_block = 40, 15
+    theta = rng.normal(size=n)
+    cols, labels = [], []
+    for b, share in enumerate((0.2, 0.35, 0.5, 0.65, 0.8)):
+        base = np.zeros(n)
+        base[np.argsort(theta + 0.3 * rng.normal(size=n))[-int(share * n) :]] = 1.0
+        for _ in range(per_block):
+            col = base.copy()
+            col[rng.choice(np.flatnonzero(base == 1))] = 0.0
+            col[rng.choice(np.flatnonzero(base == 0))] = 1.0
+            cols.append(col)
+            labels.append(b)
+    y, labels = np.array(cols).T, np.array(labels)
+    sel = select_items(y, 5, rule="strata", duplicates="keep")
+    assert sorted(labels[sel.indices].tolist()) == [0, 1, 2, 3, 4]
+    greedy = select_items(y, 5, rule="greedy", duplicates="keep")
+    assert np.unique(labels[greedy.indices]).size < 5

@@ -165,7 +165,7 @@ class Config:
         "redundancy",
         help="selection rule of select_items for the λ6★ subsets (the other rule is "
         "reported for context, never claimed)",
-        choices=("redundancy", "greedy"),
+        choices=("redundancy", "greedy", "strata"),
     )
     local_matrix: str | None = param(
         None,
@@ -236,10 +236,11 @@ def _selection(runs: np.ndarray, cfg: Config, rng: np.random.Generator) -> dict:
     budgets = [k for k in cfg.budgets if k <= valid.size]
     ref_k = min(cfg.reference_budget, valid.size)
     t0 = time.perf_counter()
-    sel = select_items(a, max(budgets), rule=cfg.rule) if budgets else None  # nested path
+    # one selection per budget: the strata rule's subsets are not nested
+    sel = {k: select_items(a, k, rule=cfg.rule) for k in budgets}
     sel_time = time.perf_counter() - t0
-    other = "greedy" if cfg.rule == "redundancy" else "redundancy"
-    alt = select_items(a, max(budgets), rule=other) if budgets else None  # context only
+    other = "greedy" if cfg.rule != "greedy" else "redundancy"
+    alt = {k: select_items(a, k, rule=other) for k in budgets}  # context only, never claimed
     irc = item_rest_correlation(a)
     irc_order = valid[np.argsort(-irc[valid], kind="stable")]
     rows = []
@@ -252,8 +253,7 @@ def _selection(runs: np.ndarray, cfg: Config, rng: np.random.Generator) -> dict:
 
     rand_var = []
     for k in budgets:
-        assert sel is not None
-        idx = sel.indices[:k]
+        idx = sel[k].indices
         taus = rand_taus(k)
         rand_var.append(taus.var(ddof=1) / taus.size if taus.size > 1 else np.nan)
         rows.append(
@@ -263,8 +263,8 @@ def _selection(runs: np.ndarray, cfg: Config, rng: np.random.Generator) -> dict:
                 "tau_random_mean": float(taus.mean()),
                 "tau_random_std": float(taus.std(ddof=1)) if taus.size > 1 else float("nan"),
                 "tau_item_rest": stability(irc_order[:k]),
-                f"tau_{other}": stability(alt.indices[:k]),
-                "lambda6_star_subset": float(sel.objective_path[k - 1]),
+                f"tau_{other}": stability(alt[k].indices),
+                "lambda6_star_subset": float(sel[k].objective_path[-1]),
             }
         )
     ref_tau = float(rand_taus(ref_k).mean())
@@ -282,7 +282,7 @@ def _selection(runs: np.ndarray, cfg: Config, rng: np.random.Generator) -> dict:
         "sel_mean_gain_ci": gain_ci,
         "other_rule_wins": int(sum(g > 0 for g in alt_gains)),
         "other_rule_mean_gain": float(np.mean(alt_gains)) if alt_gains else float("nan"),
-        "num_duplicates": int(sel.num_duplicates) if sel is not None else 0,
+        "num_duplicates": int(sel[budgets[0]].num_duplicates) if budgets else 0,
         "num_eval_pairs": len(pairs),
         "ref_random_tau": ref_tau,
         "min_budget_match": int(min(reached)) if reached else -1,

@@ -905,8 +905,8 @@ class SelectionResult:
         Original column indices of the selected items, in the order picked.
     objective_path : ndarray, shape (budget,)
         ``lambda6*(S_t)`` after each pick (``S_1`` has one item: ``R*_j^2``), with the
-        residual variances of ``refit`` (for both rules: the ``"redundancy"`` rule picks
-        by a discounted gain, but the path reports the subset's λ6★ itself).
+        residual variances of ``refit`` (for every rule: ``"redundancy"`` picks by a
+        discounted gain and ``"strata"`` by strata, but the path reports the subset's λ6★).
     shrinkage : float
         The ``delta`` used for the residual variances.
     labels : tuple or None
@@ -916,7 +916,7 @@ class SelectionResult:
         Items left out of the candidates because their response column repeats an earlier
         item's exactly (``duplicates="collapse"``; 0 with ``"keep"``).
     rule : str
-        The selection rule used (``"redundancy"`` or ``"greedy"``).
+        The selection rule used (``"redundancy"``, ``"greedy"`` or ``"strata"``).
     """
 
     indices: NDArray[np.intp]
@@ -928,7 +928,7 @@ class SelectionResult:
 
 
 #: Selection rules of :func:`select_items`.
-SELECTION_RULES = ("redundancy", "greedy")
+SELECTION_RULES = ("redundancy", "greedy", "strata")
 
 
 def select_items(
@@ -963,6 +963,10 @@ def select_items(
       rewards items that covary strongly with the chosen set, so on binary data its picks
       pile up in one difficulty region (for instance items only the weakest models fail)
       and order the remaining models no better than random items do.
+    - ``"strata"`` (an anchor-point-like rule) cuts the items into ``budget`` strata of
+      equal size by difficulty (the mean score, i.e. the location along the first factor)
+      and takes from each stratum the item with the largest ``R*_j^2``, in order of
+      decreasing ``R*_j^2``. Its subsets are not nested across budgets.
 
     Parameters
     ----------
@@ -970,8 +974,8 @@ def select_items(
         ``Y`` of the selection run.
     budget : int
         Number of items ``k`` to pick, ``1 <= k <= K_kept``.
-    rule : {"redundancy", "greedy"}
-        How the next item is chosen from ``Delta_j`` (see above).
+    rule : {"redundancy", "greedy", "strata"}
+        How the items are chosen (see above).
     refit : {"none", "each_step"}
         ``"each_step"`` recomputes λ6★ (shrinkage included) on every candidate subset;
         O(K) λ6★ fits per step, meant for small K.
@@ -1014,7 +1018,7 @@ def select_items(
             f"got {budget}"
         )
     if not isinstance(rule, str) or rule not in SELECTION_RULES:
-        raise ValueError(f"rule must be 'redundancy' or 'greedy', got {rule!r}")
+        raise ValueError(f"rule must be 'redundancy', 'greedy' or 'strata', got {rule!r}")
     if refit not in ("none", "each_step"):
         raise ValueError(f"refit must be 'none' or 'each_step', got {refit!r}")
     if duplicates not in ("collapse", "keep"):
@@ -1049,6 +1053,14 @@ def select_items(
     e_sum, v_sum = 0.0, 0.0
     c = np.zeros(k)  # (K,) c_j = sum_{i in S} C_ij
     max_corr = np.zeros(k)  # (K,) max_{i in S} |r_ij|
+    forced = None
+    if rule == "strata":
+        # budget equal-count strata of item difficulty (mean score, ascending); from each
+        # the item with the largest R*_j^2, taken in order of decreasing R*_j^2
+        strata = np.array_split(np.argsort(y.mean(axis=0), kind="stable"), budget)
+        r2 = full.item_r2  # (K,)
+        picks = np.array([g[np.argmax(r2[g])] for g in strata])
+        forced = picks[np.argsort(-r2[picks], kind="stable")]
     for t in range(budget):
         if refit == "each_step" and t > 0:
             obj = np.full(k, -np.inf)
@@ -1060,7 +1072,10 @@ def select_items(
             with np.errstate(divide="ignore", invalid="ignore"):
                 obj = np.where(v_new > 0, 1.0 - (e_sum + err) / v_new, -np.inf)
             obj[~free] = -np.inf
-        if rule == "redundancy":
+        if forced is not None:
+            score = np.full(k, -np.inf)
+            score[forced[t]] = 0.0
+        elif rule == "redundancy":
             gain = obj - (path[t - 1] if t else 0.0)  # Delta_j
             rho2 = ((1.0 - delta) * max_corr) ** 2  # rho_j^2, shrunk correlation
             with np.errstate(invalid="ignore"):
