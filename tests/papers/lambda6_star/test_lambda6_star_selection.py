@@ -1,9 +1,10 @@
-"""Tests of the redundancy-aware λ6★ selection rule (issue 12).
+"""Tests of the redundancy-aware λ6★ selection rules (issue 12).
 
 The spec's plain greedy rule rewards items that covary strongly with the chosen set, so
-its picks pile up in one region of near-duplicate response patterns and, on the real
-digits zoo, rank models no more stably than random items. ``rule="redundancy"`` discounts
-each item's λ6★ gain by ``rho_j^2``, its largest shrunk correlation with a chosen item.
+its picks pile up in one region of near-duplicate response patterns. ``rule="strata"``
+(the default) takes the most λ6★-reliable item of each difficulty stratum;
+``rule="redundancy"`` discounts each item's λ6★ gain by ``rho_j^2``, its largest shrunk
+correlation with a chosen item.
 """
 
 from __future__ import annotations
@@ -54,11 +55,11 @@ def test_redundancy_rule_matches_a_brute_force_reference(seed, binary):
         y = y[:, np.ptp(y, axis=0) > 0]
         y = y[:, np.sort(np.unique(y, axis=1, return_index=True)[1])]  # distinct columns
     chosen, path = _reference_redundancy(y, 10)
-    sel = select_items(y, 10)
+    sel = select_items(y, 10, rule="redundancy")
     assert sel.rule == "redundancy"
     assert sel.indices.tolist() == chosen
     np.testing.assert_allclose(sel.objective_path, path, atol=1e-12)
-    dense = select_items(y, 10, solver="dense")
+    dense = select_items(y, 10, rule="redundancy", solver="dense")
     assert dense.indices.tolist() == chosen
 
 
@@ -66,11 +67,12 @@ def test_full_shrinkage_removes_the_discount():
     # delta = 1: the shrunk correlation is I, rho_j = 0, so the rule is the plain greedy one
     rng = np.random.default_rng(7)
     y = (rng.normal(size=(30, 1)) + rng.normal(size=(30, 120)) > 0).astype(float)
-    red = select_items(y, 15, shrinkage=1.0)
+    red = select_items(y, 15, shrinkage=1.0, rule="redundancy")
     greedy = select_items(y, 15, shrinkage=1.0, rule="greedy")
     np.testing.assert_array_equal(red.indices, greedy.indices)
     # with the automatic delta < 1 the rules part ways
-    auto_red, auto_greedy = select_items(y, 15), select_items(y, 15, rule="greedy")
+    auto_red = select_items(y, 15, rule="redundancy")
+    auto_greedy = select_items(y, 15, rule="greedy")
     assert not np.array_equal(auto_red.indices, auto_greedy.indices)
 
 
@@ -125,7 +127,7 @@ def test_redundancy_selection_beats_random_on_the_digits_zoo_and_greedy_does_not
     from neurips26.papers.lambda6_star import experiment
 
     zoo = digits_zoo(num_runs=6, seed=0)
-    cfg = replace(experiment.TIERS["small"], num_random=40)
+    cfg = replace(experiment.TIERS["small"], num_random=40, rule="redundancy")
     s = experiment._selection(zoo.scores, cfg, np.random.default_rng(0))
     assert s["sel_num_budgets"] == 5
     se = s["sel_mean_gain_ci"] / 1.96  # standard error of the mean gain (random subsets)
@@ -134,7 +136,7 @@ def test_redundancy_selection_beats_random_on_the_digits_zoo_and_greedy_does_not
         return wins >= 4 and gain > 3 * se
 
     assert beats_random(s["sel_wins"], s["sel_mean_gain"]), (s["sel_wins"], s["sel_mean_gain"], se)
-    assert not beats_random(s["other_rule_wins"], s["other_rule_mean_gain"])
+    assert not beats_random(s["greedy_rule_wins"], s["greedy_rule_mean_gain"])
 
 
 def test_rule_bad_input():
@@ -187,3 +189,23 @@ def test_strata_rule_picks_one_item_per_block_of_near_duplicates():
     assert sorted(labels[sel.indices].tolist()) == [0, 1, 2, 3, 4]
     greedy = select_items(y, 5, rule="greedy", duplicates="keep")
     assert np.unique(labels[greedy.indices]).size < 5
+
+
+@pytest.mark.slow  # four zoo realisations: about 40 s on 2 shared cores
+def test_strata_selection_beats_random_on_the_digits_zoo_over_realisations():
+    """The small tier's protocol on the real digits zoo: 4 independent realisations (split,
+    zoo training, perturbations), items chosen on run A of each, stability judged against
+    random subsets; the replicate means must beat random at >= 4 of 5 budgets with a
+    positive mean gain. The redundancy rule fails this test on the same realisations (one
+    of them goes badly wrong); the plain greedy rule passes it too, so across realisations
+    the digits advantage of strata over greedy is within the realisation noise (the
+    claims read inconclusive there, see the experiment docstring)."""
+    from neurips26.papers.lambda6_star import experiment
+
+    cfg = replace(experiment.TIERS["small"], benchmarks=("digits",), num_random=30)
+    assert cfg.rule == "strata"
+    zoo = digits_zoo(num_runs=cfg.num_runs, seed=cfg.seed)
+    s = experiment._replicated_selection("digits", zoo.scores, cfg, np.random.default_rng(0))
+    assert s["num_replicates"] == 4 and s["sel_num_budgets"] == 5
+    assert s["sel_wins"] >= 4 and s["sel_mean_gain"] > 0, (s["sel_wins"], s["sel_mean_gain"])
+    assert s["redundancy_rule_wins"] < 4  # the same test, failed by the redundancy rule

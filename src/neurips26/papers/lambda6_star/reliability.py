@@ -34,13 +34,15 @@ Deviations from the paper
   λ6★(S) with residual variances fixed on the full pool (``rule="greedy"``), rewards items
   that covary strongly with the chosen set: copies and near-copies of one response pattern
   inflate ``V(S)``, so the picks pile up in one region (on binary data, e.g. the items only
-  the weakest models fail) and on the real digits zoo they rank models no more stably than
-  random items. Exact copies are collapsed first (``duplicates="collapse"``), and the
-  default ``rule="redundancy"`` discounts each item's λ6★ gain by ``rho_j^2``, its largest
-  correlation with a chosen item in λ6★'s own shrunk correlation matrix, so the only
-  weight is the Schäfer-Strimmer ``delta`` (nothing tuned on the verdicts). Recomputing
-  the residuals on the subset is available (``refit="each_step"``) but rewards redundancy
-  the same way: a subset of near-copies is internally consistent.
+  the weakest models fail). Exact copies are collapsed first (``duplicates="collapse"``).
+  The default ``rule="strata"`` treats items of one difficulty as near-duplicates: it cuts
+  the items into ``budget`` difficulty strata and takes from each the item with the largest
+  λ6★ item reliability ``R*_j^2`` (an anchor-point-like, λ6★-scored representative).
+  ``rule="redundancy"`` keeps the forward selection but discounts each item's λ6★ gain by
+  ``rho_j^2``, its largest correlation with a chosen item in λ6★'s own shrunk correlation
+  matrix (the only weight is the Schäfer-Strimmer ``delta``). Nothing is tuned on the
+  verdicts. Recomputing the residuals on the subset (``refit="each_step"``) rewards
+  redundancy the same way as greedy: a subset of near-copies is internally consistent.
 - The median cohort split on a separate run and the variance-to-stability mapping
   (Spearman-Brown + Greiner's arcsine law) are inferred from the abstract's wording.
 - Items with zero variance across models are dropped (and reported) before every
@@ -924,7 +926,7 @@ class SelectionResult:
     shrinkage: float
     labels: tuple | None = None
     num_duplicates: int = 0
-    rule: str = "redundancy"
+    rule: str = "strata"
 
 
 #: Selection rules of :func:`select_items`.
@@ -935,7 +937,7 @@ def select_items(
     scores: ArrayLike,
     budget: int,
     *,
-    rule: str = "redundancy",
+    rule: str = "strata",
     refit: str = "none",
     shrinkage: float | str = "auto",
     solver: str = "auto",
@@ -948,10 +950,20 @@ def select_items(
     ``V(S + j) = V(S) + C_jj + 2 c_j`` with running ``c_j = sum_{i in S} C_ij``; each
     step costs O(K N) (one covariance column computed on demand).
 
-    Two rules pick the next item ``j`` from the marginal gain
+    Three rules choose the items. ``"strata"`` (the default) spreads the picks over item
+    difficulty; the other two pick the next item ``j`` from the marginal gain
     ``Delta_j = lambda6*(S + j) - lambda6*(S)`` (``Delta_j = R*_j^2`` for the first pick):
 
-    - ``"redundancy"`` (default) discounts the gain by the item's redundancy with the
+    - ``"strata"`` (default, an anchor-point-like rule) cuts the items into ``budget``
+      strata of equal size by difficulty (the mean score, i.e. the location along the
+      first factor) and takes from each stratum the item with the largest λ6★ item
+      reliability ``R*_j^2``, in order of decreasing ``R*_j^2``. Items of one difficulty
+      are near-duplicates for ranking (they separate the same models), and reliability
+      depends on which models are ranked, so each stratum serves another part of the
+      ability range. Its subsets are not nested across budgets, and it takes one item
+      from every stratum, so where many items are pure noise of the same difficulty a
+      stratum of mostly noise items still gives one (prefer ``"redundancy"`` there).
+    - ``"redundancy"`` discounts the gain by the item's redundancy with the
       chosen set, ``Delta_j - |Delta_j| rho_j^2`` with
       ``rho_j = (1 - delta) max_{i in S} |r_ij|``, the largest correlation between item j
       and a chosen item in λ6★'s own shrunk correlation ``(1 - delta) R + delta I``.
@@ -963,10 +975,6 @@ def select_items(
       rewards items that covary strongly with the chosen set, so on binary data its picks
       pile up in one difficulty region (for instance items only the weakest models fail)
       and order the remaining models no better than random items do.
-    - ``"strata"`` (an anchor-point-like rule) cuts the items into ``budget`` strata of
-      equal size by difficulty (the mean score, i.e. the location along the first factor)
-      and takes from each stratum the item with the largest ``R*_j^2``, in order of
-      decreasing ``R*_j^2``. Its subsets are not nested across budgets.
 
     Parameters
     ----------
@@ -974,7 +982,7 @@ def select_items(
         ``Y`` of the selection run.
     budget : int
         Number of items ``k`` to pick, ``1 <= k <= K_kept``.
-    rule : {"redundancy", "greedy", "strata"}
+    rule : {"strata", "redundancy", "greedy"}
         How the items are chosen (see above).
     refit : {"none", "each_step"}
         ``"each_step"`` recomputes λ6★ (shrinkage included) on every candidate subset;
@@ -1002,7 +1010,7 @@ def select_items(
     >>> y = (rng.normal(size=(30, 1)) + rng.normal(size=(30, 200)) > 0).astype(float)
     >>> sel = select_items(y, 10)
     >>> sel.indices.shape, sel.rule
-    ((10,), 'redundancy')
+    ((10,), 'strata')
     >>> select_items(y, 10, rule="greedy").objective_path.shape
     (10,)
     """
@@ -1305,7 +1313,7 @@ class ReliabilityAnalyzer(BaseEstimator):
         self.lambda6_star_ = lambda6_star(checked.y, shrinkage=self.shrinkage, solver=self.solver)
         return self
 
-    def select(self, budget: int, *, rule: str = "redundancy") -> SelectionResult:
+    def select(self, budget: int, *, rule: str = "strata") -> SelectionResult:
         """λ6★ selection of ``budget`` items (original column indices).
 
         ``rule`` is passed to :func:`select_items`.
