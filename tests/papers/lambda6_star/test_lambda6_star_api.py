@@ -218,6 +218,8 @@ def test_no_dense_inverse_above_2000_items(monkeypatch):
     monkeypatch.setattr(np.linalg, "inv", boom)
     res = L.lambda6_star(y)
     sel = L.select_items(y, 500)
+    for rule in ("greedy", "redundancy"):
+        assert L.select_items(y, 500, rule=rule).indices.size == 500
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", L.IllPosedWarning)
         L.guttman_lambda6(y)
@@ -231,7 +233,7 @@ def test_speed_budget():
     L.lambda6_star(y)
     t_l6 = time.perf_counter() - t0
     t0 = time.perf_counter()
-    L.select_items(y, 500)
+    L.select_items(y, 500, rule="greedy")  # the spec's budget is for the greedy path
     t_sel = time.perf_counter() - t0
     assert t_l6 < 2.0, f"lambda6* on K=5000, N=100 took {t_l6:.2f} s"
     assert t_sel < 5.0, f"greedy selection to k=500 took {t_sel:.2f} s"
