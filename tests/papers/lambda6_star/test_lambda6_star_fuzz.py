@@ -15,6 +15,7 @@ from neurips26.papers.lambda6_star import (
     g_coefficient,
     guttman_lambda6,
     ranking_tau,
+    select_items,
     shrinkage_intensity,
     signal_to_noise,
     spearman_brown,
@@ -33,6 +34,11 @@ CALLS = [
     Call(shrinkage_intensity, {"scores": Y}, {"scores": A}),
     Call(spearman_brown, {"rho": 0.5, "factor": 2.0}, {"rho": S, "factor": S}),
     Call(ranking_tau, {"scores_a": Y, "scores_b": Y[:, ::-1]}, {"scores_a": A, "scores_b": A}),
+    Call(
+        select_items,
+        {"scores": Y, "budget": 3},
+        {"scores": A, "budget": S, "rule": S, "refit": S, "duplicates": S, "shrinkage": S},
+    ),
 ]
 
 

@@ -183,7 +183,7 @@ def test_lambda6_star_loo_matches_brute_force_ridge():
 def test_greedy_first_pick_and_path_equal_direct_recomputation():
     y = _signal_matrix(25, 40, seed=4, binary=True)
     full = lambda6_star(y)
-    sel = select_items(y, 12)
+    sel = select_items(y, 12, rule="greedy")
     kept = full.kept_items
     assert sel.indices[0] == kept[np.argmax(full.item_r2)]  # argmax R*_j^2
     err = dict(zip(kept, full.item_error_var, strict=True))
@@ -201,7 +201,7 @@ def test_greedy_first_pick_and_path_equal_direct_recomputation():
 
 def test_refit_each_step_objective_is_the_subset_lambda6_star():
     y = _signal_matrix(20, 15, seed=9, binary=True)
-    sel = select_items(y, 5, refit="each_step")
+    sel = select_items(y, 5, refit="each_step", rule="greedy")
     for t in range(1, 5):
         sub = y[:, sel.indices[: t + 1]]
         assert sel.objective_path[t] == pytest.approx(lambda6_star(sub).value, abs=1e-12)
@@ -275,7 +275,7 @@ def test_selection_does_not_fill_the_budget_with_copies_of_one_pattern():
     y = y[:, np.ptp(y, axis=0) > 0]
     copy = y[:, [int(np.argmax(y.var(axis=0)))]]
     y = np.hstack([y, np.repeat(copy, 200, axis=1)])  # one pattern, 201 times in all
-    keep = select_items(y, 20, duplicates="keep")
+    keep = select_items(y, 20, duplicates="keep", rule="greedy")
     assert np.unique(y[:, keep.indices], axis=1).shape[1] < 10  # mostly copies
     sel = select_items(y, 20)
     assert sel.num_duplicates >= 200

@@ -30,9 +30,21 @@ Deviations from the paper
   chosen by the exact LOO error (PRESS) summed over items, not GCV as the spec suggests
   (GCV degenerates to the smallest ridge when K >= N); negative predictive R^2 is
   clipped at 0 so that ``e_j^2 <= var_j``.
-- The item-selection rule (greedy forward selection of λ6★(S) with residual variances fixed
-  on the full pool), the median cohort split on a separate run, and the variance-to-stability
-  mapping (Spearman-Brown + Greiner's arcsine law) are inferred from the abstract's wording.
+- The item-selection rule is inferred. The spec's reading, greedy forward selection of
+  λ6★(S) with residual variances fixed on the full pool (``rule="greedy"``), rewards items
+  that covary strongly with the chosen set: copies and near-copies of one response pattern
+  inflate ``V(S)``, so the picks pile up in one region (on binary data, e.g. the items only
+  the weakest models fail). Exact copies are collapsed first (``duplicates="collapse"``).
+  The default ``rule="strata"`` treats items of one difficulty as near-duplicates: it cuts
+  the items into ``budget`` difficulty strata and takes from each the item with the largest
+  λ6★ item reliability ``R*_j^2`` (an anchor-point-like, λ6★-scored representative).
+  ``rule="redundancy"`` keeps the forward selection but discounts each item's λ6★ gain by
+  ``rho_j^2``, its largest correlation with a chosen item in λ6★'s own shrunk correlation
+  matrix (the only weight is the Schäfer-Strimmer ``delta``). Nothing is tuned on the
+  verdicts. Recomputing the residuals on the subset (``refit="each_step"``) rewards
+  redundancy the same way as greedy: a subset of near-copies is internally consistent.
+- The median cohort split on a separate run and the variance-to-stability mapping
+  (Spearman-Brown + Greiner's arcsine law) are inferred from the abstract's wording.
 - Items with zero variance across models are dropped (and reported) before every
   computation: they cannot change any ranking. The G coefficient is clipped at 0 where
   Cronbach's alpha would be negative (``sigma2_a`` is truncated at 0, as in G theory).
@@ -887,14 +899,16 @@ def lambda6_star_loo(scores: ArrayLike, *, ridge: float | str = "press") -> Lamb
 
 @dataclass(frozen=True)
 class SelectionResult:
-    """Greedy λ6★ item selection.
+    """λ6★ item selection.
 
     Attributes
     ----------
     indices : ndarray of int, shape (budget,)
         Original column indices of the selected items, in the order picked.
     objective_path : ndarray, shape (budget,)
-        ``lambda6*(S_t)`` after each pick (``S_1`` has one item: ``R*_j^2``).
+        ``lambda6*(S_t)`` after each pick (``S_1`` has one item: ``R*_j^2``), with the
+        residual variances of ``refit`` (for every rule: ``"redundancy"`` picks by a
+        discounted gain and ``"strata"`` by strata, but the path reports the subset's λ6★).
     shrinkage : float
         The ``delta`` used for the residual variances.
     labels : tuple or None
@@ -903,6 +917,8 @@ class SelectionResult:
     num_duplicates : int
         Items left out of the candidates because their response column repeats an earlier
         item's exactly (``duplicates="collapse"``; 0 with ``"keep"``).
+    rule : str
+        The selection rule used (``"redundancy"``, ``"greedy"`` or ``"strata"``).
     """
 
     indices: NDArray[np.intp]
@@ -910,23 +926,55 @@ class SelectionResult:
     shrinkage: float
     labels: tuple | None = None
     num_duplicates: int = 0
+    rule: str = "strata"
+
+
+#: Selection rules of :func:`select_items`.
+SELECTION_RULES = ("redundancy", "greedy", "strata")
 
 
 def select_items(
     scores: ArrayLike,
     budget: int,
     *,
+    rule: str = "strata",
     refit: str = "none",
     shrinkage: float | str = "auto",
     solver: str = "auto",
     duplicates: str = "collapse",
 ) -> SelectionResult:
-    """Pick ``budget`` items by greedy forward selection of λ6★(S).
+    """Pick ``budget`` items by forward selection on λ6★(S).
 
     ``lambda6*(S) = 1 - sum_{i in S} e_i^2 / V(S)`` with ``V(S) = 1_S' C 1_S``. With
     ``refit="none"`` the ``e_i^2`` come from :func:`lambda6_star` on the full pool and
     ``V(S + j) = V(S) + C_jj + 2 c_j`` with running ``c_j = sum_{i in S} C_ij``; each
     step costs O(K N) (one covariance column computed on demand).
+
+    Three rules choose the items. ``"strata"`` (the default) spreads the picks over item
+    difficulty; the other two pick the next item ``j`` from the marginal gain
+    ``Delta_j = lambda6*(S + j) - lambda6*(S)`` (``Delta_j = R*_j^2`` for the first pick):
+
+    - ``"strata"`` (default, an anchor-point-like rule) cuts the items into ``budget``
+      strata of equal size by difficulty (the mean score, i.e. the location along the
+      first factor) and takes from each stratum the item with the largest λ6★ item
+      reliability ``R*_j^2``, in order of decreasing ``R*_j^2``. Items of one difficulty
+      are near-duplicates for ranking (they separate the same models), and reliability
+      depends on which models are ranked, so each stratum serves another part of the
+      ability range. Its subsets are not nested across budgets, and it takes one item
+      from every stratum, so where many items are pure noise of the same difficulty a
+      stratum of mostly noise items still gives one (prefer ``"redundancy"`` there).
+    - ``"redundancy"`` discounts the gain by the item's redundancy with the
+      chosen set, ``Delta_j - |Delta_j| rho_j^2`` with
+      ``rho_j = (1 - delta) max_{i in S} |r_ij|``, the largest correlation between item j
+      and a chosen item in λ6★'s own shrunk correlation ``(1 - delta) R + delta I``.
+      ``rho_j^2`` is the share of item j's variance that its closest chosen item already
+      predicts, so an item that repeats a chosen response pattern keeps only the share
+      ``1 - (1 - delta)^2`` of its gain. There is no tuned weight: ``delta`` is the
+      Schäfer-Strimmer intensity that λ6★ already uses.
+    - ``"greedy"`` takes the largest ``lambda6*(S + j)`` as it is (the spec's rule). It
+      rewards items that covary strongly with the chosen set, so on binary data its picks
+      pile up in one difficulty region (for instance items only the weakest models fail)
+      and order the remaining models no better than random items do.
 
     Parameters
     ----------
@@ -934,6 +982,8 @@ def select_items(
         ``Y`` of the selection run.
     budget : int
         Number of items ``k`` to pick, ``1 <= k <= K_kept``.
+    rule : {"strata", "redundancy", "greedy"}
+        How the items are chosen (see above).
     refit : {"none", "each_step"}
         ``"each_step"`` recomputes λ6★ (shrinkage included) on every candidate subset;
         O(K) λ6★ fits per step, meant for small K.
@@ -959,8 +1009,10 @@ def select_items(
     >>> rng = np.random.default_rng(0)
     >>> y = (rng.normal(size=(30, 1)) + rng.normal(size=(30, 200)) > 0).astype(float)
     >>> sel = select_items(y, 10)
-    >>> sel.indices.shape, bool(np.all(np.diff(sel.objective_path[1:]) > -1))
-    ((10,), True)
+    >>> sel.indices.shape, sel.rule
+    ((10,), 'strata')
+    >>> select_items(y, 10, rule="greedy").objective_path.shape
+    (10,)
     """
     checked = _check_scores(scores)
     y = checked.y
@@ -973,6 +1025,8 @@ def select_items(
             f"{f'; {checked.dropped.size} were dropped' if checked.dropped.size else ''}), "
             f"got {budget}"
         )
+    if not isinstance(rule, str) or rule not in SELECTION_RULES:
+        raise ValueError(f"rule must be 'redundancy', 'greedy' or 'strata', got {rule!r}")
     if refit not in ("none", "each_step"):
         raise ValueError(f"refit must be 'none' or 'each_step', got {refit!r}")
     if duplicates not in ("collapse", "keep"):
@@ -995,6 +1049,7 @@ def select_items(
         raise ValueError("shrinkage must be > 0 for selection (0 is ill-posed when K >= N)")
     full = lambda6_star(y, shrinkage=shrinkage, solver=solver)
     err = full.item_error_var  # (K,) e_i^2 on the full pool
+    delta = full.shrinkage
     xc = y - y.mean(axis=0)  # (N, K)
     var = np.einsum("nk,nk->k", xc, xc) / (n - 1)  # (K,) C_jj
     xct = np.ascontiguousarray(xc.T)  # (K, N) item-major, for on-demand columns
@@ -1005,6 +1060,15 @@ def select_items(
     free = np.ones(k, dtype=bool)
     e_sum, v_sum = 0.0, 0.0
     c = np.zeros(k)  # (K,) c_j = sum_{i in S} C_ij
+    max_corr = np.zeros(k)  # (K,) max_{i in S} |r_ij|
+    forced = None
+    if rule == "strata":
+        # budget equal-count strata of item difficulty (mean score, ascending); from each
+        # the item with the largest R*_j^2, taken in order of decreasing R*_j^2
+        strata = np.array_split(np.argsort(y.mean(axis=0), kind="stable"), budget)
+        r2 = full.item_r2  # (K,)
+        picks = np.array([g[np.argmax(r2[g])] for g in strata])
+        forced = picks[np.argsort(-r2[picks], kind="stable")]
     for t in range(budget):
         if refit == "each_step" and t > 0:
             obj = np.full(k, -np.inf)
@@ -1016,13 +1080,24 @@ def select_items(
             with np.errstate(divide="ignore", invalid="ignore"):
                 obj = np.where(v_new > 0, 1.0 - (e_sum + err) / v_new, -np.inf)
             obj[~free] = -np.inf
-        j = int(np.argmax(obj))
+        if forced is not None:
+            score = np.full(k, -np.inf)
+            score[forced[t]] = 0.0
+        elif rule == "redundancy":
+            gain = obj - (path[t - 1] if t else 0.0)  # Delta_j
+            rho2 = ((1.0 - delta) * max_corr) ** 2  # rho_j^2, shrunk correlation
+            with np.errstate(invalid="ignore"):
+                score = np.where(free, gain - np.abs(gain) * rho2, -np.inf)
+        else:
+            score = obj
+        j = int(np.argmax(score))
         chosen.append(j)
         free[j] = False
         e_sum += err[j]
         v_sum += var[j] + 2.0 * c[j]
         col = dense_cov[:, j] if dense_cov is not None else xct @ (xct[j] / (n - 1))  # C_:j
         c += col
+        max_corr = np.maximum(max_corr, np.abs(col) / np.sqrt(var * var[j]))  # |r_:j|
         path[t] = obj[j]
     indices = kept[np.asarray(chosen, dtype=np.intp)]
     labels = (tuple(scores.columns[indices]) if isinstance(scores, pd.DataFrame) else None)
@@ -1032,6 +1107,7 @@ def select_items(
         shrinkage=full.shrinkage,
         labels=labels,
         num_duplicates=int(num_dup),
+        rule=rule,
     )
 
 
@@ -1237,14 +1313,20 @@ class ReliabilityAnalyzer(BaseEstimator):
         self.lambda6_star_ = lambda6_star(checked.y, shrinkage=self.shrinkage, solver=self.solver)
         return self
 
-    def select(self, budget: int) -> SelectionResult:
-        """Greedy λ6★ selection of ``budget`` items (original column indices)."""
+    def select(self, budget: int, *, rule: str = "strata") -> SelectionResult:
+        """λ6★ selection of ``budget`` items (original column indices).
+
+        ``rule`` is passed to :func:`select_items`.
+        """
         if not hasattr(self, "scores_"):
             raise RuntimeError("call fit(scores) before select(budget)")
-        res = select_items(self.scores_, budget, shrinkage=self.shrinkage, solver=self.solver)
+        res = select_items(
+            self.scores_, budget, rule=rule, shrinkage=self.shrinkage, solver=self.solver
+        )
         return SelectionResult(
             indices=self.kept_items_[res.indices],
             objective_path=res.objective_path,
             shrinkage=res.shrinkage,
             num_duplicates=res.num_duplicates,
+            rule=res.rule,
         )

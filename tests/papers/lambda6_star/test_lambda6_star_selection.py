@@ -1,0 +1,211 @@
+"""Tests of the redundancy-aware λ6★ selection rules (issue 12).
+
+The spec's plain greedy rule rewards items that covary strongly with the chosen set, so
+its picks pile up in one region of near-duplicate response patterns. ``rule="strata"``
+(the default) takes the most λ6★-reliable item of each difficulty stratum;
+``rule="redundancy"`` discounts each item's λ6★ gain by ``rho_j^2``, its largest shrunk
+correlation with a chosen item.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from neurips26.papers.lambda6_star import digits_zoo, lambda6_star, select_items, simulate_irt
+
+
+def _reference_redundancy(y: np.ndarray, budget: int) -> tuple[list[int], list[float]]:
+    """Brute-force reference: every candidate's discounted gain from np.cov / np.corrcoef."""
+    full = lambda6_star(y)
+    assert full.kept_items.size == y.shape[1]  # no constant columns in these fixtures
+    err, delta = full.item_error_var, full.shrinkage
+    cov, corr = np.cov(y, rowvar=False), np.corrcoef(y, rowvar=False)
+    chosen: list[int] = []
+    path: list[float] = []
+    prev = 0.0
+    for _ in range(budget):
+        best = (-np.inf, -1, 0.0)
+        for j in range(y.shape[1]):
+            if j in chosen:
+                continue
+            s = [*chosen, j]
+            value = 1.0 - err[s].sum() / cov[np.ix_(s, s)].sum()  # lambda6*(S + j), fixed e^2
+            gain = value - prev
+            rho = (1.0 - delta) * max((abs(corr[i, j]) for i in chosen), default=0.0)
+            score = gain - abs(gain) * rho**2
+            if score > best[0]:
+                best = (score, j, value)
+        chosen.append(best[1])
+        path.append(best[2])
+        prev = best[2]
+    return chosen, path
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("binary", [False, True])
+def test_redundancy_rule_matches_a_brute_force_reference(seed, binary):
+    rng = np.random.default_rng(seed)
+    n, k = 25, 36
+    y = rng.normal(size=(n, 1)) + rng.normal(size=(n, k)) + rng.normal(size=(1, k))
+    if binary:
+        y = (y > 0).astype(float)
+        y = y[:, np.ptp(y, axis=0) > 0]
+        y = y[:, np.sort(np.unique(y, axis=1, return_index=True)[1])]  # distinct columns
+    chosen, path = _reference_redundancy(y, 10)
+    sel = select_items(y, 10, rule="redundancy")
+    assert sel.rule == "redundancy"
+    assert sel.indices.tolist() == chosen
+    np.testing.assert_allclose(sel.objective_path, path, atol=1e-12)
+    dense = select_items(y, 10, rule="redundancy", solver="dense")
+    assert dense.indices.tolist() == chosen
+
+
+def test_full_shrinkage_removes_the_discount():
+    # delta = 1: the shrunk correlation is I, rho_j = 0, so the rule is the plain greedy one
+    rng = np.random.default_rng(7)
+    y = (rng.normal(size=(30, 1)) + rng.normal(size=(30, 120)) > 0).astype(float)
+    red = select_items(y, 15, shrinkage=1.0, rule="redundancy")
+    greedy = select_items(y, 15, shrinkage=1.0, rule="greedy")
+    np.testing.assert_array_equal(red.indices, greedy.indices)
+    # with the automatic delta < 1 the rules part ways
+    auto_red = select_items(y, 15, rule="redundancy")
+    auto_greedy = select_items(y, 15, rule="greedy")
+    assert not np.array_equal(auto_red.indices, auto_greedy.indices)
+
+
+def _blocks(seed: int, *, n: int = 40, num_blocks: int = 5, per_block: int = 20):
+    """Blocks of near-duplicate 0/1 columns (3% of entries flipped) around a common factor."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=n)
+    cols, labels = [], []
+    for b in range(num_blocks):
+        base = (theta + rng.normal(size=n) > 0.5 * rng.normal()).astype(float)
+        for _ in range(per_block):
+            col = base.copy()
+            flip = rng.random(n) < 0.03
+            col[flip] = 1 - col[flip]
+            cols.append(col)
+            labels.append(b)
+    return np.array(cols).T, np.array(labels)
+
+
+def test_redundancy_rule_spreads_over_blocks_of_near_duplicates():
+    covered = {"redundancy": [], "greedy": []}
+    for seed in range(5):
+        y, labels = _blocks(seed)
+        for rule in covered:
+            sel = select_items(y, 5, rule=rule)
+            covered[rule].append(np.unique(labels[sel.indices]).size)
+    assert covered["greedy"] == [1] * 5  # greedy fills the budget from one block
+    assert sum(covered["redundancy"]) >= 3 * sum(covered["greedy"])
+    assert max(covered["redundancy"]) == 5  # one item per block where the blocks separate
+
+
+def test_redundancy_rule_takes_fewer_copies_of_one_pattern():
+    sim = simulate_irt(num_models=12, num_items=300, num_runs=1, seed=3)
+    y = sim.scores[0]
+    y = y[:, np.ptp(y, axis=0) > 0]
+    copy = y[:, [int(np.argmax(y.var(axis=0)))]]
+    y = np.hstack([y, np.repeat(copy, 200, axis=1)])  # one pattern, 201 times
+    distinct = {
+        rule: np.unique(
+            y[:, select_items(y, 20, duplicates="keep", rule=rule).indices], axis=1
+        ).shape[1]
+        for rule in ("redundancy", "greedy")
+    }
+    assert distinct["greedy"] == 1
+    assert distinct["redundancy"] > distinct["greedy"]
+
+
+def test_redundancy_selection_beats_random_on_the_digits_zoo_and_greedy_does_not():
+    """Real 0/1 data (55 sklearn classifiers x 899 digits test images, 6 runs): chosen on
+    run A, judged by the mean Kendall tau over the 10 pairs of the other runs against 40
+    random subsets per budget. The plain greedy rule fails the same test on the same data."""
+    from neurips26.papers.lambda6_star import experiment
+
+    zoo = digits_zoo(num_runs=6, seed=0)
+    cfg = replace(experiment.TIERS["small"], num_random=40, rule="redundancy")
+    s = experiment._selection(zoo.scores, cfg, np.random.default_rng(0))
+    assert s["sel_num_budgets"] == 5
+    se = s["sel_mean_gain_ci"] / 1.96  # standard error of the mean gain (random subsets)
+
+    def beats_random(wins: int, gain: float) -> bool:
+        return wins >= 4 and gain > 3 * se
+
+    assert beats_random(s["sel_wins"], s["sel_mean_gain"]), (s["sel_wins"], s["sel_mean_gain"], se)
+    assert not beats_random(s["greedy_rule_wins"], s["greedy_rule_mean_gain"])
+
+
+def test_rule_bad_input():
+    y = np.random.default_rng(0).normal(size=(10, 8))
+    for bad in ("fancy", None, 3, ""):
+        with pytest.raises(ValueError, match="rule must be 'redundancy', 'greedy' or 'strata'"):
+            select_items(y, 3, rule=bad)
+
+
+def test_strata_rule_matches_a_brute_force_reference():
+    rng = np.random.default_rng(11)
+    y = rng.normal(size=(30, 1)) + rng.normal(size=(30, 37)) > rng.normal(size=(1, 37))
+    y = y.astype(float)
+    y = y[:, np.ptp(y, axis=0) > 0]
+    y = y[:, np.sort(np.unique(y, axis=1, return_index=True)[1])]
+    r2 = lambda6_star(y).item_r2
+    k = y.shape[1]
+    order = sorted(range(k), key=lambda j: (y[:, j].mean(), j))  # by difficulty, stable
+    for budget in (1, 4, 9):
+        groups, start = [], 0
+        for b in range(budget):  # equal-count strata, the larger ones first
+            size = k // budget + (1 if b < k % budget else 0)
+            groups.append(order[start : start + size])
+            start += size
+        picks = [max(g, key=lambda j: (r2[j], -j)) for g in groups]  # first max in a stratum
+        sel = select_items(y, budget, rule="strata")
+        assert sorted(sel.indices.tolist()) == sorted(picks)
+        assert np.all(np.diff(r2[sel.indices]) <= 0)  # taken in order of decreasing R*^2
+
+
+def test_strata_rule_picks_one_item_per_block_of_near_duplicates():
+    # five blocks of near-copies of one pattern each (one 0 and one 1 swapped, so the
+    # mean score is the block's own); the blocks differ in difficulty, so the strata are
+    # the blocks
+    rng = np.random.default_rng(5)
+    n, per_block = 40, 15
+    theta = rng.normal(size=n)
+    cols, labels = [], []
+    for b, share in enumerate((0.2, 0.35, 0.5, 0.65, 0.8)):
+        base = np.zeros(n)
+        base[np.argsort(theta + 0.3 * rng.normal(size=n))[-int(share * n) :]] = 1.0
+        for _ in range(per_block):
+            col = base.copy()
+            col[rng.choice(np.flatnonzero(base == 1))] = 0.0
+            col[rng.choice(np.flatnonzero(base == 0))] = 1.0
+            cols.append(col)
+            labels.append(b)
+    y, labels = np.array(cols).T, np.array(labels)
+    sel = select_items(y, 5, rule="strata", duplicates="keep")
+    assert sorted(labels[sel.indices].tolist()) == [0, 1, 2, 3, 4]
+    greedy = select_items(y, 5, rule="greedy", duplicates="keep")
+    assert np.unique(labels[greedy.indices]).size < 5
+
+
+@pytest.mark.slow  # four zoo realisations: about 40 s on 2 shared cores
+def test_strata_selection_beats_random_on_the_digits_zoo_over_realisations():
+    """The small tier's protocol on the real digits zoo: 4 independent realisations (split,
+    zoo training, perturbations), items chosen on run A of each, stability judged against
+    random subsets; the replicate means must beat random at >= 4 of 5 budgets with a
+    positive mean gain. The redundancy rule fails this test on the same realisations (one
+    of them goes badly wrong); the plain greedy rule passes it too, so across realisations
+    the digits advantage of strata over greedy is within the realisation noise (the
+    claims read inconclusive there, see the experiment docstring)."""
+    from neurips26.papers.lambda6_star import experiment
+
+    cfg = replace(experiment.TIERS["small"], benchmarks=("digits",), num_random=30)
+    assert cfg.rule == "strata"
+    zoo = digits_zoo(num_runs=cfg.num_runs, seed=cfg.seed)
+    s = experiment._replicated_selection("digits", zoo.scores, cfg, np.random.default_rng(0))
+    assert s["num_replicates"] == 4 and s["sel_num_budgets"] == 5
+    assert s["sel_wins"] >= 4 and s["sel_mean_gain"] > 0, (s["sel_wins"], s["sel_mean_gain"])
+    assert s["redundancy_rule_wins"] < 4  # the same test, failed by the redundancy rule
