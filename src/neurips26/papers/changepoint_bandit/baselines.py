@@ -37,7 +37,7 @@ import numpy as np
 
 from neurips26.common.validation import check_array, check_int
 
-from .bounds import certified_different, confidence_bounds
+from .bounds import paired_certified_different
 from .localize import (
     LocalizationResult,
     _check_common,
@@ -46,7 +46,6 @@ from .localize import (
     _out_of_budget,
     _OutOfBudget,
     _Sampler,
-    _slice,
 )
 
 __all__ = ["mcpi_track_and_stop", "offline_change_points", "uniform_ruptures"]
@@ -219,8 +218,10 @@ def uniform_ruptures(
             sums += S.sample(grid, np.full(K1, n) - counts, "detection")  # top up to n
             counts[:] = n
             bkps = _segment(sums / counts, N, solver)  # (N,)
-            cb = confidence_bounds(sums, counts, delta=delta / K1, sigma=sigma)
-            cert = certified_different(_slice(cb, bkps - 1), _slice(cb, bkps))
+            # paired certificate per adjacent pair (equal counts), union over the K pairs
+            cert = paired_certified_different(
+                sums[bkps - 1], sums[bkps], counts[bkps], delta=delta / (K1 - 1), sigma=sigma
+            )
             if prev is not None and np.array_equal(bkps, prev) and cert.all():
                 lo, hi = grid[bkps - 1], grid[bkps]
                 return _result(S, N, (lo + hi) / 2, lo, hi, True, "uniform_ruptures")

@@ -104,6 +104,7 @@ from .bounds import (
     confidence_bounds,
     confidence_radius,
     min_samples_to_separate,
+    paired_certified_different,
 )
 from .environment import BudgetExhaustedError, as_environment
 
@@ -315,8 +316,12 @@ def _detect(S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growt
     sums = np.zeros(size)
     counts = np.zeros(size, dtype=np.int64)
 
-    def d_pt(j: int) -> float:  # union over the 2^j + 1 points of level j and over levels
-        return delta_s / ((2**j + 1) * j * (j + 1))
+    def d_pt(j: int) -> float:
+        # Per-cell level of the detection certificates. No union bound over the cells or
+        # levels: detection only proposes cells, a false one costs a failed verification
+        # (and a restart), never a wrong answer, and the union bound over the 2^j cells
+        # was most of the detection cost on clustered instances.
+        return delta_s
 
     e = 0
     j_diag = j0
@@ -343,8 +348,8 @@ def _detect(S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growt
         dmin = math.inf
         for j in range(j0, j_top + 1):
             idx = np.arange(0, size, 2 ** (j_max - j))  # (2^j + 1,) grid G_j
-            cb = confidence_bounds(sums[idx], counts[idx], delta=d_pt(j), sigma=sigma)
-            cert = certified_different(_slice(cb, slice(None, -1)), _slice(cb, slice(1, None)))
+            cb = confidence_bounds(sums[idx], counts[idx], delta=d_pt(j) / 2, sigma=sigma)
+            cert = _cell_certificates(sums[idx], counts[idx], cb, d_pt(j) / 2, sigma)
             if cert.any() and not math.isfinite(dmin):  # coarsest level: best estimates
                 dmin = float(np.abs(np.diff(cb.mean))[cert].min())
             if int(cert.sum()) >= N:
@@ -366,21 +371,23 @@ def _detect(S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growt
             if sweep is None:  # start sweeping from the coarsest level
                 sweep = (
                     j0,
-                    min_samples_to_separate(_SWEEP_MARGIN * dmin, delta=d_pt(j0), sigma=sigma),
+                    min_samples_to_separate(
+                        _SWEEP_MARGIN * dmin, delta=d_pt(j0) / 2, sigma=sigma, paired=True
+                    ),
                 )
             else:
                 # Re-estimate the needed samples with the current (better) jump estimate;
                 # deepen only once this level has had them.
                 j_top, n_done = sweep
                 n_hat = min_samples_to_separate(
-                    _SWEEP_MARGIN * dmin, delta=d_pt(j_top), sigma=sigma
+                    _SWEEP_MARGIN * dmin, delta=d_pt(j_top) / 2, sigma=sigma, paired=True
                 )
                 if n_hat > n_done:
                     sweep = (j_top, n_hat)
                 elif j_top < j_max:
                     j_next = j_top + 1
                     n_next = min_samples_to_separate(
-                        _SWEEP_MARGIN * dmin, delta=d_pt(j_next), sigma=sigma
+                        _SWEEP_MARGIN * dmin, delta=d_pt(j_next) / 2, sigma=sigma, paired=True
                     )
                     sweep = (j_next, max(n_next, n_done))
                 else:  # deepest level reached: the missing jumps are smaller, sample more
@@ -392,6 +399,19 @@ def _detect(S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growt
 
 def _slice(cb, sl):
     return type(cb)(cb.mean[sl], cb.radius[sl], cb.lower[sl], cb.upper[sl])
+
+
+def _cell_certificates(sums, counts, cb, d, sigma):
+    """Cells ``[g_i, g_{i+1}]`` of one grid certified to hold a change, shape (m - 1,).
+
+    Either certificate of :mod:`.bounds`, each at level ``d`` per cell (so ``2 d`` in all):
+    disjoint intervals (``cb`` at level ``d``), or, where both endpoints hold the same
+    number of samples, the paired test.
+    """
+    disjoint = certified_different(_slice(cb, slice(None, -1)), _slice(cb, slice(1, None)))
+    equal = counts[:-1] == counts[1:]
+    paired = paired_certified_different(sums[:-1], sums[1:], counts[:-1], delta=d, sigma=sigma)
+    return disjoint | (equal & paired)
 
 
 # --------------------------------------------------------------------------- phase 2
@@ -448,12 +468,14 @@ def _verify(S, lo, hi, gap_hat, delta_test, delta_fail, sigma, growth):
         sums += S.sample(x, need, "verification")
         counts += need
         queries += need[:M] + need[M:]
-        d = np.concatenate([delta_test, delta_test]) / 2  # both endpoints must hold
-        cb = confidence_bounds(sums, counts, delta=d, sigma=sigma)
-        a, b = _slice(cb, slice(None, M)), _slice(cb, slice(M, None))
-        cert = certified_different(a, b)
+        # Both endpoints are sampled in lockstep (equal counts): the paired certificate,
+        # one time-uniform sequence for f(hi) - f(lo) at level delta_test.
+        cert = paired_certified_different(
+            sums[:M], sums[M:], counts[:M], delta=delta_test, sigma=sigma
+        )
+        diff = np.abs(sums[:M] - sums[M:]) / np.maximum(counts[:M], 1)
         r_s = confidence_radius(counts[:M], delta=delta_fail, sigma=sigma)
-        flat = (r_s < gap_hat / 4) & (np.abs(a.mean - b.mean) < gap_hat / 2)
+        flat = (r_s < gap_hat / 4) & (diff < gap_hat / 2)
         status = np.where((status == 0) & cert, 1, status)
         status = np.where((status == 0) & flat, -1, status)
         target = int(_grow(np.array([target]), growth)[0])
@@ -682,12 +704,13 @@ def localize_in_cells(
             need = np.where(np.concatenate([~ok, ~ok]), target - counts, 0)
             sums += S.sample(x, need, "detection")
             counts += need
-            cb = confidence_bounds(sums, counts, delta=delta_s / (2 * N), sigma=sigma)
-            ok = certified_different(_slice(cb, slice(None, N)), _slice(cb, slice(N, None)))
+            ok = paired_certified_different(
+                sums[:N], sums[N:], counts[:N], delta=delta_s / N, sigma=sigma
+            )
             if ok.all():
                 break
             target = int(_grow(np.array([target]), growth)[0])
-        det = _Detection(cells, cb.mean[:N], cb.mean[N:], 0)
+        det = _Detection(cells, sums[:N] / counts[:N], sums[N:] / counts[N:], 0)
         restarts = 0
         ver_round = 0
         while True:
