@@ -38,6 +38,8 @@ def test_stitched_radius_is_tighter_than_the_old_union_bound():
     new = confidence_radius(n, delta=1e-3)
     assert np.all(new < old)
     assert np.all((new[90:] / old[90:]) ** 2 < 0.75)
+
+
 def test_radius_scales_with_sigma_and_shrinks_with_n():
     r1 = confidence_radius(np.arange(1, 200), delta=0.05)
     assert np.all(np.diff(r1) < 0)

@@ -121,6 +121,8 @@ __all__ = [
 _MAX_DETECT_LEVEL = 20
 #: Sweep target: ``2 r(n) <= (2/3) Delta_hat_min``, a margin of one radius for the noise.
 _SWEEP_MARGIN = 2.0 / 3.0
+#: Initial per-point samples ``u`` of the segmentation detection.
+_EXPLORE_START = 4
 
 
 @dataclass(frozen=True)
@@ -304,7 +306,7 @@ class _Detection:
     level: int
 
 
-def _detect(S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growth: float):
+def _detect_certified(S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growth: float):
     j0 = max(1, math.ceil(math.log2(N)))
     j_max = max(j0, min(_MAX_DETECT_LEVEL, math.ceil(math.log2(1.0 / (2.0 * eta)))))
     size = 2**j_max + 1
@@ -395,6 +397,103 @@ def _detect(S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growt
         elif sweep is not None:  # the jump seen earlier lost its certificate: sample more
             sweep = (sweep[0], int(_grow(np.array([sweep[1]]), growth)[0]))
         e += 1
+
+
+def _detect_segmentation(
+    S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growth: float
+):
+    """Adaptive detection by segmentation on dyadic grids (the default).
+
+    At level ``j`` every point of ``G_j`` holds at least ``u`` samples (exploration); the
+    weighted least-squares segmentation of the grid means into ``N + 1`` pieces names a
+    candidate cell per change point and pooled levels ``v_hat`` on both sides. Each round
+    a few points get ``growth - 1`` times their samples more:
+
+    - the endpoints of every candidate cell that has not passed (MCPI-style boundary
+      tracking); an endpoint passes when, by the Gaussian GLR against the *other* side's
+      pooled level, ``(mu_hat - v_hat_other)^2 / (2 sigma^2 (1 / n + 1 / n_other)) >=
+      beta`` with ``beta = log(2 N (2^j + 1) / delta_search)`` and it is closer to its own
+      side's level;
+    - the ``ceil(sqrt(2^j))`` points with the largest likelihood ratio of "this point
+      sits a jump ``h`` (the median candidate jump) above or below its piece's level"
+      against "it sits at that level": the points most likely to hide a short piece (a
+      close pair of opposite jumps) that the segmentation has not yet resolved. Points
+      that sit at their level lose the ratio as they are sampled, one that does not
+      gains it until the segmentation takes it up.
+
+    Detection returns once all ``N`` cells pass. A level whose spend since it was entered
+    exceeds ``max(4 (2^j + 1) u, spend before it)`` is deepened (a close pair of opposite
+    jumps cancels in coarse cells and never passes there); at the deepest level ``u``
+    doubles instead. Nothing here is certified: a wrong cell only costs a failed
+    verification.
+    """
+    from .segment import offline_change_points
+
+    j0 = max(1, math.ceil(math.log2(N)))
+    j_max = max(j0, min(_MAX_DETECT_LEVEL, math.ceil(math.log2(1.0 / (2.0 * eta)))))
+    size = 2**j_max + 1
+    grid = np.arange(size) / 2**j_max  # finest grid, (2^j_max + 1,)
+    sums = np.zeros(size)
+    counts = np.zeros(size, dtype=np.int64)
+    j, u = j0, _EXPLORE_START
+    spent_before = 0
+    level_start = S.used
+    while True:
+        idx = np.arange(0, size, 2 ** (j_max - j))  # (2^j + 1,) grid G_j
+        need = np.zeros(size, dtype=np.int64)
+        need[idx] = np.maximum(u - counts[idx], 0)
+        if need.any():
+            sums += S.sample(grid, need, "detection")
+            counts += need
+        c = counts[idx]
+        m = sums[idx] / c  # (2^j + 1,)
+        bk = offline_change_points(m, num_change_points=N, weights=c)  # (N,)
+        edges = np.concatenate([[0], bk, [idx.size]])  # (N + 2,) piece boundaries
+        n_seg = np.diff(np.concatenate([[0], np.cumsum(c)])[edges]).astype(float)  # (N + 1,)
+        lev = np.diff(np.concatenate([[0.0], np.cumsum(sums[idx])])[edges]) / n_seg  # v_hat
+        left, right = bk - 1, bk  # positions in G_j of each candidate cell's endpoints
+        vL, vR = lev[:-1], lev[1:]
+        # Gaussian GLR that the left endpoint shares the right piece's level (and vice
+        # versa), counting the noise of the pooled level: (m - v)^2 / (2 s^2 (1/n + 1/n_v)).
+        zl = (m[left] - vR) ** 2 / (2 * sigma**2 * (1 / c[left] + 1 / n_seg[1:]))
+        zr = (m[right] - vL) ** 2 / (2 * sigma**2 * (1 / c[right] + 1 / n_seg[:-1]))
+        # The candidates are the most extreme of 2^j cells: a union over them in beta.
+        beta = math.log(2.0 * N * idx.size / delta_s)
+        side_l = np.abs(m[left] - vL) < np.abs(m[left] - vR)
+        side_r = np.abs(m[right] - vR) < np.abs(m[right] - vL)
+        pass_l, pass_r = side_l & (zl >= beta), side_r & (zr >= beta)
+        if np.all(pass_l & pass_r):
+            a, b = idx[left], idx[right]
+            return _Detection(
+                cells=np.stack([grid[a], grid[b]], axis=1), v_left=vL, v_right=vR, level=j
+            )
+        spent = S.used - level_start
+        if spent >= max(4 * idx.size * u, spent_before):
+            spent_before += spent
+            level_start = S.used
+            if j < j_max:
+                j += 1
+            else:
+                u *= 2
+            continue
+        track = np.zeros(idx.size, dtype=bool)
+        track[left[~pass_l]] = True
+        track[right[~pass_r]] = True
+        # Likelihood ratio of "a jump h off its piece's level" (either sign) per point.
+        h = float(np.median(np.abs(vR - vL)))
+        d = np.abs(m - lev[np.searchsorted(bk, np.arange(idx.size), side="right")])
+        llr = c * (h * d - h * h / 2) / sigma**2 + np.logaddexp(0, -2 * c * h * d / sigma**2)
+        llr[track] = -np.inf
+        k = math.ceil(math.sqrt(idx.size))
+        track[np.argsort(-llr, kind="stable")[:k]] = True
+        pts = idx[track]
+        need = np.zeros(size, dtype=np.int64)
+        need[pts] = _grow(counts[pts], growth) - counts[pts]
+        sums += S.sample(grid, need, "detection")
+        counts += need
+
+
+_DETECTORS = {"segmentation": _detect_segmentation, "certified": _detect_certified}
 
 
 def _slice(cb, sl):
@@ -559,6 +658,7 @@ def localize_change_points(
     growth: float = 1.25,
     max_queries: int | None = 10**7,
     on_budget: str = "raise",
+    detection: str = "segmentation",
 ) -> LocalizationResult:
     """Localise ``N`` change points to precision ``eta`` with confidence ``1 - delta``.
 
@@ -588,6 +688,10 @@ def localize_change_points(
     on_budget : {"raise", "warn"}, default "raise"
         When the budget runs out: raise :class:`~.environment.BudgetExhaustedError` (its
         ``result`` holds the partial result) or warn and return it (``success=None``).
+    detection : {"segmentation", "certified"}, default "segmentation"
+        Phase 1: adaptive segmentation with boundary tracking, or the landed
+        certified-cells search on dyadic levels (diagonal epochs, then a sweep); see the
+        module docstring. Either only proposes cells: the guarantee comes from phase 3.
 
     Returns
     -------
@@ -612,6 +716,7 @@ def localize_change_points(
         num_change_points, eta, delta, sigma, delta_search, growth, max_queries
     )
     _check_on_budget(on_budget)
+    detect = _DETECTORS[check_choice(detection, "detection", tuple(_DETECTORS))]
     S = _Sampler(env, max_queries)
     ver_round = 0
     restarts = 0
@@ -621,7 +726,7 @@ def localize_change_points(
     per_change = np.zeros(N, dtype=np.int64)
     try:
         while True:
-            det = _detect(S, N, eta, delta_s, sigma, growth)
+            det = detect(S, N, eta, delta_s, sigma, growth)
             lo, hi, ok, pc, ver_round = _localize_cells(
                 S, det, N, eta, delta, sigma, delta_s, growth, ver_round
             )
@@ -838,7 +943,7 @@ class ChangePointLocalizer(BaseEstimator):
     ----------
     num_change_points : int
         ``N``.
-    eta, delta, sigma, delta_search, growth, max_queries, on_budget
+    eta, delta, sigma, delta_search, growth, max_queries, on_budget, detection
         As in :func:`localize_change_points`.
 
     Attributes
@@ -868,6 +973,7 @@ class ChangePointLocalizer(BaseEstimator):
         growth: float = 1.25,
         max_queries: int | None = 10**7,
         on_budget: str = "raise",
+        detection: str = "segmentation",
     ) -> None:
         self.num_change_points = num_change_points
         self.eta = eta
@@ -877,6 +983,7 @@ class ChangePointLocalizer(BaseEstimator):
         self.growth = growth
         self.max_queries = max_queries
         self.on_budget = on_budget
+        self.detection = detection
 
     def fit(self, env: Any) -> ChangePointLocalizer:
         """Run the localisation on ``env``; returns ``self``."""
@@ -890,6 +997,7 @@ class ChangePointLocalizer(BaseEstimator):
             growth=self.growth,
             max_queries=self.max_queries,
             on_budget=self.on_budget,
+            detection=self.detection,
         )
         self.result_ = res
         self.change_points_ = res.estimates
