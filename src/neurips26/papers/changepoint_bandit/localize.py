@@ -11,78 +11,68 @@ driven by how the change points are placed: two close change points of opposite 
 inside a coarse cell and are found only on a grid about as fine as their spacing.
 :func:`localize_change_points` implements this as three phases:
 
-1. **Detection** (search confidence ``delta_search``): dyadic grids ``G_j = {i / 2^j}``,
-   ``j >= j0 = max(1, ceil(log2 N))``; a cell ``[g_i, g_{i+1}]`` is certified to hold a
-   change when the anytime intervals (:mod:`.bounds`) at its endpoints are disjoint, and
-   detection stops at the finest level with ``N`` certified cells. Until a first jump is
-   seen the jump sizes are unknown, so sampling runs *diagonally*: in epoch ``e`` a point
-   first appearing at level ``j`` is topped up to ``growth^e / 2^(j - j0)`` samples (every
-   level in play costs about the same, trading depth against samples per point). Once a
-   jump is seen, with estimate ``Delta_hat_min`` at the coarsest certifying level, the
-   levels are *swept* from ``j0`` down, each point getting the samples ``n`` with
-   ``2 r(n) <= (2/3) Delta_hat_min``, i.e. enough to certify any single jump that large
-   (re-estimated each epoch; at the deepest level the target grows geometrically).
-   Close change points of opposite sign cancel in coarse cells, so they are found only at
-   a level ``j*`` with ``2^(-j*)`` about their spacing: the position cost.
+1. **Detection** (``detection="segmentation"``, the default; search confidence
+   ``delta_search``): dyadic grids ``G_j = {i / 2^j}``, ``j >= j0 = max(1, ceil(log2 N))``.
+   At level ``j`` every grid point holds at least ``u`` samples, and the weighted
+   least-squares segmentation of the grid means into ``N + 1`` constant pieces names one
+   candidate cell per change point, with pooled levels ``v_hat`` on both sides. Queries then
+   go where a change is most likely: (a) the endpoints of each candidate cell are tracked
+   (their samples grow by ``growth`` per round) until each passes a Gaussian GLR test
+   against the *other* side's pooled level at level ``beta = log(2 N (2^j + 1) /
+   delta_search)``; (b) the ``ceil(sqrt(2^j))`` points with the largest likelihood ratio of
+   "a jump ``h`` off my piece's level" get the same growth, so a short piece that the
+   segmentation has not resolved yet (a close pair of opposite jumps) is found without
+   sampling the whole grid more. A level that has spent ``max(4 (2^j + 1) u, all spent
+   before it)`` without passing is deepened (close pairs cancel in coarse cells); at the
+   deepest level ``u`` doubles instead. Detection returns the ``N`` cells and their pooled
+   levels; it is not certified (a wrong cell costs a failed verification, not a wrong
+   answer). ``detection="certified"`` keeps the landed search: cells certified by the
+   confidence sequences of :mod:`.bounds` on diagonal epochs, then a sweep sized by the
+   smallest jump seen.
 2. **Localisation** (noisy binary search, search confidence): in each cell, with levels
-   ``v_L``, ``v_R`` estimated at its endpoints, the midpoint is sampled until Wald's
-   sequential probability ratio test between ``f(mid) = v_L`` and ``f(mid) = v_R`` decides
-   (error ``delta_search / (N L)`` per step), and the half holding the change is kept,
-   until the cell's width is at most ``2 eta``. All cells advance in lockstep (one
-   vectorised query batch per round).
+   ``v_L``, ``v_R`` from detection, the midpoint is sampled until Wald's sequential
+   probability ratio test between ``f(mid) = v_L`` and ``f(mid) = v_R`` decides (error
+   ``delta_search / (N L)`` per step), and the half holding the change is kept, until the
+   cell's width is at most ``2 eta``. All cells advance in lockstep (one vectorised query
+   batch per round).
 3. **Verification** (confidence ``delta``): the two endpoints of each final cell are sampled
-   afresh until their intervals are disjoint. ``N`` disjoint cells each certified to hold a
-   change, with exactly ``N`` change points, hold exactly one each, so every midpoint is
-   within ``eta`` of its change point with probability at least ``1 - delta`` (union bound
-   over verification rounds, ``delta / (N a (a + 1))`` per test in round ``a``). A cell that
-   looks flat (difference below ``Delta_hat / 2`` with radius below ``Delta_hat / 4``) is
-   searched again with half the search error; after two failures detection restarts with
-   ``delta_search`` halved.
+   afresh *in lockstep* until the paired certificate of :mod:`.bounds` (a time-uniform
+   confidence sequence for ``f(hi) - f(lo)``, Howard et al.'s stitched boundary) excludes 0.
+   ``N`` disjoint cells each certified to hold a change, with exactly ``N`` change points,
+   hold exactly one each, so every midpoint is within ``eta`` of its change point with
+   probability at least ``1 - delta`` (union bound over verification rounds,
+   ``delta / (N a (a + 1))`` per test in round ``a``). A cell that looks flat (difference
+   below ``Delta_hat / 2`` with radius below ``Delta_hat / 4``) is searched again with half
+   the search error; after two failures detection restarts with ``delta_search`` halved.
 
 Only phase 3 pays ``log(1 / delta)``, so as ``delta -> 0`` the cost is governed by the jumps
-alone, while for moderate ``delta`` the detection cost (about ``2^{j*}`` points with
-``2^{-j*}`` the smallest spacing) makes the placement of the change points matter.
+alone, while for moderate ``delta`` the detection cost (a grid about as fine as the
+smallest spacing, searched for a short piece) makes the placement of the change points
+matter.
 
 Deviations from the paper
 -------------------------
-- The abstract gives no pseudo-code; the detection rule (dyadic levels, diagonal epochs
-  then a sweep sized by ``Delta_hat_min``), the SPRT search, the split into a constant-confidence
-  search and a ``delta``-level verification, and the restart rule are our inference.
-  The spec's draft ran the binary search at per-step confidence ``delta / (2 N L)``; that
-  pays ``L = log2(1 / eta)`` times ``log(1 / delta)`` and so never reaches the jump-only
+- The abstract gives no pseudo-code; the detection rule (segmentation on dyadic levels
+  with boundary tracking and likelihood-ratio-focused sampling, deepening by a spend
+  rule), the SPRT search, the split into a constant-confidence search and a
+  ``delta``-level verification, and the restart rule are our inference. The spec's draft
+  ran the binary search at per-step confidence ``delta / (2 N L)``; that pays
+  ``L = log2(1 / eta)`` times ``log(1 / delta)`` and so never reaches the jump-only
   asymptotic regime the abstract describes; the search therefore runs at
   ``delta_search`` and the guarantee comes from the final verification. The SPRT uses the
-  levels estimated at the cell's endpoints; its error bound is exact only for known levels,
-  which does not matter for the guarantee (verification catches wrong cells).
-- Confidence intervals are the union-bound anytime intervals of :mod:`.bounds`
-  (``r(n) = sigma sqrt(2 log(pi^2 n^2 / (6 delta)) / n)``), not the paper's constants.
+  detected levels; its error bound is exact only for known levels, which does not matter
+  for the guarantee (verification catches wrong cells).
+- Confidence sequences are the stitched boundary of Howard, Ramdas, McAuliffe and Sekhon
+  (2021) (:mod:`.bounds`), not the paper's constants; verification uses their paired form.
 - Sample targets grow by the factor ``growth = 1.25`` per round (rounded up), so stopping
-  times overshoot by at most 25%; the guarantee is unaffected (anytime intervals, and
+  times overshoot by at most 25%; the guarantee is unaffected (time-uniform sequences, and
   Ville's inequality for the SPRT, hold at any stopping time).
 - Detection depth is capped at ``min(ceil(log2(1 / (2 eta))), 20)``.
 - Baselines (:mod:`.baselines`) run on the grid of spacing ``2 eta``; the uniform one uses
-  an exact least-squares segmentation equal to ``ruptures.Dynp(model="l2")`` (tested) for
-  speed; MCPI is a simplified Track-and-Stop.
-
-Why some claims do not reproduce (the measured values are in the store and the report):
-
-- "Beats uniform sampling" is judged on the smallest per-setting ratio (a geometric
-  mean over settings had first been used, but it was chosen after seeing the runs, so
-  the claim takes the strict reading). It fails on clustered instances: a pair of change
-  points ``clustered_spacing * eta`` apart forces detection onto a grid almost as fine as
-  the uniform one, and our detection samples each of its points more than uniform
-  sampling does, because it certifies single points with union-bound anytime intervals.
-- The ratio of our medians to the reference complexity of :mod:`.complexity` spans more
-  than the claimed constant factor, because our detection pays union-bound and anytime
-  logarithms (about ``log(2^j / delta_search)`` per point) that the reference's position
-  term omits, while verification pays only ``log(1 / delta)``; the two still correlate on
-  a log-log scale.
-- The simplified MCPI baseline uses several times fewer queries than our procedure: its
-  least-squares segmentation pools every grid point of a segment, so a boundary arm is
-  compared with a pooled level, whereas our detection and verification compare single
-  points. It has no formal guarantee and errs more often than ``delta`` on clustered
-  instances at ``delta = 0.1``. Our detection phase is the weak spot of this inferred
-  implementation, not the paper's bound.
+  an exact least-squares segmentation equal to ``ruptures.Dynp(model="l2")`` (tested) and
+  the same stitched paired certificate as our verification; MCPI is a simplified
+  Track-and-Stop (its threshold is heuristic, so its error rate is reported beside its
+  queries).
 """
 
 from __future__ import annotations
