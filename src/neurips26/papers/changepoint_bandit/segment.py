@@ -62,8 +62,8 @@ def offline_change_points(
         dw = W[None, :] - W[:, None]  # (K + 1, K + 1) weight of segment [i, j)
         d1 = S1[None, :] - S1[:, None]
         cost = (S2[None, :] - S2[:, None]) - d1**2 / dw  # weighted SSE of [i, j)
-    i_idx, j_idx = np.indices(cost.shape)
-    cost = np.where(j_idx > i_idx, np.maximum(cost, 0.0), np.inf)
+    cost = np.maximum(cost, 0.0)
+    cost[np.tri(K + 1, dtype=bool)] = np.inf  # only segments [i, j) with j > i
     F = cost[0].copy()  # (K + 1,) best cost of y[:j] with 0 breakpoints
     back = []
     for _ in range(N):
