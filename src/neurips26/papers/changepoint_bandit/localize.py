@@ -20,7 +20,8 @@ inside a coarse cell and are found only on a grid about as fine as their spacing
    (their samples grow by ``growth`` per round) until each passes a Gaussian GLR test
    against the *other* side's pooled level at level ``beta = log(2 N (2^j + 1) /
    delta_search)``; (b) the ``ceil(sqrt(2^j))`` points with the largest likelihood ratio of
-   "a jump ``h`` off my piece's level" get the same growth, so a short piece that the
+   "a jump ``h`` off my piece's level" (``h`` the median candidate jump, at least
+   ``2 sigma / sqrt(u)``) get the same growth, so a short piece that the
    segmentation has not resolved yet (a close pair of opposite jumps) is found without
    sampling the whole grid more. A level that has spent ``max(4 (2^j + 1) u, all spent
    before it)`` without passing is deepened (close pairs cancel in coarse cells); at the
@@ -113,6 +114,10 @@ _MAX_DETECT_LEVEL = 20
 _SWEEP_MARGIN = 2.0 / 3.0
 #: Initial per-point samples ``u`` of the segmentation detection.
 _EXPLORE_START = 4
+#: A level of the segmentation detection is deepened once its spend reaches
+#: ``max(_LEVEL_BUDGET (2^j + 1) u, _LEVEL_CARRY * spend before it)``.
+_LEVEL_BUDGET = 4
+_LEVEL_CARRY = 1
 
 
 @dataclass(frozen=True)
@@ -405,7 +410,8 @@ def _detect_segmentation(
       beta`` with ``beta = log(2 N (2^j + 1) / delta_search)`` and it is closer to its own
       side's level;
     - the ``ceil(sqrt(2^j))`` points with the largest likelihood ratio of "this point
-      sits a jump ``h`` (the median candidate jump) above or below its piece's level"
+      sits a jump ``h`` (the median candidate jump, at least ``2 sigma / sqrt(u)``) above
+      or below its piece's level"
       against "it sits at that level": the points most likely to hide a short piece (a
       close pair of opposite jumps) that the segmentation has not yet resolved. Points
       that sit at their level lose the ratio as they are sampled, one that does not
@@ -458,7 +464,7 @@ def _detect_segmentation(
                 cells=np.stack([grid[a], grid[b]], axis=1), v_left=vL, v_right=vR, level=j
             )
         spent = S.used - level_start
-        if spent >= max(4 * idx.size * u, spent_before):
+        if spent >= max(_LEVEL_BUDGET * idx.size * u, _LEVEL_CARRY * spent_before):
             spent_before += spent
             level_start = S.used
             if j < j_max:
@@ -470,7 +476,7 @@ def _detect_segmentation(
         track[left[~pass_l]] = True
         track[right[~pass_r]] = True
         # Likelihood ratio of "a jump h off its piece's level" (either sign) per point.
-        h = float(np.median(np.abs(vR - vL)))
+        h = _focus_jump(np.abs(vR - vL), sigma, u)
         d = np.abs(m - lev[np.searchsorted(bk, np.arange(idx.size), side="right")])
         llr = c * (h * d - h * h / 2) / sigma**2 + np.logaddexp(0, -2 * c * h * d / sigma**2)
         llr[track] = -np.inf
@@ -481,6 +487,14 @@ def _detect_segmentation(
         need[pts] = _grow(counts[pts], growth) - counts[pts]
         sums += S.sample(grid, need, "detection")
         counts += need
+
+
+def _focus_jump(jumps: np.ndarray, sigma: float, u: int) -> float:
+    """Jump ``h`` of the focused sampling: the median candidate jump, floored at
+    ``2 sigma / sqrt(u)``, the smallest jump that ``u`` samples per point show at two
+    standard errors (with no real jump among the candidates yet, e.g. a lone close pair,
+    the median is noise and would make the likelihood ratios uninformative)."""
+    return max(float(np.median(jumps)), 2.0 * sigma / math.sqrt(u))
 
 
 _DETECTORS = {"segmentation": _detect_segmentation, "certified": _detect_certified}
