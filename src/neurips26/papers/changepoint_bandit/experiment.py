@@ -5,7 +5,31 @@ Synthetic step functions (equal jumps of alternating sign) in a "spread" and a
 against uniform sampling with offline segmentation, the simplified MCPI Track-and-Stop, and
 phase 2-3 alone on the true cells (``oracle_cells``), over a grid of ``N``, jump, ``delta``
 and ``eta``. Instances and noise seeds are shared across ``delta`` (common random numbers).
-See ``paper.py`` for the claims and tiers.
+See ``paper.py`` for the claims and tiers. Every claim metric carries a 95% bootstrap
+half-width (runs resampled within each instance family).
+
+Claims that do not reproduce, or not clearly (the measured values are in the store and the
+report), and why we think so:
+
+- ``bound_constant_factor`` (our medians within a factor 4 of the reference complexity
+  across settings) sits near its threshold, and its bootstrap interval straddles it. The
+  reference of :mod:`.complexity` is our inference: its position term charges each of
+  the ``2^{j*}`` points of a dyadic sweep ``sigma^2 / Delta^2`` samples, whereas our
+  detection searches that grid for a short piece (a close pair) by segmentation and
+  focused sampling, whose cost carries a logarithm of the grid size that the reference
+  omits; its verification term ``2 sigma^2 / Delta^2 log(1 / delta)`` omits the stitched
+  boundary's constants and ``log log`` term that our paired certificate pays. So clustered
+  settings sit higher relative to the reference than spread ones.
+- The MCPI comparison (the spec's claim 6, reported without a threshold): at
+  ``eta = 1e-3`` our median queries are at most the simplified MCPI's in most settings;
+  where MCPI is cheaper (a lone close pair at moderate ``delta``) it also errs more often
+  than its nominal ``delta`` in our runs, though not by a margin our 30 runs can
+  establish (``mcpi_error_excess_max`` uses 3 binomial standard errors). It compares each
+  boundary arm with a pooled level as if that level were known and stops at a heuristic
+  GLR threshold, so it needs about half the samples per boundary point of our paired
+  two-point certificate, which holds without knowing the levels. At ``eta = 1e-2`` (50
+  grid arms, the smoke tier and the benchmark's smoke tier) exploring the whole grid is
+  cheap and that difference dominates, so MCPI uses fewer queries than ours there.
 """
 
 from __future__ import annotations

@@ -15,21 +15,20 @@ inside a coarse cell and are found only on a grid about as fine as their spacing
    ``delta_search``): dyadic grids ``G_j = {i / 2^j}``, ``j >= j0 = max(1, ceil(log2 N))``.
    At level ``j`` every grid point holds at least ``u`` samples, and the weighted
    least-squares segmentation of the grid means into ``N + 1`` constant pieces names one
-   candidate cell per change point, with pooled levels ``v_hat`` on both sides. Queries then
-   go where a change is most likely: (a) the endpoints of each candidate cell are tracked
-   (their samples grow by ``growth`` per round) until each passes a Gaussian GLR test
-   against the *other* side's pooled level at level ``beta = log(2 N (2^j + 1) /
+   candidate cell per change point, with pooled levels ``v_hat`` on both sides. Queries
+   then go where a change is most likely: (a) the endpoints of each candidate cell are
+   tracked (their samples grow by ``growth`` per round) until each passes a Gaussian GLR
+   test against the *other* side's pooled level at level ``beta = log(2 N (2^j + 1) /
    delta_search)``; (b) the ``ceil(sqrt(2^j))`` points with the largest likelihood ratio of
-   "a jump ``h`` off my piece's level" (``h`` the median candidate jump, at least
-   ``2 sigma / sqrt(u)``) get the same growth, so a short piece that the
-   segmentation has not resolved yet (a close pair of opposite jumps) is found without
-   sampling the whole grid more. A level that has spent ``max(4 (2^j + 1) u, all spent
-   before it)`` without passing is deepened (close pairs cancel in coarse cells); at the
-   deepest level ``u`` doubles instead. Detection returns the ``N`` cells and their pooled
-   levels; it is not certified (a wrong cell costs a failed verification, not a wrong
-   answer). ``detection="certified"`` keeps the landed search: cells certified by the
-   confidence sequences of :mod:`.bounds` on diagonal epochs, then a sweep sized by the
-   smallest jump seen.
+   "a jump ``h`` off my piece's level" (``h`` the median candidate jump) get the same
+   growth, so a short piece that the segmentation has not resolved yet (a close pair of
+   opposite jumps) is found without sampling the whole grid more. A level that has spent
+   ``max(4 (2^j + 1) u, all spent before it)`` without passing is deepened (close pairs
+   cancel in coarse cells); at the deepest level ``u`` doubles instead. Detection returns
+   the ``N`` cells and their pooled levels; it is not certified (a wrong cell costs a
+   failed verification, not a wrong answer). ``detection="certified"`` keeps the landed
+   search: cells certified by the confidence sequences of :mod:`.bounds` on diagonal
+   epochs, then a sweep sized by the smallest jump seen.
 2. **Localisation** (noisy binary search, search confidence): in each cell, with levels
    ``v_L``, ``v_R`` from detection, the midpoint is sampled until Wald's sequential
    probability ratio test between ``f(mid) = v_L`` and ``f(mid) = v_R`` decides (error
@@ -410,8 +409,7 @@ def _detect_segmentation(
       beta`` with ``beta = log(2 N (2^j + 1) / delta_search)`` and it is closer to its own
       side's level;
     - the ``ceil(sqrt(2^j))`` points with the largest likelihood ratio of "this point
-      sits a jump ``h`` (the median candidate jump, at least ``2 sigma / sqrt(u)``) above
-      or below its piece's level"
+      sits a jump ``h`` (the median candidate jump) above or below its piece's level"
       against "it sits at that level": the points most likely to hide a short piece (a
       close pair of opposite jumps) that the segmentation has not yet resolved. Points
       that sit at their level lose the ratio as they are sampled, one that does not
@@ -476,7 +474,7 @@ def _detect_segmentation(
         track[left[~pass_l]] = True
         track[right[~pass_r]] = True
         # Likelihood ratio of "a jump h off its piece's level" (either sign) per point.
-        h = _focus_jump(np.abs(vR - vL), sigma, u)
+        h = float(np.median(np.abs(vR - vL)))
         d = np.abs(m - lev[np.searchsorted(bk, np.arange(idx.size), side="right")])
         llr = c * (h * d - h * h / 2) / sigma**2 + np.logaddexp(0, -2 * c * h * d / sigma**2)
         llr[track] = -np.inf
@@ -487,14 +485,6 @@ def _detect_segmentation(
         need[pts] = _grow(counts[pts], growth) - counts[pts]
         sums += S.sample(grid, need, "detection")
         counts += need
-
-
-def _focus_jump(jumps: np.ndarray, sigma: float, u: int) -> float:
-    """Jump ``h`` of the focused sampling: the median candidate jump, floored at
-    ``2 sigma / sqrt(u)``, the smallest jump that ``u`` samples per point show at two
-    standard errors (with no real jump among the candidates yet, e.g. a lone close pair,
-    the median is noise and would make the likelihood ratios uninformative)."""
-    return max(float(np.median(jumps)), 2.0 * sigma / math.sqrt(u))
 
 
 _DETECTORS = {"segmentation": _detect_segmentation, "certified": _detect_certified}
