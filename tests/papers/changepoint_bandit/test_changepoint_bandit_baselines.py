@@ -113,7 +113,7 @@ def test_uniform_stops_within_its_growth_factor_of_the_smallest_sufficient_count
         growth=growth,
     )  # fmt: skip
     k1 = math.ceil(1 / (2 * eta)) + 1
-    n_star = min_samples_to_separate(1.0, delta=delta / k1)
+    n_star = min_samples_to_separate(1.0, delta=delta / (k1 - 1), paired=True)
     per_point = res.num_queries / k1
     assert res.success and per_point == int(per_point)
     assert n_star <= per_point <= max(n_star + 1, math.ceil(growth * n_star))

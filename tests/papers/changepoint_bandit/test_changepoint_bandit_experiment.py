@@ -31,3 +31,8 @@ def test_small_tier_produces_every_claim_metric():
     for claim in get_paper("changepoint_bandit").claims:
         assert claim.metric in r.metrics, claim.metric
         assert math.isfinite(r.metrics[claim.metric])
+        # every paper claim is noisy (medians and rates over runs): it carries a
+        # bootstrap half-width, finite and non-negative
+        assert claim.uncertainty == f"{claim.metric}_ci"
+        assert 0 <= r.metrics[claim.uncertainty] < math.inf
+    assert "mcpi_error_excess_max" in r.metrics

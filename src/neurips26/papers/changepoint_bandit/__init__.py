@@ -10,6 +10,7 @@ from .bounds import (
     confidence_bounds,
     confidence_radius,
     min_samples_to_separate,
+    paired_certified_different,
 )
 from .complexity import Complexity, reference_complexity
 from .environment import (
@@ -64,6 +65,7 @@ __all__ = [
     "noisy_binary_search",
     "num_halvings",
     "offline_change_points",
+    "paired_certified_different",
     "reference_complexity",
     "uniform_ruptures",
 ]

@@ -35,9 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from neurips26.common.validation import check_array, check_int
-
-from .bounds import certified_different, confidence_bounds
+from .bounds import paired_certified_different
 from .localize import (
     LocalizationResult,
     _check_common,
@@ -46,78 +44,10 @@ from .localize import (
     _out_of_budget,
     _OutOfBudget,
     _Sampler,
-    _slice,
 )
+from .segment import offline_change_points
 
 __all__ = ["mcpi_track_and_stop", "offline_change_points", "uniform_ruptures"]
-
-
-def offline_change_points(
-    signal: Any, *, num_change_points: int, weights: Any = None
-) -> np.ndarray:
-    """Exact least-squares segmentation of a 1-D signal into ``N + 1`` constant pieces.
-
-    Minimises ``sum_k sum_{i in segment k} w_i (y_i - mean_w(segment k))^2`` over the
-    ``N`` breakpoints by dynamic programming on a precomputed segment-cost matrix, in
-    ``O(N K^2)`` vectorised operations.
-
-    Parameters
-    ----------
-    signal : array_like, shape (K,)
-        ``y_i``, e.g. the mean observation at each grid point.
-    num_change_points : int
-        ``N``, with ``1 <= N < K``.
-    weights : array_like, shape (K,), optional
-        ``w_i > 0`` (e.g. sample counts); equal weights by default.
-
-    Returns
-    -------
-    ndarray of int, shape (N,)
-        Breakpoints in the ``ruptures`` convention: segment ``k`` is
-        ``signal[b_{k-1}:b_k]``, so a change lies between ``signal[b_k - 1]`` and
-        ``signal[b_k]``. With equal weights this equals
-        ``ruptures.Dynp(model="l2", min_size=1, jump=1).fit(signal).predict(n_bkps=N)[:-1]``.
-
-    Examples
-    --------
-    >>> offline_change_points([0.0, 0.1, 0.0, 2.0, 2.1, 0.0], num_change_points=2).tolist()
-    [3, 5]
-    """
-    y = check_array(signal, "signal", ndim=None, min_size=0, finite=False).reshape(-1)
-    K = y.size
-    if not np.all(np.isfinite(y)):
-        raise ValueError("signal must be finite (no NaN or inf)")
-    if K < 2:
-        raise ValueError(f"signal needs at least 2 points to hold a change point, got {K}")
-    N = check_int(num_change_points, "num_change_points")
-    if not 1 <= N < K:
-        raise ValueError(f"num_change_points must be in [1, K - 1] = [1, {K - 1}], got {N}")
-    w = np.ones(K) if weights is None else np.asarray(weights, dtype=float).reshape(-1)
-    if w.shape != (K,) or np.any(~(w > 0)):
-        raise ValueError("weights must be positive with the same shape as signal")
-    # cumulative sums with a leading zero: segment [i, j) uses S[j] - S[i]
-    W = np.concatenate([[0.0], np.cumsum(w)])  # (K + 1,)
-    S1 = np.concatenate([[0.0], np.cumsum(w * y)])
-    S2 = np.concatenate([[0.0], np.cumsum(w * y * y)])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dw = W[None, :] - W[:, None]  # (K + 1, K + 1) weight of segment [i, j)
-        d1 = S1[None, :] - S1[:, None]
-        cost = (S2[None, :] - S2[:, None]) - d1**2 / dw  # weighted SSE of [i, j)
-    i_idx, j_idx = np.indices(cost.shape)
-    cost = np.where(j_idx > i_idx, np.maximum(cost, 0.0), np.inf)
-    F = cost[0].copy()  # (K + 1,) best cost of y[:j] with 0 breakpoints
-    back = []
-    for _ in range(N):
-        total = F[:, None] + cost  # (K + 1, K + 1): first part y[:i], last segment [i, j)
-        arg = np.argmin(total, axis=0)  # (K + 1,)
-        F = total[arg, np.arange(K + 1)]
-        back.append(arg)
-    bkps = []
-    j = K
-    for arg in reversed(back):
-        j = int(arg[j])
-        bkps.append(j)
-    return np.array(sorted(bkps), dtype=np.int64)
 
 
 def _grid(eta: float) -> np.ndarray:
@@ -219,8 +149,10 @@ def uniform_ruptures(
             sums += S.sample(grid, np.full(K1, n) - counts, "detection")  # top up to n
             counts[:] = n
             bkps = _segment(sums / counts, N, solver)  # (N,)
-            cb = confidence_bounds(sums, counts, delta=delta / K1, sigma=sigma)
-            cert = certified_different(_slice(cb, bkps - 1), _slice(cb, bkps))
+            # paired certificate per adjacent pair (equal counts), union over the K pairs
+            cert = paired_certified_different(
+                sums[bkps - 1], sums[bkps], counts[bkps], delta=delta / (K1 - 1), sigma=sigma
+            )
             if prev is not None and np.array_equal(bkps, prev) and cert.all():
                 lo, hi = grid[bkps - 1], grid[bkps]
                 return _result(S, N, (lo + hi) / 2, lo, hi, True, "uniform_ruptures")

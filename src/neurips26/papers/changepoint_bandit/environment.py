@@ -387,8 +387,9 @@ def make_step_function(
         raise TypeError(f"num_change_points must be an integer, got {num_change_points!r}")
     if num_change_points < 1:
         raise ValueError(f"num_change_points must be >= 1, got {num_change_points}")
-    check_size(num_change_points, "num_change_points", limit=MAX_CHANGE_POINTS,
-               what="change points")
+    check_size(
+        num_change_points, "num_change_points", limit=MAX_CHANGE_POINTS, what="change points"
+    )
     jump = check_float(jump, "jump", min=0, min_inclusive=False)
     seed = check_seed(seed, "seed")
     if layout not in LAYOUTS:

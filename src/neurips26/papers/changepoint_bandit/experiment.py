@@ -5,7 +5,31 @@ Synthetic step functions (equal jumps of alternating sign) in a "spread" and a
 against uniform sampling with offline segmentation, the simplified MCPI Track-and-Stop, and
 phase 2-3 alone on the true cells (``oracle_cells``), over a grid of ``N``, jump, ``delta``
 and ``eta``. Instances and noise seeds are shared across ``delta`` (common random numbers).
-See ``paper.py`` for the claims and tiers.
+See ``paper.py`` for the claims and tiers. Every claim metric carries a 95% bootstrap
+half-width (runs resampled within each instance family).
+
+Claims that do not reproduce, or not clearly (the measured values are in the store and the
+report), and why we think so:
+
+- ``bound_constant_factor`` (our medians within a factor 4 of the reference complexity
+  across settings) sits near its threshold, and its bootstrap interval straddles it. The
+  reference of :mod:`.complexity` is our inference: its position term charges each of
+  the ``2^{j*}`` points of a dyadic sweep ``sigma^2 / Delta^2`` samples, whereas our
+  detection searches that grid for a short piece (a close pair) by segmentation and
+  focused sampling, whose cost carries a logarithm of the grid size that the reference
+  omits; its verification term ``2 sigma^2 / Delta^2 log(1 / delta)`` omits the stitched
+  boundary's constants and ``log log`` term that our paired certificate pays. So clustered
+  settings sit higher relative to the reference than spread ones.
+- The MCPI comparison (the spec's claim 6, reported without a threshold): at
+  ``eta = 1e-3`` our median queries are at most the simplified MCPI's in most settings;
+  where MCPI is cheaper (a lone close pair at moderate ``delta``) it also errs more often
+  than its nominal ``delta`` in our runs, though not by a margin our 30 runs can
+  establish (``mcpi_error_excess_max`` uses 3 binomial standard errors). It compares each
+  boundary arm with a pooled level as if that level were known and stops at a heuristic
+  GLR threshold, so it needs about half the samples per boundary point of our paired
+  two-point certificate, which holds without knowing the levels. At ``eta = 1e-2`` (50
+  grid arms, the smoke tier and the benchmark's smoke tier) exploring the whole grid is
+  cheap and that difference dominates, so MCPI uses fewer queries than ours there.
 """
 
 from __future__ import annotations
@@ -103,20 +127,27 @@ def _gmean(values) -> float:
 #: one per size or data set); claims name theirs exactly. Checked by the contract test.
 METRICS: tuple[str, ...] = (
     "bound_loglog_corr",
+    "bound_loglog_corr_ci",
     "bound_ratio_max",
     "bound_ratio_min",
     "bound_ratio_range",
+    "bound_ratio_range_ci",
     "correct_rate_ours_min",
     "correctness_shortfall_max",
+    "correctness_shortfall_max_ci",
     "oracle_cells_over_ours_gmean",
     "position_ratio_change",
+    "position_ratio_change_ci",
     "position_ratio_large_delta",
+    "position_ratio_large_delta_ci",
     "position_ratio_oracle_cells_large_delta",
     "position_ratio_small_delta",
     "uniform_ruptures_over_ours_min",
+    "uniform_ruptures_over_ours_min_ci",
     "*_over_ours_gmean",
     "*_over_ours_max",
     "*_over_ours_min",
+    "*_error_excess_max",
     "correct_rate_*_*",
     "correct_rate_*_min",
     "detection_share_ours_*",
@@ -139,6 +170,91 @@ CAPTIONS: dict[str, str] = {
         "position_effect_fades)."
     ),
 }
+
+
+#: The metrics the paper claims test; each gets a bootstrap half-width ``<metric>_ci``.
+CLAIM_METRICS = (
+    "correctness_shortfall_max",
+    "bound_ratio_range",
+    "bound_loglog_corr",
+    "position_ratio_large_delta",
+    "position_ratio_change",
+    "uniform_ruptures_over_ours_min",
+)
+
+#: Bootstrap replicates for the claims' uncertainties.
+N_BOOTSTRAP = 200
+
+
+def _claim_metrics(runs: dict, grid: list, cfg: Config) -> dict[str, float]:
+    """The claim metrics of :data:`CLAIM_METRICS` from per-run records (see ``run``)."""
+
+    def med(key, m, field="queries"):
+        return float(np.median([r[field] for r in runs[key][m]]))
+
+    out = {k: math.nan for k in CLAIM_METRICS}
+    excess = []
+    for key in grid:
+        delta = key[3]
+        ours = runs[key]["ours"]
+        rate = float(np.mean([r["correct"] for r in ours]))
+        excess.append((1 - delta - 3 * math.sqrt(delta * (1 - delta) / len(ours))) - rate)
+    out["correctness_shortfall_max"] = float(max(excess))
+    ours_med = np.array([med(k, "ours") for k in grid])
+    ref_med = np.array([med(k, "ours", "reference") for k in grid])
+    ratio = ours_med / ref_med
+    out["bound_ratio_range"] = float(ratio.max() / ratio.min())
+    if len(grid) > 2:
+        out["bound_loglog_corr"] = float(np.corrcoef(np.log(ours_med), np.log(ref_med))[0, 1])
+    if {"spread", "clustered"} <= set(cfg.layouts):
+        pos = {
+            delta: _gmean(
+                med((N, J, "clustered", delta, e), "ours") / med((N, J, "spread", delta, e), "ours")
+                for N, J, e in itertools.product(cfg.num_change_points, cfg.jumps, cfg.etas)
+                if N >= 2
+            )
+            for delta in cfg.deltas
+        }
+        d_hi, d_lo = max(cfg.deltas), min(cfg.deltas)
+        out["position_ratio_large_delta"] = pos[d_hi]
+        if d_lo < d_hi:
+            out["position_ratio_change"] = pos[d_lo] - pos[d_hi]
+    if "uniform_ruptures" in cfg.baselines:
+        keys3 = [k for k in grid if math.isclose(k[4], 1e-3)] or grid
+        out["uniform_ruptures_over_ours_min"] = float(
+            min(med(k, "uniform_ruptures") / med(k, "ours") for k in keys3)
+        )
+    return out
+
+
+def _bootstrap_halves(runs: dict, grid: list, cfg: Config, seed: int) -> dict[str, float]:
+    """Half-widths of 95% percentile-bootstrap intervals of the claim metrics.
+
+    Runs are resampled with replacement within each instance family ``(N, jump, layout,
+    eta)``, with the same draw for every ``delta`` and method (the seeds are shared there:
+    common random numbers), and the claim metrics recomputed on each replicate.
+    """
+    rng = np.random.default_rng([seed, 13])
+    reps = {k: [] for k in CLAIM_METRICS}
+    families = sorted({(k[0], k[1], k[2], k[4]) for k in grid})
+    for _ in range(N_BOOTSTRAP):
+        draw = {fam: rng.random(max(cfg.n_runs, cfg.n_runs_baselines)) for fam in families}
+        view = {}
+        for key in grid:
+            u = draw[(key[0], key[1], key[2], key[4])]
+            view[key] = {
+                m: [rr[int(x * len(rr))] for x in u[: len(rr)]] for m, rr in runs[key].items()
+            }
+        for k, v in _claim_metrics(view, grid, cfg).items():
+            reps[k].append(v)
+    halves = {}
+    for k, v in reps.items():
+        v = np.asarray(v, dtype=float)
+        v = v[np.isfinite(v)]
+        halves[f"{k}_ci"] = (
+            float((np.quantile(v, 0.975) - np.quantile(v, 0.025)) / 2) if v.size else math.nan
+        )
+    return halves
 
 
 def run(config: Config) -> RunResult:
@@ -289,10 +405,25 @@ def run(config: Config) -> RunResult:
         metrics[f"correct_rate_{b}_min"] = float(
             min(np.mean([x["correct"] for x in runs[k][b]]) for k in grid)
         )
+        # Equal confidence means matched error rates: how far the baseline's error rate
+        # exceeds its nominal delta (+3 binomial SE) in its worst setting (> 0: it errs
+        # more often than it promises, so its query counts flatter it).
+        metrics[f"{b}_error_excess_max"] = float(
+            max(
+                (1 - np.mean([x["correct"] for x in runs[k][b]]))
+                - k[3]
+                - 3 * math.sqrt(k[3] * (1 - k[3]) / len(runs[k][b]))
+                for k in grid
+            )
+        )
     metrics["oracle_cells_over_ours_gmean"] = _gmean(
         med(k, "oracle_cells") / med(k, "ours") for k in grid
     )
 
+    # The claim metrics once more from one function (same values), with their bootstrap
+    # half-widths: every claim is a median or rate over a few dozen noisy runs.
+    metrics.update(_claim_metrics(runs, grid, cfg))
+    metrics.update(_bootstrap_halves(runs, grid, cfg, cfg.seed))
     metrics = {k: (v if isinstance(v, (bool, int)) else float(v)) for k, v in metrics.items()}
     figures = _figures(cfg, grid, methods, med, ours_med, ref_med, pos)
     notes = (
@@ -301,7 +432,9 @@ def run(config: Config) -> RunResult:
         "Baselines share our precision grid of spacing 2 eta; uniform_ruptures uses the exact "
         "least-squares segmentation equal to ruptures.Dynp(l2).",
         "MCPI is a simplified Track-and-Stop without a formal delta guarantee; its error "
-        "rates are in the table.",
+        "rates are in the table beside its queries, and mcpi_error_excess_max says whether "
+        "it errs more often than its nominal delta anywhere (compare queries at matched "
+        "error rates).",
     )
     return RunResult(
         metrics=metrics,

@@ -11,78 +11,68 @@ driven by how the change points are placed: two close change points of opposite 
 inside a coarse cell and are found only on a grid about as fine as their spacing.
 :func:`localize_change_points` implements this as three phases:
 
-1. **Detection** (search confidence ``delta_search``): dyadic grids ``G_j = {i / 2^j}``,
-   ``j >= j0 = max(1, ceil(log2 N))``; a cell ``[g_i, g_{i+1}]`` is certified to hold a
-   change when the anytime intervals (:mod:`.bounds`) at its endpoints are disjoint, and
-   detection stops at the finest level with ``N`` certified cells. Until a first jump is
-   seen the jump sizes are unknown, so sampling runs *diagonally*: in epoch ``e`` a point
-   first appearing at level ``j`` is topped up to ``growth^e / 2^(j - j0)`` samples (every
-   level in play costs about the same, trading depth against samples per point). Once a
-   jump is seen, with estimate ``Delta_hat_min`` at the coarsest certifying level, the
-   levels are *swept* from ``j0`` down, each point getting the samples ``n`` with
-   ``2 r(n) <= (2/3) Delta_hat_min``, i.e. enough to certify any single jump that large
-   (re-estimated each epoch; at the deepest level the target grows geometrically).
-   Close change points of opposite sign cancel in coarse cells, so they are found only at
-   a level ``j*`` with ``2^(-j*)`` about their spacing: the position cost.
+1. **Detection** (``detection="segmentation"``, the default; search confidence
+   ``delta_search``): dyadic grids ``G_j = {i / 2^j}``, ``j >= j0 = max(1, ceil(log2 N))``.
+   At level ``j`` every grid point holds at least ``u`` samples, and the weighted
+   least-squares segmentation of the grid means into ``N + 1`` constant pieces names one
+   candidate cell per change point, with pooled levels ``v_hat`` on both sides. Queries
+   then go where a change is most likely: (a) the endpoints of each candidate cell are
+   tracked (their samples grow by ``growth`` per round) until each passes a Gaussian GLR
+   test against the *other* side's pooled level at level ``beta = log(2 N (2^j + 1) /
+   delta_search)``; (b) the ``ceil(sqrt(2^j))`` points with the largest likelihood ratio of
+   "a jump ``h`` off my piece's level" (``h`` the median candidate jump) get the same
+   growth, so a short piece that the segmentation has not resolved yet (a close pair of
+   opposite jumps) is found without sampling the whole grid more. A level that has spent
+   ``max(4 (2^j + 1) u, all spent before it)`` without passing is deepened (close pairs
+   cancel in coarse cells); at the deepest level ``u`` doubles instead. Detection returns
+   the ``N`` cells and their pooled levels; it is not certified (a wrong cell costs a
+   failed verification, not a wrong answer). ``detection="certified"`` keeps the landed
+   search: cells certified by the confidence sequences of :mod:`.bounds` on diagonal
+   epochs, then a sweep sized by the smallest jump seen.
 2. **Localisation** (noisy binary search, search confidence): in each cell, with levels
-   ``v_L``, ``v_R`` estimated at its endpoints, the midpoint is sampled until Wald's
-   sequential probability ratio test between ``f(mid) = v_L`` and ``f(mid) = v_R`` decides
-   (error ``delta_search / (N L)`` per step), and the half holding the change is kept,
-   until the cell's width is at most ``2 eta``. All cells advance in lockstep (one
-   vectorised query batch per round).
+   ``v_L``, ``v_R`` from detection, the midpoint is sampled until Wald's sequential
+   probability ratio test between ``f(mid) = v_L`` and ``f(mid) = v_R`` decides (error
+   ``delta_search / (N L)`` per step), and the half holding the change is kept, until the
+   cell's width is at most ``2 eta``. All cells advance in lockstep (one vectorised query
+   batch per round).
 3. **Verification** (confidence ``delta``): the two endpoints of each final cell are sampled
-   afresh until their intervals are disjoint. ``N`` disjoint cells each certified to hold a
-   change, with exactly ``N`` change points, hold exactly one each, so every midpoint is
-   within ``eta`` of its change point with probability at least ``1 - delta`` (union bound
-   over verification rounds, ``delta / (N a (a + 1))`` per test in round ``a``). A cell that
-   looks flat (difference below ``Delta_hat / 2`` with radius below ``Delta_hat / 4``) is
-   searched again with half the search error; after two failures detection restarts with
-   ``delta_search`` halved.
+   afresh *in lockstep* until the paired certificate of :mod:`.bounds` (a time-uniform
+   confidence sequence for ``f(hi) - f(lo)``, Howard et al.'s stitched boundary) excludes 0.
+   ``N`` disjoint cells each certified to hold a change, with exactly ``N`` change points,
+   hold exactly one each, so every midpoint is within ``eta`` of its change point with
+   probability at least ``1 - delta`` (union bound over verification rounds,
+   ``delta / (N a (a + 1))`` per test in round ``a``). A cell that looks flat (difference
+   below ``Delta_hat / 2`` with radius below ``Delta_hat / 4``) is searched again with half
+   the search error; after two failures detection restarts with ``delta_search`` halved.
 
 Only phase 3 pays ``log(1 / delta)``, so as ``delta -> 0`` the cost is governed by the jumps
-alone, while for moderate ``delta`` the detection cost (about ``2^{j*}`` points with
-``2^{-j*}`` the smallest spacing) makes the placement of the change points matter.
+alone, while for moderate ``delta`` the detection cost (a grid about as fine as the
+smallest spacing, searched for a short piece) makes the placement of the change points
+matter.
 
 Deviations from the paper
 -------------------------
-- The abstract gives no pseudo-code; the detection rule (dyadic levels, diagonal epochs
-  then a sweep sized by ``Delta_hat_min``), the SPRT search, the split into a constant-confidence
-  search and a ``delta``-level verification, and the restart rule are our inference.
-  The spec's draft ran the binary search at per-step confidence ``delta / (2 N L)``; that
-  pays ``L = log2(1 / eta)`` times ``log(1 / delta)`` and so never reaches the jump-only
+- The abstract gives no pseudo-code; the detection rule (segmentation on dyadic levels
+  with boundary tracking and likelihood-ratio-focused sampling, deepening by a spend
+  rule), the SPRT search, the split into a constant-confidence search and a
+  ``delta``-level verification, and the restart rule are our inference. The spec's draft
+  ran the binary search at per-step confidence ``delta / (2 N L)``; that pays
+  ``L = log2(1 / eta)`` times ``log(1 / delta)`` and so never reaches the jump-only
   asymptotic regime the abstract describes; the search therefore runs at
   ``delta_search`` and the guarantee comes from the final verification. The SPRT uses the
-  levels estimated at the cell's endpoints; its error bound is exact only for known levels,
-  which does not matter for the guarantee (verification catches wrong cells).
-- Confidence intervals are the union-bound anytime intervals of :mod:`.bounds`
-  (``r(n) = sigma sqrt(2 log(pi^2 n^2 / (6 delta)) / n)``), not the paper's constants.
+  detected levels; its error bound is exact only for known levels, which does not matter
+  for the guarantee (verification catches wrong cells).
+- Confidence sequences are the stitched boundary of Howard, Ramdas, McAuliffe and Sekhon
+  (2021) (:mod:`.bounds`), not the paper's constants; verification uses their paired form.
 - Sample targets grow by the factor ``growth = 1.25`` per round (rounded up), so stopping
-  times overshoot by at most 25%; the guarantee is unaffected (anytime intervals, and
+  times overshoot by at most 25%; the guarantee is unaffected (time-uniform sequences, and
   Ville's inequality for the SPRT, hold at any stopping time).
 - Detection depth is capped at ``min(ceil(log2(1 / (2 eta))), 20)``.
 - Baselines (:mod:`.baselines`) run on the grid of spacing ``2 eta``; the uniform one uses
-  an exact least-squares segmentation equal to ``ruptures.Dynp(model="l2")`` (tested) for
-  speed; MCPI is a simplified Track-and-Stop.
-
-Why some claims do not reproduce (the measured values are in the store and the report):
-
-- "Beats uniform sampling" is judged on the smallest per-setting ratio (a geometric
-  mean over settings had first been used, but it was chosen after seeing the runs, so
-  the claim takes the strict reading). It fails on clustered instances: a pair of change
-  points ``clustered_spacing * eta`` apart forces detection onto a grid almost as fine as
-  the uniform one, and our detection samples each of its points more than uniform
-  sampling does, because it certifies single points with union-bound anytime intervals.
-- The ratio of our medians to the reference complexity of :mod:`.complexity` spans more
-  than the claimed constant factor, because our detection pays union-bound and anytime
-  logarithms (about ``log(2^j / delta_search)`` per point) that the reference's position
-  term omits, while verification pays only ``log(1 / delta)``; the two still correlate on
-  a log-log scale.
-- The simplified MCPI baseline uses several times fewer queries than our procedure: its
-  least-squares segmentation pools every grid point of a segment, so a boundary arm is
-  compared with a pooled level, whereas our detection and verification compare single
-  points. It has no formal guarantee and errs more often than ``delta`` on clustered
-  instances at ``delta = 0.1``. Our detection phase is the weak spot of this inferred
-  implementation, not the paper's bound.
+  an exact least-squares segmentation equal to ``ruptures.Dynp(model="l2")`` (tested) and
+  the same stitched paired certificate as our verification; MCPI is a simplified
+  Track-and-Stop (its threshold is heuristic, so its error rate is reported beside its
+  queries).
 """
 
 from __future__ import annotations
@@ -104,6 +94,7 @@ from .bounds import (
     confidence_bounds,
     confidence_radius,
     min_samples_to_separate,
+    paired_certified_different,
 )
 from .environment import BudgetExhaustedError, as_environment
 
@@ -120,6 +111,12 @@ __all__ = [
 _MAX_DETECT_LEVEL = 20
 #: Sweep target: ``2 r(n) <= (2/3) Delta_hat_min``, a margin of one radius for the noise.
 _SWEEP_MARGIN = 2.0 / 3.0
+#: Initial per-point samples ``u`` of the segmentation detection.
+_EXPLORE_START = 4
+#: A level of the segmentation detection is deepened once its spend reaches
+#: ``max(_LEVEL_BUDGET (2^j + 1) u, _LEVEL_CARRY * spend before it)``.
+_LEVEL_BUDGET = 4
+_LEVEL_CARRY = 1
 
 
 @dataclass(frozen=True)
@@ -303,7 +300,7 @@ class _Detection:
     level: int
 
 
-def _detect(S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growth: float):
+def _detect_certified(S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growth: float):
     j0 = max(1, math.ceil(math.log2(N)))
     j_max = max(j0, min(_MAX_DETECT_LEVEL, math.ceil(math.log2(1.0 / (2.0 * eta)))))
     size = 2**j_max + 1
@@ -315,8 +312,12 @@ def _detect(S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growt
     sums = np.zeros(size)
     counts = np.zeros(size, dtype=np.int64)
 
-    def d_pt(j: int) -> float:  # union over the 2^j + 1 points of level j and over levels
-        return delta_s / ((2**j + 1) * j * (j + 1))
+    def d_pt(j: int) -> float:
+        # Per-cell level of the detection certificates. No union bound over the cells or
+        # levels: detection only proposes cells, a false one costs a failed verification
+        # (and a restart), never a wrong answer, and the union bound over the 2^j cells
+        # was most of the detection cost on clustered instances.
+        return delta_s
 
     e = 0
     j_diag = j0
@@ -343,8 +344,8 @@ def _detect(S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growt
         dmin = math.inf
         for j in range(j0, j_top + 1):
             idx = np.arange(0, size, 2 ** (j_max - j))  # (2^j + 1,) grid G_j
-            cb = confidence_bounds(sums[idx], counts[idx], delta=d_pt(j), sigma=sigma)
-            cert = certified_different(_slice(cb, slice(None, -1)), _slice(cb, slice(1, None)))
+            cb = confidence_bounds(sums[idx], counts[idx], delta=d_pt(j) / 2, sigma=sigma)
+            cert = _cell_certificates(sums[idx], counts[idx], cb, d_pt(j) / 2, sigma)
             if cert.any() and not math.isfinite(dmin):  # coarsest level: best estimates
                 dmin = float(np.abs(np.diff(cb.mean))[cert].min())
             if int(cert.sum()) >= N:
@@ -366,21 +367,23 @@ def _detect(S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growt
             if sweep is None:  # start sweeping from the coarsest level
                 sweep = (
                     j0,
-                    min_samples_to_separate(_SWEEP_MARGIN * dmin, delta=d_pt(j0), sigma=sigma),
+                    min_samples_to_separate(
+                        _SWEEP_MARGIN * dmin, delta=d_pt(j0) / 2, sigma=sigma, paired=True
+                    ),
                 )
             else:
                 # Re-estimate the needed samples with the current (better) jump estimate;
                 # deepen only once this level has had them.
                 j_top, n_done = sweep
                 n_hat = min_samples_to_separate(
-                    _SWEEP_MARGIN * dmin, delta=d_pt(j_top), sigma=sigma
+                    _SWEEP_MARGIN * dmin, delta=d_pt(j_top) / 2, sigma=sigma, paired=True
                 )
                 if n_hat > n_done:
                     sweep = (j_top, n_hat)
                 elif j_top < j_max:
                     j_next = j_top + 1
                     n_next = min_samples_to_separate(
-                        _SWEEP_MARGIN * dmin, delta=d_pt(j_next), sigma=sigma
+                        _SWEEP_MARGIN * dmin, delta=d_pt(j_next) / 2, sigma=sigma, paired=True
                     )
                     sweep = (j_next, max(n_next, n_done))
                 else:  # deepest level reached: the missing jumps are smaller, sample more
@@ -390,8 +393,118 @@ def _detect(S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growt
         e += 1
 
 
+def _detect_segmentation(
+    S: _Sampler, N: int, eta: float, delta_s: float, sigma: float, growth: float
+):
+    """Adaptive detection by segmentation on dyadic grids (the default).
+
+    At level ``j`` every point of ``G_j`` holds at least ``u`` samples (exploration); the
+    weighted least-squares segmentation of the grid means into ``N + 1`` pieces names a
+    candidate cell per change point and pooled levels ``v_hat`` on both sides. Each round
+    a few points get ``growth - 1`` times their samples more:
+
+    - the endpoints of every candidate cell that has not passed (MCPI-style boundary
+      tracking); an endpoint passes when, by the Gaussian GLR against the *other* side's
+      pooled level, ``(mu_hat - v_hat_other)^2 / (2 sigma^2 (1 / n + 1 / n_other)) >=
+      beta`` with ``beta = log(2 N (2^j + 1) / delta_search)`` and it is closer to its own
+      side's level;
+    - the ``ceil(sqrt(2^j))`` points with the largest likelihood ratio of "this point
+      sits a jump ``h`` (the median candidate jump) above or below its piece's level"
+      against "it sits at that level": the points most likely to hide a short piece (a
+      close pair of opposite jumps) that the segmentation has not yet resolved. Points
+      that sit at their level lose the ratio as they are sampled, one that does not
+      gains it until the segmentation takes it up.
+
+    Detection returns once all ``N`` cells pass. A level whose spend since it was entered
+    exceeds ``max(4 (2^j + 1) u, spend before it)`` is deepened (a close pair of opposite
+    jumps cancels in coarse cells and never passes there); at the deepest level ``u``
+    doubles instead. Nothing here is certified: a wrong cell only costs a failed
+    verification.
+    """
+    from .segment import offline_change_points
+
+    j0 = max(1, math.ceil(math.log2(N)))
+    j_max = max(j0, min(_MAX_DETECT_LEVEL, math.ceil(math.log2(1.0 / (2.0 * eta)))))
+    size = 2**j_max + 1
+    grid = np.arange(size) / 2**j_max  # finest grid, (2^j_max + 1,)
+    sums = np.zeros(size)
+    counts = np.zeros(size, dtype=np.int64)
+    j, u = j0, _EXPLORE_START
+    spent_before = 0
+    level_start = S.used
+    while True:
+        idx = np.arange(0, size, 2 ** (j_max - j))  # (2^j + 1,) grid G_j
+        need = np.zeros(size, dtype=np.int64)
+        need[idx] = np.maximum(u - counts[idx], 0)
+        if need.any():
+            sums += S.sample(grid, need, "detection")
+            counts += need
+        c = counts[idx]
+        m = sums[idx] / c  # (2^j + 1,)
+        bk = offline_change_points(m, num_change_points=N, weights=c)  # (N,)
+        edges = np.concatenate([[0], bk, [idx.size]])  # (N + 2,) piece boundaries
+        n_seg = np.diff(np.concatenate([[0], np.cumsum(c)])[edges]).astype(float)  # (N + 1,)
+        lev = np.diff(np.concatenate([[0.0], np.cumsum(sums[idx])])[edges]) / n_seg  # v_hat
+        left, right = bk - 1, bk  # positions in G_j of each candidate cell's endpoints
+        vL, vR = lev[:-1], lev[1:]
+        # Gaussian GLR that the left endpoint shares the right piece's level (and vice
+        # versa), counting the noise of the pooled level: (m - v)^2 / (2 s^2 (1/n + 1/n_v)).
+        zl = (m[left] - vR) ** 2 / (2 * sigma**2 * (1 / c[left] + 1 / n_seg[1:]))
+        zr = (m[right] - vL) ** 2 / (2 * sigma**2 * (1 / c[right] + 1 / n_seg[:-1]))
+        # The candidates are the most extreme of 2^j cells: a union over them in beta.
+        beta = math.log(2.0 * N * idx.size / delta_s)
+        side_l = np.abs(m[left] - vL) < np.abs(m[left] - vR)
+        side_r = np.abs(m[right] - vR) < np.abs(m[right] - vL)
+        pass_l, pass_r = side_l & (zl >= beta), side_r & (zr >= beta)
+        if np.all(pass_l & pass_r):
+            a, b = idx[left], idx[right]
+            return _Detection(
+                cells=np.stack([grid[a], grid[b]], axis=1), v_left=vL, v_right=vR, level=j
+            )
+        spent = S.used - level_start
+        if spent >= max(_LEVEL_BUDGET * idx.size * u, _LEVEL_CARRY * spent_before):
+            spent_before += spent
+            level_start = S.used
+            if j < j_max:
+                j += 1
+            else:
+                u *= 2
+            continue
+        track = np.zeros(idx.size, dtype=bool)
+        track[left[~pass_l]] = True
+        track[right[~pass_r]] = True
+        # Likelihood ratio of "a jump h off its piece's level" (either sign) per point.
+        h = float(np.median(np.abs(vR - vL)))
+        d = np.abs(m - lev[np.searchsorted(bk, np.arange(idx.size), side="right")])
+        llr = c * (h * d - h * h / 2) / sigma**2 + np.logaddexp(0, -2 * c * h * d / sigma**2)
+        llr[track] = -np.inf
+        k = math.ceil(math.sqrt(idx.size))
+        track[np.argsort(-llr, kind="stable")[:k]] = True
+        pts = idx[track]
+        need = np.zeros(size, dtype=np.int64)
+        need[pts] = _grow(counts[pts], growth) - counts[pts]
+        sums += S.sample(grid, need, "detection")
+        counts += need
+
+
+_DETECTORS = {"segmentation": _detect_segmentation, "certified": _detect_certified}
+
+
 def _slice(cb, sl):
     return type(cb)(cb.mean[sl], cb.radius[sl], cb.lower[sl], cb.upper[sl])
+
+
+def _cell_certificates(sums, counts, cb, d, sigma):
+    """Cells ``[g_i, g_{i+1}]`` of one grid certified to hold a change, shape (m - 1,).
+
+    Either certificate of :mod:`.bounds`, each at level ``d`` per cell (so ``2 d`` in all):
+    disjoint intervals (``cb`` at level ``d``), or, where both endpoints hold the same
+    number of samples, the paired test.
+    """
+    disjoint = certified_different(_slice(cb, slice(None, -1)), _slice(cb, slice(1, None)))
+    equal = counts[:-1] == counts[1:]
+    paired = paired_certified_different(sums[:-1], sums[1:], counts[:-1], delta=d, sigma=sigma)
+    return disjoint | (equal & paired)
 
 
 # --------------------------------------------------------------------------- phase 2
@@ -448,12 +561,14 @@ def _verify(S, lo, hi, gap_hat, delta_test, delta_fail, sigma, growth):
         sums += S.sample(x, need, "verification")
         counts += need
         queries += need[:M] + need[M:]
-        d = np.concatenate([delta_test, delta_test]) / 2  # both endpoints must hold
-        cb = confidence_bounds(sums, counts, delta=d, sigma=sigma)
-        a, b = _slice(cb, slice(None, M)), _slice(cb, slice(M, None))
-        cert = certified_different(a, b)
+        # Both endpoints are sampled in lockstep (equal counts): the paired certificate,
+        # one time-uniform sequence for f(hi) - f(lo) at level delta_test.
+        cert = paired_certified_different(
+            sums[:M], sums[M:], counts[:M], delta=delta_test, sigma=sigma
+        )
+        diff = np.abs(sums[:M] - sums[M:]) / np.maximum(counts[:M], 1)
         r_s = confidence_radius(counts[:M], delta=delta_fail, sigma=sigma)
-        flat = (r_s < gap_hat / 4) & (np.abs(a.mean - b.mean) < gap_hat / 2)
+        flat = (r_s < gap_hat / 4) & (diff < gap_hat / 2)
         status = np.where((status == 0) & cert, 1, status)
         status = np.where((status == 0) & flat, -1, status)
         target = int(_grow(np.array([target]), growth)[0])
@@ -537,6 +652,7 @@ def localize_change_points(
     growth: float = 1.25,
     max_queries: int | None = 10**7,
     on_budget: str = "raise",
+    detection: str = "segmentation",
 ) -> LocalizationResult:
     """Localise ``N`` change points to precision ``eta`` with confidence ``1 - delta``.
 
@@ -566,6 +682,10 @@ def localize_change_points(
     on_budget : {"raise", "warn"}, default "raise"
         When the budget runs out: raise :class:`~.environment.BudgetExhaustedError` (its
         ``result`` holds the partial result) or warn and return it (``success=None``).
+    detection : {"segmentation", "certified"}, default "segmentation"
+        Phase 1: adaptive segmentation with boundary tracking, or the landed
+        certified-cells search on dyadic levels (diagonal epochs, then a sweep); see the
+        module docstring. Either only proposes cells: the guarantee comes from phase 3.
 
     Returns
     -------
@@ -590,6 +710,7 @@ def localize_change_points(
         num_change_points, eta, delta, sigma, delta_search, growth, max_queries
     )
     _check_on_budget(on_budget)
+    detect = _DETECTORS[check_choice(detection, "detection", tuple(_DETECTORS))]
     S = _Sampler(env, max_queries)
     ver_round = 0
     restarts = 0
@@ -599,7 +720,7 @@ def localize_change_points(
     per_change = np.zeros(N, dtype=np.int64)
     try:
         while True:
-            det = _detect(S, N, eta, delta_s, sigma, growth)
+            det = detect(S, N, eta, delta_s, sigma, growth)
             lo, hi, ok, pc, ver_round = _localize_cells(
                 S, det, N, eta, delta, sigma, delta_s, growth, ver_round
             )
@@ -682,12 +803,13 @@ def localize_in_cells(
             need = np.where(np.concatenate([~ok, ~ok]), target - counts, 0)
             sums += S.sample(x, need, "detection")
             counts += need
-            cb = confidence_bounds(sums, counts, delta=delta_s / (2 * N), sigma=sigma)
-            ok = certified_different(_slice(cb, slice(None, N)), _slice(cb, slice(N, None)))
+            ok = paired_certified_different(
+                sums[:N], sums[N:], counts[:N], delta=delta_s / N, sigma=sigma
+            )
             if ok.all():
                 break
             target = int(_grow(np.array([target]), growth)[0])
-        det = _Detection(cells, cb.mean[:N], cb.mean[N:], 0)
+        det = _Detection(cells, sums[:N] / counts[:N], sums[N:] / counts[N:], 0)
         restarts = 0
         ver_round = 0
         while True:
@@ -815,7 +937,7 @@ class ChangePointLocalizer(BaseEstimator):
     ----------
     num_change_points : int
         ``N``.
-    eta, delta, sigma, delta_search, growth, max_queries, on_budget
+    eta, delta, sigma, delta_search, growth, max_queries, on_budget, detection
         As in :func:`localize_change_points`.
 
     Attributes
@@ -845,6 +967,7 @@ class ChangePointLocalizer(BaseEstimator):
         growth: float = 1.25,
         max_queries: int | None = 10**7,
         on_budget: str = "raise",
+        detection: str = "segmentation",
     ) -> None:
         self.num_change_points = num_change_points
         self.eta = eta
@@ -854,6 +977,7 @@ class ChangePointLocalizer(BaseEstimator):
         self.growth = growth
         self.max_queries = max_queries
         self.on_budget = on_budget
+        self.detection = detection
 
     def fit(self, env: Any) -> ChangePointLocalizer:
         """Run the localisation on ``env``; returns ``self``."""
@@ -867,6 +991,7 @@ class ChangePointLocalizer(BaseEstimator):
             growth=self.growth,
             max_queries=self.max_queries,
             on_budget=self.on_budget,
+            detection=self.detection,
         )
         self.result_ = res
         self.change_points_ = res.estimates
