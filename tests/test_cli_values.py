@@ -24,25 +24,26 @@ def cli(*args, **kw):
     )
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["run", "geto_lp", "--seed", "-5"], "seed: -5 is outside [0, "),
-        (["run", "geto_lp", "--seed", str(MAX_SEED + 1)], f"is outside [0, {MAX_SEED}]"),
-        (["run", "geto_lp", "--set", "seed=-1"], "seed: -1 is outside"),
-        (["run", "changepoint_bandit", "--set", "n_runs=0"], "n_runs: 0 is below the minimum 1"),
-        (["run", "changepoint_bandit", "--set", "etas="], "etas: an empty list is not allowed"),
-        (["run", "changepoint_bandit", "--set", "baselines=nonexistent"],
-         "baselines: 'nonexistent' is not one of ('uniform_ruptures', 'mcpi')"),
-        (["run", "changepoint_bandit", "--set", "sigma=NaN"], "sigma: NaN is not allowed"),
-        (["run", "geto_lp", "--set", "num_inputs=0"], "num_inputs: 0 is below the minimum 1"),
-        (["run", "geto_lp", "--seed", "3", "--set", "seed=5"], "seed given twice"),
-        (["reproduce", "--seed", "-5", "--only", "geto_lp"], "seed: -5 is outside"),
-        (["reproduce", "--timeout", "0"], "--timeout must be > 0"),
-        (["reproduce", "--ray-address", "x:1"], "--ray-address needs --backend ray"),
-    ],
-)
+BAD_VALUES = [
+    (["run", "geto_lp", "--seed", "-5"], "seed: -5 is outside [0, "),
+    (["run", "geto_lp", "--seed", str(MAX_SEED + 1)], f"is outside [0, {MAX_SEED}]"),
+    (["run", "geto_lp", "--set", "seed=-1"], "seed: -1 is outside"),
+    (["run", "changepoint_bandit", "--set", "n_runs=0"], "n_runs: 0 is below the minimum 1"),
+    (["run", "changepoint_bandit", "--set", "etas="], "etas: an empty list is not allowed"),
+    (["run", "changepoint_bandit", "--set", "baselines=nonexistent"],
+     "baselines: 'nonexistent' is not one of ('uniform_ruptures', 'mcpi')"),
+    (["run", "changepoint_bandit", "--set", "sigma=NaN"], "sigma: NaN is not allowed"),
+    (["run", "geto_lp", "--set", "num_inputs=0"], "num_inputs: 0 is below the minimum 1"),
+    (["run", "geto_lp", "--seed", "3", "--set", "seed=5"], "seed given twice"),
+    (["reproduce", "--seed", "-5", "--only", "geto_lp"], "seed: -5 is outside"),
+    (["reproduce", "--timeout", "0"], "--timeout must be > 0"),
+    (["reproduce", "--ray-address", "x:1"], "--ray-address needs --backend ray"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), [BAD_VALUES[0], BAD_VALUES[9]])
 def test_bad_values_are_refused_before_any_work(args, message, tmp_path):
+    # end to end, as a user meets it: a fresh interpreter, exit status 2, one stderr line
     store = tmp_path / "s.sqlite"
     out = cli("--store", str(store), *args)
     assert out.returncode == 2, out.stderr
@@ -50,6 +51,22 @@ def test_bad_values_are_refused_before_any_work(args, message, tmp_path):
     assert len(lines) == 1, out.stderr
     assert message in lines[0]
     assert not store.exists()  # refused before the store was even opened
+
+
+@pytest.mark.parametrize(("args", "message"), BAD_VALUES)
+def test_bad_values_are_refused_in_process(args, message, tmp_path, capsys):
+    # every case through main() itself (the subprocess test above covers the entry point)
+    store = tmp_path / "s.sqlite"
+    try:
+        code = main(["--store", str(store), *args])
+    except SystemExit as exit_:  # argparse's own refusals
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert message in lines[0]
+    assert not store.exists()
 
 
 def test_set_seed_is_honoured(tmp_path, capsys):
