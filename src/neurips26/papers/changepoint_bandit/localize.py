@@ -97,6 +97,7 @@ from .bounds import (
     paired_certified_different,
 )
 from .environment import BudgetExhaustedError, as_environment
+from .segment import offline_change_points
 
 __all__ = [
     "BinarySearchResult",
@@ -312,12 +313,11 @@ def _detect_certified(S: _Sampler, N: int, eta: float, delta_s: float, sigma: fl
     sums = np.zeros(size)
     counts = np.zeros(size, dtype=np.int64)
 
-    def d_pt(j: int) -> float:
-        # Per-cell level of the detection certificates. No union bound over the cells or
-        # levels: detection only proposes cells, a false one costs a failed verification
-        # (and a restart), never a wrong answer, and the union bound over the 2^j cells
-        # was most of the detection cost on clustered instances.
-        return delta_s
+    # Per-cell level of the detection certificates, the same on every level: no union
+    # bound over the cells or levels, since detection only proposes cells (a false one
+    # costs a failed verification and a restart, never a wrong answer), and the union
+    # bound over the 2^j cells was most of the detection cost on clustered instances.
+    d_cell = delta_s / 2
 
     e = 0
     j_diag = j0
@@ -344,8 +344,8 @@ def _detect_certified(S: _Sampler, N: int, eta: float, delta_s: float, sigma: fl
         dmin = math.inf
         for j in range(j0, j_top + 1):
             idx = np.arange(0, size, 2 ** (j_max - j))  # (2^j + 1,) grid G_j
-            cb = confidence_bounds(sums[idx], counts[idx], delta=d_pt(j) / 2, sigma=sigma)
-            cert = _cell_certificates(sums[idx], counts[idx], cb, d_pt(j) / 2, sigma)
+            cb = confidence_bounds(sums[idx], counts[idx], delta=d_cell, sigma=sigma)
+            cert = _cell_certificates(sums[idx], counts[idx], cb, d_cell, sigma)
             if cert.any() and not math.isfinite(dmin):  # coarsest level: best estimates
                 dmin = float(np.abs(np.diff(cb.mean))[cert].min())
             if int(cert.sum()) >= N:
@@ -368,7 +368,7 @@ def _detect_certified(S: _Sampler, N: int, eta: float, delta_s: float, sigma: fl
                 sweep = (
                     j0,
                     min_samples_to_separate(
-                        _SWEEP_MARGIN * dmin, delta=d_pt(j0) / 2, sigma=sigma, paired=True
+                        _SWEEP_MARGIN * dmin, delta=d_cell, sigma=sigma, paired=True
                     ),
                 )
             else:
@@ -376,14 +376,14 @@ def _detect_certified(S: _Sampler, N: int, eta: float, delta_s: float, sigma: fl
                 # deepen only once this level has had them.
                 j_top, n_done = sweep
                 n_hat = min_samples_to_separate(
-                    _SWEEP_MARGIN * dmin, delta=d_pt(j_top) / 2, sigma=sigma, paired=True
+                    _SWEEP_MARGIN * dmin, delta=d_cell, sigma=sigma, paired=True
                 )
                 if n_hat > n_done:
                     sweep = (j_top, n_hat)
                 elif j_top < j_max:
                     j_next = j_top + 1
                     n_next = min_samples_to_separate(
-                        _SWEEP_MARGIN * dmin, delta=d_pt(j_next) / 2, sigma=sigma, paired=True
+                        _SWEEP_MARGIN * dmin, delta=d_cell, sigma=sigma, paired=True
                     )
                     sweep = (j_next, max(n_next, n_done))
                 else:  # deepest level reached: the missing jumps are smaller, sample more
@@ -421,8 +421,6 @@ def _detect_segmentation(
     doubles instead. Nothing here is certified: a wrong cell only costs a failed
     verification.
     """
-    from .segment import offline_change_points
-
     j0 = max(1, math.ceil(math.log2(N)))
     j_max = max(j0, min(_MAX_DETECT_LEVEL, math.ceil(math.log2(1.0 / (2.0 * eta)))))
     size = 2**j_max + 1
