@@ -101,6 +101,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg as sl
+import scipy.sparse as sp
 
 from neurips26.common.threads import limit_threads
 from neurips26.common.validation import check_array, check_float, check_int
@@ -188,8 +190,6 @@ class ScoreFit:
 
 def _csr(entries, idx: dict, shape: tuple[int, int]):
     """A CSR matrix from ``(row, monomial, coefficient)`` entries (duplicates summed)."""
-    import scipy.sparse as sp
-
     rows = np.fromiter((r for r, _, _ in entries), dtype=np.int64, count=len(entries))
     cols = np.fromiter((idx[m] for _, m, _ in entries), dtype=np.int64, count=len(entries))
     vals = np.fromiter((c for _, _, c in entries), dtype=float, count=len(entries))
@@ -448,8 +448,6 @@ class _ScorePlan:
         1-norm estimate (LAPACK ``pocon`` on its Cholesky factor) is below
         ``FIT_COND / 10``, that estimate; the solve is a Cholesky solve either way.
         """
-        import scipy.linalg as sl
-
         idx = np.flatnonzero(keep)
         if len(idx) == self.M:  # the full family: no sub-matrix copies
             Ak, Gk = A, AG
@@ -463,7 +461,7 @@ class _ScorePlan:
         At = sl.solve_triangular(L, X.T, lower=True, check_finite=False)  # L^-1 A L^-T
         At = 0.5 * (At + At.T)
         bt = sl.solve_triangular(L, b[idx], lower=True, check_finite=False)
-        cond = np.nan
+        cond, c = np.nan, None
         if not exact_cond:
             try:
                 c = np.linalg.cholesky(At)
@@ -479,10 +477,11 @@ class _ScorePlan:
             cond = float(w[-1] / w[0]) if w[0] > 0 else np.inf
             if not cond <= FIT_COND:
                 return None, cond
-            try:
-                c = np.linalg.cholesky(At)
-            except np.linalg.LinAlgError:
-                return None, np.inf
+            if c is None:  # the estimate above already factored At
+                try:
+                    c = np.linalg.cholesky(At)
+                except np.linalg.LinAlgError:
+                    return None, np.inf
         # Eq.: A theta = -b in the Hermite basis, (L^-1 A L^-T) u = -L^-1 b
         u = -sl.cho_solve((c, True), bt, check_finite=False)
         theta = np.zeros(self.M)
@@ -914,15 +913,8 @@ class _PredictPlan:
         needed = set().union(*[set(p) for p in rows.values()]) if rows else set()
         self.U = tuple(sorted(needed - set(S), key=lambda a: (sum(a), a)))
         cols = {a: j for j, a in enumerate(S + self.U)}
-        ent = [(r, cols[mono], c) for r, phi in enumerate(S) if r
-               for mono, c in rows[phi].items()]
-        import scipy.sparse as sp
-
-        self.G = sp.csr_matrix(  # (|S|, |S| + |U|), duplicates summed
-            (np.array([c for _, _, c in ent], dtype=float),
-             (np.array([r for r, _, _ in ent], dtype=np.int64),
-              np.array([j for _, j, _ in ent], dtype=np.int64))),
-            shape=(len(S), len(S) + len(self.U)))
+        ent = [(r, mono, c) for r, phi in enumerate(S) if r for mono, c in rows[phi].items()]
+        self.G = _csr(ent, cols, (len(S), len(S) + len(self.U)))  # (|S|, |S| + |U|)
         # central coordinates of the moment ODE: state (mu, E[(x - mu)^a] for |a| >= 2)
         from .closure import _Affine
 
