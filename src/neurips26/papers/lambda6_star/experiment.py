@@ -185,7 +185,7 @@ class Config:
         "strata",
         help="selection rule of select_items for the λ6★ subsets (the other rules are "
         "reported for context, never claimed)",
-        choices=("redundancy", "greedy", "strata"),
+        choices=SELECTION_RULES,
     )
     local_matrix: str | None = param(
         None,
@@ -263,7 +263,7 @@ def _selection(runs: np.ndarray, cfg: Config, rng: np.random.Generator) -> dict:
     # one selection per budget: the strata rule's subsets are not nested
     sel = {k: select_items(a, k, rule=cfg.rule) for k in budgets}
     sel_time = time.perf_counter() - t0
-    others = [r for r in SELECTION_RULES if r != cfg.rule]  # context only, never claimed
+    others = _other_rules(cfg)
     alt = {(r, k): select_items(a, k, rule=r) for r in others for k in budgets}
     irc = item_rest_correlation(a)
     irc_order = valid[np.argsort(-irc[valid], kind="stable")]
@@ -318,6 +318,11 @@ def _selection(runs: np.ndarray, cfg: Config, rng: np.random.Generator) -> dict:
 REPLICATE_STRIDE = 7919
 
 
+def _other_rules(cfg: Config) -> list[str]:
+    """The selection rules run beside ``cfg.rule`` as context (never claimed)."""
+    return [r for r in SELECTION_RULES if r != cfg.rule]
+
+
 def _rule_summary(rows: list[dict], rules: list[str]) -> dict:
     """Wins and mean gain over random of each context rule (``<rule>_rule_wins``, ...)."""
     out: dict = {}
@@ -348,7 +353,7 @@ def _replicated_selection(name: str, runs: np.ndarray, cfg: Config, rng) -> dict
         return reps[0] | {"num_replicates": 1}
     budgets = [r["budget"] for r in reps[0]["rows"]]
     budgets = [k for k in budgets if all(k in [r["budget"] for r in p["rows"]] for p in reps)]
-    others = [key[4:] for key in reps[0]["rows"][0] if key[4:] in SELECTION_RULES]
+    others = _other_rules(cfg)
     rows = []
     for k in budgets:
         per = [next(r for r in p["rows"] if r["budget"] == k) for p in reps]
