@@ -6,6 +6,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 TIER ?= small
 JOBS ?= 2
+# pytest workers of `make test` (pytest-xdist); TEST_JOBS=0 runs the suite in one process.
+TEST_JOBS ?= 2
 
 .PHONY: setup reproduce test report clean node-oracle
 
@@ -55,7 +57,7 @@ report: setup
 
 test: setup node-oracle
 	$(BIN)/ruff check .
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_JOBS)
 
 clean:
 	rm -rf $(VENV) runs report

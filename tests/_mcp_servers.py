@@ -9,6 +9,7 @@ tell whether a request was forwarded.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -29,6 +30,18 @@ def installed_server(venv_name: str, pins: tuple[str, ...], entry_point: str) ->
     venv = SERVERS / venv_name
     exe = venv / "bin" / entry_point
     stamp = venv / (".installed-" + "-".join(pins).replace("==", "-"))
+    SERVERS.mkdir(parents=True, exist_ok=True)
+    # One installer at a time: `make test` runs pytest-xdist workers, and two of them
+    # may reach the same server on a fresh machine. The loser waits, then sees the stamp.
+    with open(SERVERS / f"{venv_name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _install(venv, pins, stamp)
+    if not exe.exists():
+        pytest.skip(f"{entry_point} entry point missing in the cached venv")
+    return exe
+
+
+def _install(venv: Path, pins: tuple[str, ...], stamp: Path) -> None:
     if not stamp.exists():
         try:
             if not (venv / "bin" / "python").exists():
@@ -43,9 +56,6 @@ def installed_server(venv_name: str, pins: tuple[str, ...], entry_point: str) ->
             err = getattr(e, "stderr", b"") or b""
             pytest.skip(f"cannot install {pins}: {e} {err.decode(errors='replace')[-300:]}")
         stamp.write_text("")
-    if not exe.exists():
-        pytest.skip(f"{entry_point} entry point missing in the cached venv")
-    return exe
 
 
 def tee_in_front(server: list[str], seen: Path) -> list[str]:
