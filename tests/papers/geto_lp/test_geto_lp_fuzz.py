@@ -20,6 +20,7 @@ from neurips26.papers.geto_lp import (
     lp_size,
     organ_densities,
     rgb_histogram,
+    support_box,
     synthetic_densities,
 )
 
@@ -56,6 +57,16 @@ CALLS = [
     ),
     Call(
         lp_size, {"shape": (4, 4), "num_inputs": 2}, {"num_inputs": S, "formulation": ("x", None)}
+    ),
+    Call(
+        support_box,
+        {"histograms": np.full((2, 2, 2), 0.25), "grid": GridSpec((2, 2))},
+        {"histograms": A, "grid": (None, (2, 2)), "weights": A, "normalize": ("yes", 1, None)},
+    ),
+    Call(
+        build_geto_lp,
+        {"histograms": np.full((2, 2, 2), 0.25), "grid": GridSpec((2, 2))},
+        {"reduce_support": ("yes", 1, None)},
     ),
 ]
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from neurips26.papers.geto_lp import (
+    IPM_MIN_VARIABLES,
     GETOBarycenter,
     GridSpec,
     SolverError,
@@ -93,9 +94,10 @@ def test_bad_solver_settings():
 @pytest.mark.parametrize("solver", ["auto", "highs-ds"])  # IPM may finish past its limit
 def test_time_limit_raises_or_reports_status(solver):
     rng = np.random.default_rng(0)
-    mu = rng.random((3, 12, 12)) + 0.05
+    mu = rng.random((3, 8, 8)) + 0.05  # under IPM_MIN_VARIABLES: "auto" is dual simplex
     mu /= mu.sum((1, 2), keepdims=True)
-    grid = GridSpec((12, 12))
+    grid = GridSpec((8, 8))
+    assert build_geto_lp(mu, grid).num_variables < IPM_MIN_VARIABLES
     with pytest.raises(SolverError, match="allow_incomplete"):
         geto_barycenter(mu, grid, time_limit=1e-4, solver=solver)
     res = geto_barycenter(mu, grid, time_limit=1e-4, allow_incomplete=True, solver=solver)

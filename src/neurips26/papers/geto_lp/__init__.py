@@ -20,6 +20,7 @@ from .geto import (
     grid_cost_matrix,
     lp_size,
     resolve_solver,
+    support_box,
     w2_to_inputs,
 )
 from .recolor import quota_recolor
@@ -46,6 +47,7 @@ __all__ = [
     "quota_recolor",
     "resolve_solver",
     "rgb_histogram",
+    "support_box",
     "synthetic_densities",
     "w2_to_inputs",
 ]

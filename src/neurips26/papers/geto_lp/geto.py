@@ -25,23 +25,39 @@ Deviations from the paper
   (3) node balances, (4) objective, (5) plan composition; not to the paper's.
 - ``sum(nu) = 1`` is implied by the balances and is added only on request
   (``add_mass_constraint=True``); the tests check that it is redundant.
+- An exact support reduction that the abstract does not mention is on by default
+  (``reduce_support=True``, in both LPs so that they are compared on equal terms). Every
+  point of an optimal barycenter is a grid minimiser of ``sum_m w_m c(x, y_m)`` for some
+  tuple of the inputs' support points (gluing the optimal plans; otherwise moving its
+  mass would lower the objective), and for a convex per-axis cost these minimisers are
+  monotone in the ``y_m``. So the barycenter lives in :func:`support_box`, and after
+  layer ``k`` a unit of mass bound for ``y`` in ``mu_m`` can only sit on nodes whose first
+  ``k + 1`` coordinates are a prefix of ``mu_m``'s support and whose later coordinates lie
+  in a window computed from that prefix. Variables outside are left out and rows left
+  empty are dropped; the optimal value is unchanged (tested against the whole
+  formulation, the full LP and POT). The experiment stores the fraction of the
+  variables that is left (``solved_var_fraction_largest``) and ``benchmarks/geto_lp.py``
+  times the reduced and the whole formulation side by side.
+  ``reduce_support=False`` solves the paper's formulation as it stands.
 - Both LPs are solved by HiGHS through :func:`scipy.optimize.linprog` at primal and dual
   feasibility tolerance ``tol = 1e-9``; the paper's own solver settings are unknown. The
   default ``solver="auto"`` picks dual simplex for models under ``IPM_MIN_VARIABLES``
   variables and interior point with crossover above (both return a vertex solution;
-  IPM is the faster one from about a 20 x 20 grid with M = 3 on, measured with
-  ``benchmarks/geto_lp.py``), one setting shared by the library, the experiment and the
-  benchmark. Every optimal result carries a certificate, :func:`dual_certificate`'s
-  lower bound from HiGHS's row duals, so its optimality is checked in one sparse product.
-  What else the structure allows was tried and left out of the default: interior point
+  the threshold is where the two cross on the reduced models of 2-D grids with M = 3),
+  one setting shared by the library, the experiment and the benchmark. Every optimal
+  result carries a certificate, :func:`dual_certificate`'s lower bound from HiGHS's row
+  duals, so its optimality is checked in one sparse product. What else the structure
+  allows was tried and left out of the default: interior point
   without crossover (the barycenter, not a vertex, is what is wanted) was not faster than
   with crossover on these models and at ``1e-9`` tolerances IPX sometimes stopped short
   ("imprecise"); HiGHS's first-order PDLP did not reach even ``1e-7`` on a 32 x 32
   instance within a minute; warm-started primal simplex across a sweep of weights was
   slower than cold interior-point solves; a multiscale column-generation prototype
   (arcs of the coarse solution, all arcs priced with the duals, exact on convergence)
-  only matched interior point's time. HiPO, HiGHS's direct-factorisation IPM, needs the
-  ``highspy-extras`` build, which is not available for the installed highspy. HiGHS may
+  only matched interior point's time. HiPO, HiGHS's direct-factorisation IPM (highspy
+  1.15.1 with ``highspy-extras`` 1.15.1), was several times slower than IPX on the whole
+  formulation at 32 x 32 and 64 x 64 (the normal equations fill in), and calling HiGHS
+  1.16 through ``highspy`` instead of scipy's bundled copy changed little. HiGHS may
   leave masses below its
   feasibility tolerance unmatched, so plan marginals are exact only to ``tol``; the code
   warns (once per process) when an input has positive masses under ``10 tol``, and the
@@ -73,6 +89,7 @@ from sklearn.base import BaseEstimator
 
 from neurips26.common.validation import (
     check_array,
+    check_bool,
     check_choice,
     check_float,
     check_int,
@@ -99,6 +116,7 @@ __all__ = [
     "grid_cost_matrix",
     "lp_size",
     "resolve_solver",
+    "support_box",
     "w2_to_inputs",
 ]
 
@@ -107,9 +125,9 @@ _NON_SEPARABLE = ("euclidean", "cityblock_sqrt", "chebyshev", "cosine", "minkows
 #: The ``solver`` choices: the HiGHS methods of :func:`scipy.optimize.linprog` and "auto".
 SOLVERS = ("auto", "highs", "highs-ds", "highs-ipm")
 #: ``solver="auto"`` uses HiGHS interior point (with crossover) from this many variables
-#: on, dual simplex below; the crossover point of the two, measured at M = 3 on 2-D grids
-#: (simplex faster at 16 x 16 = 24,832 GETO variables, IPM faster at 24 x 24 = 83,520).
-IPM_MIN_VARIABLES = 50_000
+#: on, dual simplex below: where the two cross on the reduced models of 2-D grids with
+#: M = 3 (about a 16 x 16 grid).
+IPM_MIN_VARIABLES = 5_000
 _SUM_TOL = 1e-9
 
 
@@ -355,6 +373,193 @@ def _check_solver(solver: str, tol: float, time_limit: float | None) -> None:
         check_float(time_limit, "time_limit", min=0, min_inclusive=False, allow_inf=True)
 
 
+# --------------------------------------------------------------------------- support
+
+
+def _convex_cost(grid: GridSpec) -> bool:
+    """Whether every ``phi_k`` is convex (``t^2``, or ``|t|^p`` with ``p >= 1``)."""
+    return grid.cost == "sqeuclidean" or grid.p >= 1.0
+
+
+def _support_box(mu: np.ndarray, grid: GridSpec, w: np.ndarray) -> tuple[tuple[int, int], ...]:
+    """Index box holding the support of every optimal barycenter of ``mu`` (M, N).
+
+    Glue the optimal plans of an optimal ``nu`` into a coupling of ``(x, y_1..y_M)``. If
+    ``x`` did not minimise ``g_y(z) = sum_m w_m c(z, y_m)`` over the grid for a tuple
+    ``y`` of that coupling, moving its mass to the minimiser would lower the objective,
+    so every ``x`` in the support of an optimal ``nu`` is a grid minimiser of some
+    ``g_y``, ``y_m`` in the support of ``mu_m``. ``g_y`` is separable, so axis by axis
+    ``x_k`` minimises ``sum_m w_m phi_k(z - y_mk)`` over the axis's indices. For a convex
+    ``phi_k`` these minimisers are nondecreasing in every ``y_mk`` (the sum has
+    decreasing differences in ``(z, y)``; Topkis), so ``x_k`` lies between the smallest
+    minimiser at ``y_mk = lo_mk`` and the largest at ``y_mk = hi_mk``, the ends of the
+    support of ``mu_m``'s projection on axis ``k``. For a cost only increasing in
+    ``|t|`` (``p < 1``) ``x_k`` lies in the hull ``[min_m lo_mk, max_m hi_mk]``.
+    """
+    box = []
+    for k, (lo, hi) in enumerate(_projection_ranges(mu, grid)):
+        low, high = _minimiser_ends(grid, k, w, lo, hi)
+        box.append((int(low), int(high)))
+    return tuple(box)
+
+
+def _projection_ranges(mu: np.ndarray, grid: GridSpec) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per axis ``k``, the first and last index (each shape (M,)) of ``mu_m``'s mass on it."""
+    d = grid.ndim
+    mu_nd = mu.reshape(mu.shape[0], *grid.shape)
+    ranges = []
+    for k in range(d):
+        proj = mu_nd.sum(axis=tuple(a + 1 for a in range(d) if a != k)) > 0  # (M, n_k)
+        ranges.append((proj.argmax(axis=1), grid.shape[k] - 1 - proj[:, ::-1].argmax(axis=1)))
+    return ranges
+
+
+def _minimiser_ends(
+    grid: GridSpec, k: int, w: np.ndarray, lows: np.ndarray, highs: np.ndarray,
+    m: int | None = None,
+) -> tuple[Any, Any]:
+    """Ends of the grid minimisers of ``g(z) = sum_l w_l phi_k(z - y_l)`` along axis ``k``.
+
+    Returns the smallest minimiser with ``y = lows`` and the largest with ``y = highs``
+    (each ``(M,)``): for a convex ``phi_k`` every minimiser for ``lows <= y <= highs``
+    lies between them (the argmin is nondecreasing in ``y``). With ``m`` given, ``y_m``
+    runs over every index ``a`` of the axis instead, and both ends come back as arrays of
+    shape ``(n_k,)``, one per ``a``. For a non-convex ``phi_k`` (``p < 1``) the ends are
+    those of the hull of the ``y``, which holds every minimiser of a cost increasing in
+    ``|t|``.
+    """
+    n_k = grid.shape[k]
+    a = np.arange(n_k)
+    others = np.ones(len(w), dtype=bool)
+    if m is not None:
+        others[m] = False
+    if not _convex_cost(grid):
+        low = lows[others].min(initial=n_k)
+        high = highs[others].max(initial=-1)
+        return (low, high) if m is None else (np.minimum(a, low), np.maximum(a, high))
+    z = np.arange(n_k)  # candidate indices
+    own = 0.0 if m is None else w[m] * grid.axis_cost(z[None, :] - a[:, None], k)  # (n_k, n_k)
+    ends = []
+    for y, last in ((lows, False), (highs, True)):
+        rest = (w[others, None] * grid.axis_cost(z[None, :] - y[others, None], k)).sum(axis=0)
+        g = np.atleast_2d(own + rest[None, :])  # (1 or n_k, n_k)
+        g_min = g.min(axis=1, keepdims=True)
+        scale = np.maximum(np.abs(g_min), g.max(axis=1, keepdims=True) - g_min)
+        # every near-minimiser is kept (rounding can only widen the range, never cut it)
+        near = g <= g_min + 1e-9 * scale
+        end = n_k - 1 - near[:, ::-1].argmax(axis=1) if last else near.argmax(axis=1)
+        ends.append(end if m is not None else int(end[0]))
+    return ends[0], ends[1]
+
+
+def support_box(
+    histograms: np.ndarray, grid: GridSpec, *, weights: np.ndarray | None = None,
+    normalize: bool = False,
+) -> tuple[tuple[int, int], ...]:
+    """Per-axis index range that contains the support of every optimal barycenter.
+
+    For the squared Euclidean cost the barycenter's support lies in the box spanned by
+    the grid roundings of the weighted means ``sum_m w_m lo_mk`` and ``sum_m w_m hi_mk``,
+    where ``[lo_mk, hi_mk]`` is the index range of ``mu_m``'s mass along axis ``k``;
+    for any convex ``phi_k`` (``p >= 1``) the same holds with the grid minimisers of
+    ``sum_m w_m phi_k(z - lo_mk)`` and ``sum_m w_m phi_k(z - hi_mk)``, and for ``p < 1``
+    the box is the hull of the inputs' ranges. :func:`build_geto_lp` and
+    :func:`build_full_lp` leave every barycenter variable outside it out of the model
+    (``reduce_support=True``), which does not change the optimal value.
+
+    Parameters
+    ----------
+    histograms : array_like, shape (M, n_1, ..., n_d)
+        The inputs ``mu_m``, nonnegative, each summing to 1.
+    grid : GridSpec
+        Support and separable cost.
+    weights : array_like, shape (M,), optional
+        ``w_m``, uniform by default.
+    normalize : bool
+        Rescale histograms to sum 1 instead of raising.
+
+    Returns
+    -------
+    tuple of (int, int)
+        ``((lo_1, hi_1), ..., (lo_d, hi_d))``, inclusive index ranges.
+
+    Examples
+    --------
+    >>> g = GridSpec((9,))
+    >>> mu = np.zeros((2, 9)); mu[0, 0] = mu[1, 8] = 1.0
+    >>> support_box(mu, g), support_box(mu, g, weights=[0.25, 0.75])
+    (((4, 4),), ((6, 6),))
+    """
+    grid = _check_grid(grid)
+    mu = _check_histograms(histograms, grid, normalize=check_bool(normalize, "normalize"))
+    return _support_box(mu, grid, _check_weights(weights, mu.shape[0]))
+
+
+def _axis_coords(grid: GridSpec) -> list[np.ndarray]:
+    """Index of every node along every axis: ``d`` arrays of shape (N,)."""
+    return list(np.unravel_index(np.arange(grid.num_points), grid.shape))
+
+
+def _in_box(coords: list[np.ndarray], box: tuple[tuple[int, int], ...], axes: range) -> np.ndarray:
+    """Whether each node's coordinates on ``axes`` lie in ``box`` (shape (N,))."""
+    inside = np.ones(len(coords[0]), dtype=bool)
+    for k in axes:
+        inside &= (coords[k] >= box[k][0]) & (coords[k] <= box[k][1])
+    return inside
+
+
+def _bounding_box(nu: np.ndarray, grid: GridSpec) -> tuple[tuple[int, int], ...]:
+    """Index box of the support of one histogram ``nu`` (shape (N,))."""
+    coords = _axis_coords(grid)
+    on = nu > 0
+    return tuple((int(c[on].min()), int(c[on].max())) for c in coords)
+
+
+def _alive_after_layer(
+    mu: np.ndarray, grid: GridSpec, w: np.ndarray, m: int, k: int, coords: list[np.ndarray],
+    box: tuple[tuple[int, int], ...] | None,
+) -> np.ndarray:
+    """Which nodes of input ``m``'s level ``k + 1`` an optimal layered flow can use, (N,).
+
+    After layer ``k`` a unit of mass on its way from ``x`` to ``y`` (``y`` in the support
+    of ``mu_m``) sits at the node with coordinates ``y_0..y_k`` and ``x_{k+1}..x_{d-1}``.
+    So the prefix must be that of a point with mass, and every later coordinate ``j`` is
+    one of ``x``'s: a grid minimiser of ``sum_l w_l phi_j(z - y_lj)`` (see
+    :func:`_support_box`) in which ``y_mj`` ranges only over the points of ``mu_m`` with
+    that prefix, which narrows the window prefix by prefix. With a fixed barycenter
+    (``box`` given: the bounding box of its support) the window is that box.
+    """
+    d, shape = grid.ndim, grid.shape
+    stride = _strides(shape)[k]
+    on = (mu[m] > 0).reshape(math.prod(shape[: k + 1]), *shape[k + 1 :])  # (P, n_{k+1}, ...)
+    prefix = np.flatnonzero(on.reshape(on.shape[0], -1).any(axis=1))
+    node_prefix = np.arange(grid.num_points) // stride  # (N,) flat prefix of every node
+    alive = np.zeros(on.shape[0], dtype=bool)
+    alive[prefix] = True
+    alive = alive[node_prefix]
+    ranges = _projection_ranges(mu, grid) if box is None else None
+    for j in range(k + 1, d):
+        if box is not None:
+            alive &= (coords[j] >= box[j][0]) & (coords[j] <= box[j][1])
+            continue
+        axis = j - k  # axis j of the grid in ``on``
+        proj = on.any(axis=tuple(a for a in range(1, d - k) if a != axis))  # (P, n_j)
+        first = proj.argmax(axis=1)  # (P,) range of y_mj among the prefix's points
+        last = shape[j] - 1 - proj[:, ::-1].argmax(axis=1)
+        lows, highs = ranges[j]
+        low, high = _minimiser_ends(grid, j, w, lows, highs, m=m)  # (n_j,) per y_mj
+        alive &= (coords[j] >= low[first][node_prefix]) & (coords[j] <= high[last][node_prefix])
+    return alive
+
+
+def _drop_empty_rows(
+    rows: list[np.ndarray], b_eq: np.ndarray, keep_rows: np.ndarray,
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Renumber rows to those in ``keep_rows`` (a row with no column must have ``b = 0``)."""
+    new_index = np.cumsum(keep_rows) - 1
+    return [new_index[r] for r in rows], b_eq[keep_rows]
+
+
 # --------------------------------------------------------------------------- models
 
 
@@ -470,7 +675,7 @@ def _assemble(
 def build_geto_lp(
     histograms: np.ndarray, grid: GridSpec, *, weights: np.ndarray | None = None,
     normalize: bool = False, add_mass_constraint: bool = False,
-    fixed_barycenter: np.ndarray | None = None,
+    fixed_barycenter: np.ndarray | None = None, reduce_support: bool = True,
 ) -> LPModel:
     """Build the GETO-LP for the barycenter of ``M`` histograms on a grid.
 
@@ -494,11 +699,21 @@ def build_geto_lp(
     fixed_barycenter : array_like, shape (n_1, ..., n_d), optional
         Fix ``nu`` to this histogram (bounds ``lower = upper = nu``); the LP then computes
         ``sum_m w_m W_c(nu, mu_m)``.
+    reduce_support : bool
+        Leave out what no optimal solution uses (the optimal value is unchanged): the
+        barycenter outside :func:`support_box` (outside the bounding box of a fixed
+        ``nu``'s support), and every arc of layer ``k`` that starts or ends on a node no
+        optimal path to ``mu_m`` visits. After layer ``k`` a path sits at a node whose
+        coordinates ``0..k`` are those of a point of ``mu_m``'s support and whose later
+        coordinates are the barycenter point's, inside a window computed from that prefix
+        (:func:`support_box`'s argument with ``mu_m`` restricted to the prefix). Rows left
+        without a variable are dropped. ``False`` builds the whole formulation.
 
     Returns
     -------
     LPModel
-        ``N + M N sum_k n_k`` variables and ``M (d+1) N`` rows.
+        ``N + M N sum_k n_k`` variables and ``M (d+1) N`` rows when ``reduce_support`` is
+        False (a subset of them when it is True).
 
     References
     ----------
@@ -515,12 +730,30 @@ def build_geto_lp(
     grid = _check_grid(grid)
     mu = _check_histograms(histograms, grid, normalize=normalize)  # (M, N)
     w = _check_weights(weights, mu.shape[0])  # (M,)
+    reduce_support = check_bool(reduce_support, "reduce_support")
     num_inputs, n, d = mu.shape[0], grid.num_points, grid.ndim
+    fixed = None if fixed_barycenter is None else _check_fixed(fixed_barycenter, grid)
     arcs = [_layer_arcs(grid, k) for k in range(d)]  # Eq. (2)
-    arcs_per_input = sum(len(a[0]) for a in arcs)  # N sum_k n_k
-    num_vars = n + num_inputs * arcs_per_input
+    nu_index = np.arange(n, dtype=np.int64)
+    kept: dict[tuple[int, int], np.ndarray] = {}
+    if reduce_support:
+        box = _support_box(mu, grid, w) if fixed is None else _bounding_box(fixed, grid)
+        coords = _axis_coords(grid)
+        inside = _in_box(coords, box, range(d))  # level 0: the barycenter's nodes
+        nu_index = np.flatnonzero(inside)
+        for m in range(num_inputs):
+            alive = inside
+            for k, (source, target, _) in enumerate(arcs):
+                after = _alive_after_layer(mu, grid, w, m, k, coords,
+                                           box if fixed is not None else None)
+                kept[(m, k)] = np.flatnonzero(alive[source] & after[target])
+                alive = after
+    num_nu = len(nu_index)
+    num_vars = num_nu + sum(
+        len(kept[(m, k)]) if reduce_support else len(arcs[k][0])
+        for m in range(num_inputs) for k in range(d)
+    )
     rows_per_input = (d + 1) * n
-    nodes = np.arange(n, dtype=np.int64)
 
     c = np.zeros(num_vars)
     rows: list[np.ndarray] = []
@@ -528,14 +761,17 @@ def build_geto_lp(
     vals: list[np.ndarray] = []
     blocks: dict[tuple[int, int], tuple[int, int]] = {}
     b_eq = np.zeros(num_inputs * rows_per_input + (1 if add_mass_constraint else 0))
-    start = n
+    start = num_nu
     for m in range(num_inputs):
         base = m * rows_per_input
         # Eq. (3), block 0: nu(x) - sum_x' f^{m,1}(x, x') = 0
-        rows.append(base + nodes)
-        cols.append(nodes)
-        vals.append(np.ones(n))
+        rows.append(base + nu_index)
+        cols.append(np.arange(num_nu, dtype=np.int64))
+        vals.append(np.ones(num_nu))
         for k, (source, target, cost) in enumerate(arcs):
+            if reduce_support:
+                idx = kept[(m, k)]
+                source, target, cost = source[idx], target[idx], cost[idx]
             stop = start + len(source)
             var = np.arange(start, stop, dtype=np.int64)
             # Eq. (3), block k: in-flow of layer k - out-flow of layer k+1 = 0 at every node;
@@ -551,35 +787,47 @@ def build_geto_lp(
             start = stop
         b_eq[base + d * n : base + (d + 1) * n] = mu[m]
     if add_mass_constraint:
-        rows.append(np.full(n, num_inputs * rows_per_input, dtype=np.int64))
-        cols.append(nodes)
-        vals.append(np.ones(n))
+        rows.append(np.full(num_nu, num_inputs * rows_per_input, dtype=np.int64))
+        cols.append(np.arange(num_nu, dtype=np.int64))
+        vals.append(np.ones(num_nu))
         b_eq[-1] = 1.0
+    if reduce_support:
+        used = np.zeros(len(b_eq), dtype=bool)
+        for r in rows:
+            used[r] = True
+        rows, b_eq = _drop_empty_rows(rows, b_eq, used | (b_eq != 0))
     a_eq = _assemble(rows, cols, vals, (len(b_eq), num_vars))
-    bounds = _fixed_bounds(fixed_barycenter, grid, num_vars)
     layout = {
         "formulation": "geto", "num_points": n, "num_inputs": num_inputs,
-        "nu": (0, n), "blocks": blocks,
+        "nu": (0, num_nu), "nu_index": nu_index, "blocks": blocks,
+        "arcs": kept if reduce_support else None,
     }
     return LPModel(c=c, A_eq=a_eq, b_eq=b_eq, num_variables=num_vars, layout=layout,
-                   bounds=bounds)
+                   bounds=_fixed_bounds(fixed, nu_index, num_vars))
 
 
-def _fixed_bounds(fixed: Any, grid: GridSpec, num_vars: int) -> np.ndarray | None:
-    if fixed is None:
+def _check_fixed(fixed: Any, grid: GridSpec) -> np.ndarray:
+    """A fixed barycenter as an (N,) float64 histogram."""
+    return _check_histograms(np.asarray(fixed)[None], grid, normalize=False)[0]
+
+
+def _fixed_bounds(
+    nu: np.ndarray | None, nu_index: np.ndarray, num_vars: int,
+) -> np.ndarray | None:
+    """Bounds fixing the barycenter variables (``nu`` at ``nu_index``) to ``nu``."""
+    if nu is None:
         return None
-    nu = _check_histograms(np.asarray(fixed)[None], grid, normalize=False)[0]
     bounds = np.zeros((num_vars, 2))
     bounds[:, 1] = np.inf
-    bounds[: grid.num_points, 0] = nu
-    bounds[: grid.num_points, 1] = nu
+    bounds[: len(nu_index), 0] = nu[nu_index]
+    bounds[: len(nu_index), 1] = nu[nu_index]
     return bounds
 
 
 def build_full_lp(
     histograms: np.ndarray, grid: GridSpec, *, weights: np.ndarray | None = None,
     normalize: bool = False, add_mass_constraint: bool = False,
-    fixed_barycenter: np.ndarray | None = None,
+    fixed_barycenter: np.ndarray | None = None, reduce_support: bool = True,
 ) -> LPModel:
     """Build the classical barycenter LP with one ``N x N`` plan per input.
 
@@ -597,11 +845,15 @@ def build_full_lp(
         Barycentric weights, uniform by default.
     normalize, add_mass_constraint, fixed_barycenter
         As in :func:`build_geto_lp`.
+    reduce_support : bool
+        The same reduction as :func:`build_geto_lp`'s, so that the two formulations are
+        compared on equal terms: plans only from barycenter points in
+        :func:`support_box` to points where ``mu_m`` has mass, and no empty rows.
 
     Returns
     -------
     LPModel
-        ``N + M N^2`` variables and ``2 M N`` rows.
+        ``N + M N^2`` variables and ``2 M N`` rows when ``reduce_support`` is False.
 
     Examples
     --------
@@ -612,38 +864,55 @@ def build_full_lp(
     grid = _check_grid(grid)
     mu = _check_histograms(histograms, grid, normalize=normalize)  # (M, N)
     w = _check_weights(weights, mu.shape[0])
+    reduce_support = check_bool(reduce_support, "reduce_support")
     num_inputs, n = mu.shape[0], grid.num_points
-    cost = grid_cost_matrix(grid).ravel()  # (N^2,)
-    num_vars = n + num_inputs * n * n
+    fixed = None if fixed_barycenter is None else _check_fixed(fixed_barycenter, grid)
+    cost_matrix = grid_cost_matrix(grid)  # (N, N)
     nodes = np.arange(n, dtype=np.int64)
-    source = np.repeat(nodes, n)  # (N^2,)
-    target = np.tile(nodes, n)  # (N^2,)
+    nu_index = nodes
+    targets = [nodes] * num_inputs  # the columns y of each plan
+    if reduce_support:
+        box = _support_box(mu, grid, w) if fixed is None else _bounding_box(fixed, grid)
+        nu_index = np.flatnonzero(_in_box(_axis_coords(grid), box, range(grid.ndim)))
+        targets = [np.flatnonzero(mu[m] > 0) for m in range(num_inputs)]
+    num_nu = len(nu_index)
+    num_vars = num_nu + num_nu * sum(len(t) for t in targets)
     c = np.zeros(num_vars)
     rows, cols, vals = [], [], []
-    blocks = {}
+    blocks, pairs = {}, {}
     b_eq = np.zeros(2 * num_inputs * n + (1 if add_mass_constraint else 0))
+    start = num_nu
     for m in range(num_inputs):
-        start, stop = n + m * n * n, n + (m + 1) * n * n
-        var = np.arange(start, stop, dtype=np.int64)
+        ys = targets[m]
+        stop = start + num_nu * len(ys)
+        var = np.arange(start, stop, dtype=np.int64)  # pi_m(x, y), x-major
         base = 2 * m * n
-        rows += [base + nodes, base + source, base + n + target]
-        cols += [nodes, var, var]
-        vals += [np.ones(n), -np.ones(n * n), np.ones(n * n)]
-        c[start:stop] = w[m] * cost
+        rows += [base + nu_index, base + np.repeat(nu_index, len(ys)),
+                 base + n + np.tile(ys, num_nu)]
+        cols += [np.arange(num_nu, dtype=np.int64), var, var]
+        vals += [np.ones(num_nu), -np.ones(len(var)), np.ones(len(var))]
+        c[start:stop] = w[m] * cost_matrix[np.ix_(nu_index, ys)].ravel()
         b_eq[base + n : base + 2 * n] = mu[m]
         blocks[(m, 0)] = (start, stop)
+        pairs[(m, 0)] = (nu_index, ys)
+        start = stop
     if add_mass_constraint:
-        rows.append(np.full(n, 2 * num_inputs * n, dtype=np.int64))
-        cols.append(nodes)
-        vals.append(np.ones(n))
+        rows.append(np.full(num_nu, 2 * num_inputs * n, dtype=np.int64))
+        cols.append(np.arange(num_nu, dtype=np.int64))
+        vals.append(np.ones(num_nu))
         b_eq[-1] = 1.0
+    if reduce_support:
+        used = np.zeros(len(b_eq), dtype=bool)
+        for r in rows:
+            used[r] = True
+        rows, b_eq = _drop_empty_rows(rows, b_eq, used | (b_eq != 0))
     a_eq = _assemble(rows, cols, vals, (len(b_eq), num_vars))
     layout = {
         "formulation": "full", "num_points": n, "num_inputs": num_inputs,
-        "nu": (0, n), "blocks": blocks,
+        "nu": (0, num_nu), "nu_index": nu_index, "blocks": blocks, "pairs": pairs,
     }
     return LPModel(c=c, A_eq=a_eq, b_eq=b_eq, num_variables=num_vars, layout=layout,
-                   bounds=_fixed_bounds(fixed_barycenter, grid, num_vars))
+                   bounds=_fixed_bounds(fixed, nu_index, num_vars))
 
 
 # --------------------------------------------------------------------------- solving
@@ -807,16 +1076,22 @@ class BarycenterResult:
         """
         self._need_solution(m)
         n = self.grid.num_points
-        x = self._x
-        if self._layout["formulation"] == "full":
-            start, stop = self._layout["blocks"][(m, 0)]
-            pi = np.clip(x[start:stop], 0.0, None).reshape(n, n)
-            return sp.csr_matrix(pi)
-        nu = np.clip(x[:n], 0.0, None)  # (N,)
+        x, layout = self._x, self._layout
+        if layout["formulation"] == "full":
+            start, stop = layout["blocks"][(m, 0)]
+            xs, ys = layout["pairs"][(m, 0)]
+            pi = np.clip(x[start:stop], 0.0, None)
+            rows, cols = np.repeat(xs, len(ys)), np.tile(ys, len(xs))
+            keep = pi > 0
+            return sp.csr_matrix((pi[keep], (rows[keep], cols[keep])), shape=(n, n))
+        nu = _barycenter_vector(x, layout)  # (N,)
         pi = sp.diags(nu, format="csr")
         for k in range(self.grid.ndim):
             source, target, _ = _layer_arcs(self.grid, k)
-            start, stop = self._layout["blocks"][(m, k)]
+            if layout["arcs"] is not None:
+                idx = layout["arcs"][(m, k)]
+                source, target = source[idx], target[idx]
+            start, stop = layout["blocks"][(m, k)]
             f = np.clip(x[start:stop], 0.0, None)
             keep = f > 0
             flow = sp.csr_matrix((f[keep], (source[keep], target[keep])), shape=(n, n))
@@ -892,6 +1167,14 @@ def dual_certificate(
     return bound, residual
 
 
+def _barycenter_vector(x: np.ndarray, layout: dict) -> np.ndarray:
+    """``nu`` on all ``N`` grid points (zero where the model has no variable), clipped >= 0."""
+    lo, hi = layout["nu"]
+    nu = np.zeros(layout["num_points"])
+    nu[layout["nu_index"]] = np.clip(x[lo:hi], 0.0, None)
+    return nu
+
+
 def _status_name(res: Any) -> str:
     return _STATUS.get(int(res.status), f"status_{res.status}")
 
@@ -906,11 +1189,10 @@ def _finish(
             f"HiGHS did not solve the {model.layout['formulation']} LP: {status} "
             f"({res.message}); pass allow_incomplete=True to get the status back instead"
         )
-    n = grid.num_points
     bound = residual = float("nan")
     if status == "optimal":
         x = np.asarray(res.x, dtype=float)
-        nu = np.clip(x[:n], 0.0, None).reshape(grid.shape)
+        nu = _barycenter_vector(x, model.layout).reshape(grid.shape)
         objective = float(model.c @ x)
         duals = getattr(getattr(res, "eqlin", None), "marginals", None)
         if duals is not None and len(duals) == model.num_constraints:
@@ -930,12 +1212,12 @@ def _finish(
 def _barycenter(
     builder: Any, histograms: Any, grid: GridSpec, *, weights: Any, normalize: bool,
     solver: str, tol: float, time_limit: float | None, allow_incomplete: bool,
-    add_mass_constraint: bool,
+    add_mass_constraint: bool, reduce_support: bool,
 ) -> BarycenterResult:
     _check_solver(solver, tol, time_limit)
     t0 = time.perf_counter()
     model = builder(histograms, grid, weights=weights, normalize=normalize,
-                    add_mass_constraint=add_mass_constraint)
+                    add_mass_constraint=add_mass_constraint, reduce_support=reduce_support)
     t1 = time.perf_counter()
     res = _solve(model, solver=solver, tol=tol, time_limit=time_limit)
     t2 = time.perf_counter()
@@ -948,7 +1230,7 @@ def geto_barycenter(
     histograms: np.ndarray, grid: GridSpec, *, weights: np.ndarray | None = None,
     normalize: bool = False, solver: str = "auto", tol: float = 1e-9,
     time_limit: float | None = None, allow_incomplete: bool = False,
-    add_mass_constraint: bool = False,
+    add_mass_constraint: bool = False, reduce_support: bool = True,
 ) -> BarycenterResult:
     """Exact fixed-support Wasserstein barycenter on a grid via the GETO-LP.
 
@@ -980,6 +1262,10 @@ def geto_barycenter(
         raising :class:`SolverError`.
     add_mass_constraint : bool
         Add the redundant row ``sum(nu) = 1``.
+    reduce_support : bool
+        Leave out of the LP the barycenter points outside :func:`support_box` and the
+        arcs no optimal solution can use (exact: the optimal value is unchanged; see
+        :func:`build_geto_lp`). ``False`` solves the whole formulation.
 
     Returns
     -------
@@ -1005,14 +1291,15 @@ def geto_barycenter(
     """
     return _barycenter(build_geto_lp, histograms, grid, weights=weights, normalize=normalize,
                        solver=solver, tol=tol, time_limit=time_limit,
-                       allow_incomplete=allow_incomplete, add_mass_constraint=add_mass_constraint)
+                       allow_incomplete=allow_incomplete, add_mass_constraint=add_mass_constraint,
+                       reduce_support=reduce_support)
 
 
 def full_lp_barycenter(
     histograms: np.ndarray, grid: GridSpec, *, weights: np.ndarray | None = None,
     normalize: bool = False, solver: str = "auto", tol: float = 1e-9,
     time_limit: float | None = None, allow_incomplete: bool = False,
-    add_mass_constraint: bool = False,
+    add_mass_constraint: bool = False, reduce_support: bool = True,
 ) -> BarycenterResult:
     """The same barycenter by the classical ``O(M N^2)`` LP (the baseline).
 
@@ -1027,7 +1314,8 @@ def full_lp_barycenter(
     """
     return _barycenter(build_full_lp, histograms, grid, weights=weights, normalize=normalize,
                        solver=solver, tol=tol, time_limit=time_limit,
-                       allow_incomplete=allow_incomplete, add_mass_constraint=add_mass_constraint)
+                       allow_incomplete=allow_incomplete, add_mass_constraint=add_mass_constraint,
+                       reduce_support=reduce_support)
 
 
 @dataclass(frozen=True, eq=False)
@@ -1122,6 +1410,8 @@ class GETOBarycenter(BaseEstimator):
         Feasibility tolerance.
     time_limit : float, optional
         Seconds for HiGHS.
+    reduce_support : bool
+        The exact support reduction of :func:`geto_barycenter` (default True).
 
     Attributes
     ----------
@@ -1140,19 +1430,21 @@ class GETOBarycenter(BaseEstimator):
 
     def __init__(
         self, *, grid: GridSpec, weights: np.ndarray | None = None, solver: str = "auto",
-        tol: float = 1e-9, time_limit: float | None = None,
+        tol: float = 1e-9, time_limit: float | None = None, reduce_support: bool = True,
     ) -> None:
         self.grid = grid
         self.weights = weights
         self.solver = solver
         self.tol = tol
         self.time_limit = time_limit
+        self.reduce_support = reduce_support
 
     def fit(self, histograms: np.ndarray) -> GETOBarycenter:
         """Compute the barycenter of ``histograms`` (shape ``(M, *grid.shape)``)."""
         self.result_ = geto_barycenter(histograms, self.grid, weights=self.weights,
                                        solver=self.solver, tol=self.tol,
-                                       time_limit=self.time_limit)
+                                       time_limit=self.time_limit,
+                                       reduce_support=self.reduce_support)
         self.barycenter_ = self.result_.barycenter
         self.objective_ = self.result_.objective
         return self
