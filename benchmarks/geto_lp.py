@@ -305,7 +305,8 @@ def _goals(results: dict, m_in: int) -> None:
     for text, value, ok, unit in goals:
         verdict = "n/a (not run)" if not np.isfinite(value) else ("met" if ok else "NOT met")
         print(f"  {text}: {_fmt(value, '.3g')}{unit if np.isfinite(value) else ''} -> {verdict}")
-    print(f"  (the whole formulation, geto_whole, is {_fmt(speed_whole, '.3g')}x POT at 32^2)")
+    if np.isfinite(speed_whole):
+        print(f"  (the whole formulation, geto_whole, is {speed_whole:.3g}x POT at 32^2)")
 
 
 if __name__ == "__main__":

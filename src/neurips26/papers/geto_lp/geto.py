@@ -58,10 +58,12 @@ Deviations from the paper
   1.15.1 with ``highspy-extras`` 1.15.1), was several times slower than IPX on the whole
   formulation at 32 x 32 and 64 x 64 (the normal equations fill in), and calling HiGHS
   1.16 through ``highspy`` instead of scipy's bundled copy changed little. HiGHS may
-  leave masses below its
-  feasibility tolerance unmatched, so plan marginals are exact only to ``tol``; the code
-  warns (once per process) when an input has positive masses under ``10 tol``, and the
-  reproduction's synthetic densities are truncated at ``1e-5`` of their peak.
+  leave masses below its feasibility tolerance unmatched, so plan marginals are exact
+  only to ``tol``; the code warns (once per process) when an input has positive masses
+  under ``10 tol``, and the reproduction's synthetic densities are truncated at ``1e-5``
+  of their peak. With masses far below the tolerance (untruncated Gaussian tails) HiGHS's
+  presolve may even call the LP infeasible; a barycenter LP is always feasible, so the
+  solve is then repeated without presolve.
 - Histograms must sum to 1 within ``1e-9``; float32 (or float16) inputs, which cannot be
   normalised that finely, within ``N eps`` of their dtype (``N`` bins), and are then
   renormalised in float64. Every LP is built and solved in float64.
@@ -979,8 +981,16 @@ def _solve(model: LPModel, *, solver: str, tol: float, time_limit: float | None)
     bounds = (0, None) if model.bounds is None else model.bounds
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=RuntimeWarning)
-        return linprog(model.c, A_eq=model.A_eq, b_eq=model.b_eq, bounds=bounds,
-                       method=solver, options=options)
+        res = linprog(model.c, A_eq=model.A_eq, b_eq=model.b_eq, bounds=bounds,
+                      method=solver, options=options)
+        if res.status == 2:
+            # A barycenter (or transport) LP between histograms of equal mass is always
+            # feasible, so "infeasible" is numerical: HiGHS's presolve reports it when
+            # masses lie far below its feasibility tolerance (untruncated Gaussian tails).
+            # The solve without presolve does not.
+            res = linprog(model.c, A_eq=model.A_eq, b_eq=model.b_eq, bounds=bounds,
+                          method=solver, options=options | {"presolve": False})
+    return res
 
 
 @dataclass(frozen=True, eq=False)
