@@ -27,9 +27,10 @@ largest grid each method solves within the stated budget (``--time-limit`` CPU s
 ``--memory-gb`` peak RSS) is printed at the end, with the issue-13 goals and whether
 this run met them.
 
-The classical full LP (POT's and ours) is not attempted from ``FULL_LP_OOM_GRID`` on:
-at ``M = 3`` it runs out of 24 GB near 53 x 53 (issue 13); a memory guard estimated from
-the nonzero count also skips any model expected to exceed ``--memory-gb``.
+POT's classical LP is not attempted from ``FULL_LP_OOM_GRID`` on: at ``M = 3`` the whole
+full LP runs out of 24 GB near 53 x 53 (issue 13). A memory guard estimated from the
+nonzero count (for our full LP, that of its reduced model, counted without building it)
+also skips any model expected to exceed ``--memory-gb``.
 
 Usage::
 
@@ -57,6 +58,7 @@ from neurips26.papers.geto_lp import (
     geto_barycenter,
     grid_cost_matrix,
     lp_size,
+    support_box,
     synthetic_densities,
     w2_to_inputs,
 )
@@ -67,8 +69,9 @@ BYTES_PER_NNZ = 500.0
 #: The full LP (M = 3) runs out of 24 GB near this grid side (issue 13): from the same
 #: model size (``M n^2``) on, the full LP and POT are not tried.
 FULL_LP_OOM_GRID = 53
-FULL_LP_OOM_NOTE = ("the full LP runs out of 24 GB near 53^2 at M = 3 (issue 13): not "
-                    "tried at this model size or larger")
+FULL_LP_OOM_NOTE = ("the whole full LP (POT's) runs out of 24 GB near 53^2 at M = 3 (issue "
+                    "13): POT is not tried at this model size or larger; our full LP is "
+                    "reduced and guarded by its own memory estimate")
 LP_METHODS = ("geto", "geto_whole", "pot", "full")
 #: Entropic methods: (name, POT method of convolutional_barycenter2d, reg).
 ENTROPIC = (("conv_log_1e-3", "sinkhorn_log", 1e-3), ("conv_plain_1e-3", "sinkhorn", 1e-3),
@@ -158,6 +161,18 @@ def _run(method: str, mu: np.ndarray, grid: GridSpec, time_limit: float) -> dict
     return out
 
 
+def _reduced_full_nnz(mu: np.ndarray, grid: GridSpec) -> int:
+    """Nonzeros of our full LP after the support reduction, counted without building it.
+
+    Its plans run from the ``B`` barycenter points of :func:`support_box` to the points
+    where each input has mass: ``2 B sum_m |supp mu_m|`` plan entries plus ``M B``.
+    """
+    box = support_box(mu, grid)
+    num_box = math.prod(hi - lo + 1 for lo, hi in box)
+    support = int((mu.reshape(len(mu), -1) > 0).sum())
+    return 2 * num_box * support + len(mu) * num_box
+
+
 def _fmt(x: float, spec: str = ".2f") -> str:
     return format(x, spec) if x is not None and np.isfinite(x) else "-"
 
@@ -203,10 +218,11 @@ def main(argv: list[str] | None = None) -> dict:
         for method in methods:
             form = "full" if method in ("full", "pot") else "geto"
             size = lp_size((n, n), m_in, formulation=form)
-            est_gb = BYTES_PER_NNZ * (1.5 if method == "pot" else 1.0) * size.nnz / 2**30
+            nnz = _reduced_full_nnz(mu, grid) if method == "full" else size.nnz
+            est_gb = BYTES_PER_NNZ * (1.5 if method == "pot" else 1.0) * nnz / 2**30
             if not alive[method]:
                 out = {"status": "skipped (over budget at a smaller size)"}
-            elif form == "full" and m_in * n * n >= 3 * FULL_LP_OOM_GRID**2:
+            elif method == "pot" and m_in * n * n >= 3 * FULL_LP_OOM_GRID**2:
                 out = {"status": "skipped (24 GB limit near 53^2, see note)"}
                 alive[method] = False
             elif est_gb > memory_gb:
