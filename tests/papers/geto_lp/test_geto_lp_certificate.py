@@ -99,6 +99,10 @@ def test_benchmark_runs_each_method_at_its_best_and_prints_the_frontier(capsys):
     assert results[(6, "geto")]["solver"] == "highs-ds"  # 'auto' on a small model
     geto, pot = results[(6, "geto")], results[(6, "pot")]
     assert geto["objective"] == pytest.approx(pot["objective"], rel=1e-9)
+    # the whole formulation and the reduced full LP reach the same optimum
+    for method in ("geto_whole", "full"):
+        assert results[(6, method)]["objective"] == pytest.approx(pot["objective"], rel=1e-9)
+    assert results[(6, "geto_whole")]["vars"] > geto["vars"]
     for name, _, _ in bench.ENTROPIC:  # entropic: evaluated exactly, never below the LP
         assert results[(6, name)].get("gap_pct", 0.0) >= -1e-7
     assert "exact to 1e-09 relative against POT" in out
