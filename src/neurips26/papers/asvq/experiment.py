@@ -75,7 +75,7 @@ from neurips26.common.cache import cache_key, cached_arrays
 from neurips26.common.data import DataNotInstalledError, load_digits, load_mnist
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.common.stats import seed_ci
+from neurips26.common.stats import bootstrap_ci, seed_ci
 from neurips26.common.torch import seeded
 
 from . import (
@@ -140,13 +140,13 @@ METRICS = (
     "mse_ratio_simvq_worst", "mse_ratio_simvq_worst_ci", "mse_std_ratio_worst",
     "spikes_excess_worst", "affine_vs_best_variant", "affine_vs_best_variant_ci",
     "asvq_extra_params", "simvq_extra_params", "vanilla_extra_params",
-    "flops_ratio_simvq", "step_time_ratio_simvq", "step_time_ratio_vanilla",
-    "sec_per_step_asvq", "sec_per_step_simvq",
+    "flops_ratio_simvq", "step_time_ratio_simvq", "step_time_ratio_simvq_ci",
+    "step_time_ratio_vanilla", "sec_per_step_asvq", "sec_per_step_simvq",
     "check_assign_mismatches", "check_straight_through_error", "check_perplexity_error",
     "check_asvq_params_error", "check_simvq_params_error", "check_decoupling_leak",
 )
-VOLATILE = ("step_time_ratio_simvq", "step_time_ratio_vanilla", "sec_per_step_asvq",
-            "sec_per_step_simvq")  # fmt: skip
+VOLATILE = ("step_time_ratio_simvq", "step_time_ratio_simvq_ci", "step_time_ratio_vanilla",
+            "sec_per_step_asvq", "sec_per_step_simvq")  # fmt: skip
 
 
 def make_quantizer(method: str, dim: int, k: int, *, seed: int, commitment_weight: float):
@@ -255,7 +255,13 @@ def _quantizer_costs(cfg: Config, k: int) -> dict:
             step(q)
             times[m].append(time.perf_counter() - t0)
     sec = {m: float(np.median(v)) for m, v in times.items()}
+    # The ratio's uncertainty: a bootstrap over the interleaved repeats (each repeat times
+    # every method once, so they are resampled as pairs), symmetric about the estimate.
+    paired = np.column_stack([times["asvq"], times["simvq"]])  # (repeats, 2)
+    ci = bootstrap_ci(paired, lambda t: float(np.median(t[:, 0]) / np.median(t[:, 1])))
+    half = max(ci.high - ci.estimate, ci.estimate - ci.low)
     return {
+        "step_time_ratio_simvq_ci": float(half) if len(paired) > 1 else float("inf"),
         "asvq_extra_params": qs["asvq"].num_extra_parameters,
         "simvq_extra_params": qs["simvq"].num_extra_parameters,
         "vanilla_extra_params": qs["vanilla"].num_extra_parameters,
