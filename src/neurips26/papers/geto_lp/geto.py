@@ -510,16 +510,26 @@ def _in_box(coords: list[np.ndarray], box: tuple[tuple[int, int], ...], axes: ra
     return inside
 
 
-def _bounding_box(nu: np.ndarray, grid: GridSpec) -> tuple[tuple[int, int], ...]:
-    """Index box of the support of one histogram ``nu`` (shape (N,))."""
+def _reduced_box(
+    mu: np.ndarray, grid: GridSpec, w: np.ndarray, fixed: np.ndarray | None,
+) -> tuple[tuple[tuple[int, int], ...], list[np.ndarray], np.ndarray]:
+    """The reduction's barycenter box, every node's coordinates and which nodes lie in it.
+
+    The box is :func:`_support_box`'s, or with a fixed barycenter ``fixed`` (shape (N,))
+    the bounding box of its support.
+    """
     coords = _axis_coords(grid)
-    on = nu > 0
-    return tuple((int(c[on].min()), int(c[on].max())) for c in coords)
+    if fixed is None:
+        box = _support_box(mu, grid, w)
+    else:
+        on = fixed > 0
+        box = tuple((int(c[on].min()), int(c[on].max())) for c in coords)
+    return box, coords, _in_box(coords, box, range(grid.ndim))
 
 
 def _alive_after_layer(
     mu: np.ndarray, grid: GridSpec, w: np.ndarray, m: int, k: int, coords: list[np.ndarray],
-    box: tuple[tuple[int, int], ...] | None,
+    box: tuple[tuple[int, int], ...] | None, ranges: list | None,
 ) -> np.ndarray:
     """Which nodes of input ``m``'s level ``k + 1`` an optimal layered flow can use, (N,).
 
@@ -528,8 +538,9 @@ def _alive_after_layer(
     So the prefix must be that of a point with mass, and every later coordinate ``j`` is
     one of ``x``'s: a grid minimiser of ``sum_l w_l phi_j(z - y_lj)`` (see
     :func:`_support_box`) in which ``y_mj`` ranges only over the points of ``mu_m`` with
-    that prefix, which narrows the window prefix by prefix. With a fixed barycenter
-    (``box`` given: the bounding box of its support) the window is that box.
+    that prefix, which narrows the window prefix by prefix (``ranges``: the inputs'
+    :func:`_projection_ranges`). With a fixed barycenter (``box`` given: the bounding box
+    of its support) the window is that box.
     """
     d, shape = grid.ndim, grid.shape
     stride = _strides(shape)[k]
@@ -539,11 +550,9 @@ def _alive_after_layer(
     alive = np.zeros(on.shape[0], dtype=bool)
     alive[prefix] = True
     alive = alive[node_prefix]
-    ranges = _projection_ranges(mu, grid) if box is None else None
+    if box is not None:
+        return alive & _in_box(coords, box, range(k + 1, d))
     for j in range(k + 1, d):
-        if box is not None:
-            alive &= (coords[j] >= box[j][0]) & (coords[j] <= box[j][1])
-            continue
         axis = j - k  # axis j of the grid in ``on``
         proj = on.any(axis=tuple(a for a in range(1, d - k) if a != axis))  # (P, n_j)
         first = proj.argmax(axis=1)  # (P,) range of y_mj among the prefix's points
@@ -555,11 +564,17 @@ def _alive_after_layer(
 
 
 def _drop_empty_rows(
-    rows: list[np.ndarray], b_eq: np.ndarray, keep_rows: np.ndarray,
+    rows: list[np.ndarray], b_eq: np.ndarray,
 ) -> tuple[list[np.ndarray], np.ndarray]:
-    """Renumber rows to those in ``keep_rows`` (a row with no column must have ``b = 0``)."""
-    new_index = np.cumsum(keep_rows) - 1
-    return [new_index[r] for r in rows], b_eq[keep_rows]
+    """Renumber the rows to those holding a variable or a nonzero right-hand side.
+
+    An empty row with ``b != 0`` is kept, so an infeasible model stays infeasible.
+    """
+    keep = b_eq != 0
+    for r in rows:
+        keep[r] = True
+    new_index = np.cumsum(keep) - 1
+    return [new_index[r] for r in rows], b_eq[keep]
 
 
 # --------------------------------------------------------------------------- models
@@ -739,15 +754,14 @@ def build_geto_lp(
     nu_index = np.arange(n, dtype=np.int64)
     kept: dict[tuple[int, int], np.ndarray] = {}
     if reduce_support:
-        box = _support_box(mu, grid, w) if fixed is None else _bounding_box(fixed, grid)
-        coords = _axis_coords(grid)
-        inside = _in_box(coords, box, range(d))  # level 0: the barycenter's nodes
+        box, coords, inside = _reduced_box(mu, grid, w, fixed)  # level 0: the barycenter
         nu_index = np.flatnonzero(inside)
+        ranges = _projection_ranges(mu, grid) if fixed is None else None
         for m in range(num_inputs):
             alive = inside
             for k, (source, target, _) in enumerate(arcs):
                 after = _alive_after_layer(mu, grid, w, m, k, coords,
-                                           box if fixed is not None else None)
+                                           box if fixed is not None else None, ranges)
                 kept[(m, k)] = np.flatnonzero(alive[source] & after[target])
                 alive = after
     num_nu = len(nu_index)
@@ -794,10 +808,7 @@ def build_geto_lp(
         vals.append(np.ones(num_nu))
         b_eq[-1] = 1.0
     if reduce_support:
-        used = np.zeros(len(b_eq), dtype=bool)
-        for r in rows:
-            used[r] = True
-        rows, b_eq = _drop_empty_rows(rows, b_eq, used | (b_eq != 0))
+        rows, b_eq = _drop_empty_rows(rows, b_eq)
     a_eq = _assemble(rows, cols, vals, (len(b_eq), num_vars))
     layout = {
         "formulation": "geto", "num_points": n, "num_inputs": num_inputs,
@@ -874,8 +885,7 @@ def build_full_lp(
     nu_index = nodes
     targets = [nodes] * num_inputs  # the columns y of each plan
     if reduce_support:
-        box = _support_box(mu, grid, w) if fixed is None else _bounding_box(fixed, grid)
-        nu_index = np.flatnonzero(_in_box(_axis_coords(grid), box, range(grid.ndim)))
+        nu_index = np.flatnonzero(_reduced_box(mu, grid, w, fixed)[2])
         targets = [np.flatnonzero(mu[m] > 0) for m in range(num_inputs)]
     num_nu = len(nu_index)
     num_vars = num_nu + num_nu * sum(len(t) for t in targets)
@@ -904,10 +914,7 @@ def build_full_lp(
         vals.append(np.ones(num_nu))
         b_eq[-1] = 1.0
     if reduce_support:
-        used = np.zeros(len(b_eq), dtype=bool)
-        for r in rows:
-            used[r] = True
-        rows, b_eq = _drop_empty_rows(rows, b_eq, used | (b_eq != 0))
+        rows, b_eq = _drop_empty_rows(rows, b_eq)
     a_eq = _assemble(rows, cols, vals, (len(b_eq), num_vars))
     layout = {
         "formulation": "full", "num_points": n, "num_inputs": num_inputs,
