@@ -171,6 +171,38 @@ def test_localize_in_cells_and_callable_environment():
     assert abs(res2.estimates[0] - 0.62) <= 0.01
 
 
+class _LuckyFirstDraw:
+    """A Gaussian oracle whose first draw at ``x_bad`` is shifted by ``shift``."""
+
+    def __init__(self, f, x_bad, shift, seed=0):
+        self.inner = QueryOracle(f, seed=seed)
+        self.x_bad, self.shift, self.hit = x_bad, shift, False
+
+    @property
+    def num_queries(self):
+        return self.inner.num_queries
+
+    def sample(self, x, n):
+        out = self.inner.sample(x, n)
+        at = (np.asarray(x) == self.x_bad) & (np.asarray(n) > 0)
+        if not self.hit and at.any():
+            out[np.flatnonzero(at)[0]] += self.shift
+            self.hit = True
+        return out
+
+
+def test_localize_in_cells_recovers_from_a_wrong_level_estimate():
+    # One extreme first draw at the cell's left end certifies the two ends different at
+    # once with a left level far below the truth; the search then halves towards the
+    # wrong end and verification fails. A restart must re-estimate the levels (it used to
+    # keep the wrong ones and loop until the budget ran out).
+    f = StepFunction([0.49], [-0.5, 0.0])
+    env = _LuckyFirstDraw(f, x_bad=0.25, shift=-6.0)
+    res = localize_in_cells(env, cells=[[0.25, 0.5]], eta=0.01, delta=0.01, max_queries=10**6)
+    assert res.success and res.correct(f.change_points, 0.01)
+    assert res.num_restarts >= 1 and res.num_queries < 10**5
+
+
 def test_estimator_wrapper():
     loc = ChangePointLocalizer(num_change_points=2, eta=0.01).fit(QueryOracle(F2, seed=0))
     assert loc.change_points_.shape == (2,) and loc.intervals_.shape == (2, 2)

@@ -748,7 +748,8 @@ def localize_in_cells(
 
     For when the cells are known (the spec's "oracle cells" reference, or a user who
     knows rough regions). The levels at each cell's endpoints are estimated first: they
-    are sampled until certified different at the search level (counted as detection).
+    are sampled until certified different at the search level (counted as detection),
+    and estimated afresh after a failed verification (a restart), as detection is.
 
     Parameters
     ----------
@@ -789,28 +790,16 @@ def localize_in_cells(
     if np.any(cells[1:, 0] < cells[:-1, 1]):
         raise ValueError("cells must not overlap")
     S = _Sampler(env, max_queries)
-    x = np.concatenate([cells[:, 0], cells[:, 1]])  # (2N,)
-    sums = np.zeros(2 * N)
-    counts = np.zeros(2 * N, dtype=np.int64)
-    target = 1
-    ok = np.zeros(N, dtype=bool)
     det = None
     per_change = np.zeros(N, dtype=np.int64)
+    restarts = 0
+    ver_round = 0
     try:
-        while True:  # estimate both levels of every cell (certified different)
-            need = np.where(np.concatenate([~ok, ~ok]), target - counts, 0)
-            sums += S.sample(x, need, "detection")
-            counts += need
-            ok = paired_certified_different(
-                sums[:N], sums[N:], counts[:N], delta=delta_s / N, sigma=sigma
-            )
-            if ok.all():
-                break
-            target = int(_grow(np.array([target]), growth)[0])
-        det = _Detection(cells, sums[:N] / counts[:N], sums[N:] / counts[N:], 0)
-        restarts = 0
-        ver_round = 0
         while True:
+            # Fresh level estimates on every restart: a wrong level (certified different
+            # early by a lucky draw) sends the search to the wrong end of its cell, and
+            # keeping it would fail verification forever.
+            det = _cell_levels(S, cells, delta_s, sigma, growth)
             lo, hi, ok, pc, ver_round = _localize_cells(
                 S, det, N, eta, delta, sigma, delta_s, growth, ver_round
             )
@@ -828,11 +817,31 @@ def localize_in_cells(
             np.zeros(N, bool),
             per_change,
             det,
-            0,
+            restarts,
             "oracle_cells",
             None,
         )
         return _out_of_budget(res, max_queries, on_budget)
+
+
+def _cell_levels(S, cells, delta_s, sigma, growth) -> _Detection:
+    """Levels at both ends of each cell, sampled in lockstep until certified different."""
+    N = cells.shape[0]
+    x = np.concatenate([cells[:, 0], cells[:, 1]])  # (2N,)
+    sums = np.zeros(2 * N)
+    counts = np.zeros(2 * N, dtype=np.int64)
+    target = 1
+    ok = np.zeros(N, dtype=bool)
+    while True:
+        need = np.where(np.concatenate([~ok, ~ok]), target - counts, 0)
+        sums += S.sample(x, need, "detection")
+        counts += need
+        ok = paired_certified_different(
+            sums[:N], sums[N:], counts[:N], delta=delta_s / N, sigma=sigma
+        )
+        if ok.all():
+            return _Detection(cells, sums[:N] / counts[:N], sums[N:] / counts[N:], 0)
+        target = int(_grow(np.array([target]), growth)[0])
 
 
 def noisy_binary_search(
