@@ -31,7 +31,7 @@ BAD_VALUES = [
     (["run", "changepoint_bandit", "--set", "n_runs=0"], "n_runs: 0 is below the minimum 1"),
     (["run", "changepoint_bandit", "--set", "etas="], "etas: an empty list is not allowed"),
     (["run", "changepoint_bandit", "--set", "baselines=nonexistent"],
-     "baselines: 'nonexistent' is not one of ('uniform_ruptures', 'mcpi')"),
+     "baselines: 'nonexistent' is not one of ('uniform_ruptures', 'mcpi', 'mcpi_certified')"),
     (["run", "changepoint_bandit", "--set", "sigma=NaN"], "sigma: NaN is not allowed"),
     (["run", "geto_lp", "--set", "num_inputs=0"], "num_inputs: 0 is below the minimum 1"),
     (["run", "geto_lp", "--seed", "3", "--set", "seed=5"], "seed given twice"),

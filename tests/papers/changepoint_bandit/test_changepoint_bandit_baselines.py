@@ -2,6 +2,7 @@
 
 import itertools
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -57,12 +58,56 @@ def test_offline_bad_input():
         offline_change_points([1.0, 2.0, 3.0], num_change_points=1, weights=[1, 0, 1])
 
 
-@pytest.mark.parametrize("method", [uniform_ruptures, mcpi_track_and_stop])
+@pytest.mark.parametrize(
+    "method",
+    [uniform_ruptures, mcpi_track_and_stop, partial(mcpi_track_and_stop, stopping="certified")],
+)
 def test_baselines_locate_change_points(method):
     f = StepFunction([0.31, 0.68], [0.0, 1.0, 0.0])
     res = method(QueryOracle(f, seed=0), num_change_points=2, eta=0.01, delta=0.01)
     assert res.success and res.correct(f.change_points, 0.01)
     assert res.estimates.shape == (2,) and res.num_queries == res.detection_queries
+
+
+def test_certified_mcpi_never_stops_on_a_flat_function():
+    # No cell holds a change, so a valid certificate fires only when a sequence fails
+    # (probability <= delta). The level 5 makes sums over unequal counts differ by 5 per
+    # extra draw: a pairing that did not cut both arms to min(n_l, n_r) would stop at once.
+    flat = StepFunction([0.5], [5.0, 5.0 + 1e-12])
+    for seed in range(3):
+        with pytest.warns(RuntimeWarning, match="budget"):
+            res = mcpi_track_and_stop(
+                QueryOracle(flat, seed=seed),
+                num_change_points=1,
+                eta=0.05,
+                delta=1e-3,
+                stopping="certified",
+                max_queries=20_000,
+                on_budget="warn",
+            )
+        assert res.success is None and res.method == "mcpi_certified"
+
+
+def test_certified_mcpi_pairs_the_first_draws(monkeypatch):
+    # _pairs_certified must hand the certificate the sums of exactly the first
+    # min(n_l, n_r) draws of each arm, in the order drawn (across batches).
+    from neurips26.papers.changepoint_bandit import baselines
+
+    seen = {}
+
+    def spy(sums_a, sums_b, counts, *, delta, sigma):
+        seen.update(a=np.asarray(sums_a), b=np.asarray(sums_b), n=np.asarray(counts), d=delta)
+        return np.ones(len(counts), dtype=bool)
+
+    monkeypatch.setattr(baselines, "paired_certified_different", spy)
+    rng = np.random.default_rng(0)
+    obs = [[rng.normal(0, 1, 3), rng.normal(0, 1, 9)], [rng.normal(3, 1, 2), rng.normal(3, 1, 4)]]
+    counts = np.array([12, 6])
+    assert baselines._pairs_certified(obs, np.array([0]), np.array([1]), counts, 0.1, 1.0)
+    first0 = np.concatenate(obs[0])[:6].sum()
+    np.testing.assert_allclose(seen["a"], [first0])
+    np.testing.assert_allclose(seen["b"], [np.concatenate(obs[1]).sum()])
+    assert seen["n"].tolist() == [6] and seen["d"] == 0.1
 
 
 def test_uniform_with_ruptures_solver_matches_dp():
@@ -81,6 +126,8 @@ def test_baseline_bad_input():
         mcpi_track_and_stop(QueryOracle(f), num_change_points=1, delta=2.0)
     with pytest.raises(ValueError, match="batch_fraction"):
         mcpi_track_and_stop(QueryOracle(f), num_change_points=1, batch_fraction=0.0)
+    with pytest.raises(ValueError, match="stopping"):
+        mcpi_track_and_stop(QueryOracle(f), num_change_points=1, stopping="bayes")
 
 
 def test_reference_complexity_closed_form():
@@ -117,3 +164,19 @@ def test_uniform_stops_within_its_growth_factor_of_the_smallest_sufficient_count
     per_point = res.num_queries / k1
     assert res.success and per_point == int(per_point)
     assert n_star <= per_point <= max(n_star + 1, math.ceil(growth * n_star))
+
+
+def test_benchmark_prints_both_mcpi_stops_and_the_oracle_floor(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "changepoint_bandit.py"
+    spec = importlib.util.spec_from_file_location("changepoint_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.main(["--tier", "smoke", "--runs", "2"])
+    out = capsys.readouterr().out
+    for name in ("ours", "uniform_ruptures", "mcpi", "mcpi_certified", "oracle_cells"):
+        assert f" {name} " in out
+    assert "against mcpi (heuristic" in out and "against mcpi_certified (certified" in out
+    assert out.count("goal (our median queries") == 2

@@ -19,7 +19,11 @@ it), and return the same :class:`~.localize.LocalizationResult` as our method.
   exploration of all arms (a share ``sqrt(K / t)``). It stops when the Gaussian GLR of the
   closest alternative (moving a change point by one arm: that arm's mean would have to
   equal the other level) exceeds ``beta(t, delta) = log(2 N (1 + log t) / delta)`` for
-  every change point.
+  every change point. With ``stopping="certified"`` it stops instead when each of the
+  ``N`` cells it names passes the paired time-uniform certificate of :mod:`.bounds` at
+  level ``delta / K`` (a union over the ``K`` cells of the grid, so whichever cells the
+  segmentation names are covered): the same guarantee as our method, for comparisons at
+  equal confidence.
 
 Deviations: MCPI's optimal proportions solve a max-min problem over all alternatives; we
 use the closed-form ``1 / Delta^2`` weights on boundary arms suggested by the spec, with the
@@ -34,6 +38,8 @@ import math
 from typing import Any
 
 import numpy as np
+
+from neurips26.common.validation import check_choice
 
 from .bounds import paired_certified_different
 from .localize import (
@@ -172,6 +178,7 @@ def mcpi_track_and_stop(
     delta: float = 0.05,
     sigma: float = 1.0,
     batch_fraction: float = 0.25,
+    stopping: str = "glr",
     max_queries: int | None = 10**7,
     on_budget: str = "raise",
 ) -> LocalizationResult:
@@ -188,6 +195,18 @@ def mcpi_track_and_stop(
     batch_fraction : float, default 0.25
         Each batch has ``max(K + 1, batch_fraction * t)`` queries (``t`` so far); the
         stopping rule is checked after each batch.
+    stopping : {"glr", "certified"}, default "glr"
+        ``"glr"``: MCPI's heuristic rule, the Gaussian GLR of each boundary arm against the
+        other side's pooled level (treated as known) at least ``beta(t, delta) = log(2 N
+        (1 + log t) / delta)``; its ``delta`` is nominal. ``"certified"``: each named cell
+        ``(g_l, g_r]`` passes :func:`~.bounds.paired_certified_different` on the first
+        ``m = min(n_l, n_r)`` observations of its two arms, paired in the order drawn, at
+        level ``delta / K``. Every arm's observations are i.i.d. whatever the sampling
+        rule, so these pairs are i.i.d. and the time-uniform sequence holds at the
+        data-dependent stopping time; the union over the ``K`` cells covers any cells the
+        segmentation names, and ``N`` disjoint cells each holding a change, with exactly
+        ``N`` change points, hold one each: correct with probability at least
+        ``1 - delta``. The sampling rule is the same; observations are drawn one by one.
     max_queries, on_budget
         As in :func:`~.localize.localize_change_points`.
 
@@ -216,6 +235,7 @@ def mcpi_track_and_stop(
     _check_on_budget(on_budget)
     if not 0 < batch_fraction <= 1:
         raise ValueError(f"batch_fraction must lie in (0, 1], got {batch_fraction!r}")
+    certified = check_choice(stopping, "stopping", ("glr", "certified")) == "certified"
     grid = _grid(eta)
     K1 = grid.size
     if K1 - 1 < N:
@@ -225,9 +245,18 @@ def mcpi_track_and_stop(
     counts = np.zeros(K1, dtype=np.int64)
     nan = np.full(N, np.nan)
     need = np.ones(K1, dtype=np.int64)  # initialisation: one query per arm
+    obs: list[list[np.ndarray]] = [[] for _ in range(K1)]  # per-arm draws ("certified")
+    method = "mcpi_certified" if certified else "mcpi"
     try:
         while True:
-            sums += S.sample(grid, need, "detection")
+            if certified:  # one draw per query, kept per arm in the order drawn
+                arms = np.repeat(np.arange(K1), need)  # (sum(need),), arm by arm
+                y = S.sample(grid[arms], np.ones(arms.size, dtype=np.int64), "detection")
+                for a, part in zip(np.flatnonzero(need), _split_by_arm(y, need), strict=True):
+                    obs[a].append(part)
+                np.add.at(sums, arms, y)
+            else:
+                sums += S.sample(grid, need, "detection")
             counts += need
             t = int(counts.sum())
             means = sums / counts  # (K + 1,)
@@ -244,11 +273,15 @@ def mcpi_track_and_stop(
             side_ok = (np.abs(means[left] - vL) < np.abs(means[left] - vR)) & (
                 np.abs(means[right] - vR) < np.abs(means[right] - vL)
             )
-            z = np.where(side_ok, np.minimum(zl, zr), 0.0)  # (N,)
-            beta = math.log(2 * N * (1 + math.log(t)) / delta)
-            if np.all(z >= beta):
+            if certified:
+                stop = _pairs_certified(obs, left, right, counts, delta / (K1 - 1), sigma)
+            else:
+                z = np.where(side_ok, np.minimum(zl, zr), 0.0)  # (N,)
+                beta = math.log(2 * N * (1 + math.log(t)) / delta)
+                stop = bool(np.all(z >= beta))
+            if stop:
                 lo, hi = grid[left], grid[right]
-                return _result(S, N, (lo + hi) / 2, lo, hi, True, "mcpi")
+                return _result(S, N, (lo + hi) / 2, lo, hi, True, method)
             # Next batch: forced exploration share sqrt(K / t), the rest tracks 1/Delta^2.
             B = max(K1, int(batch_fraction * t))
             explore = min(0.5, math.sqrt(K1 / t))
@@ -261,4 +294,18 @@ def mcpi_track_and_stop(
             np.add.at(need, left, np.ceil(share).astype(np.int64))
             np.add.at(need, right, np.ceil(share).astype(np.int64))
     except _OutOfBudget:
-        return _out_of_budget(_result(S, N, nan, nan, nan, None, "mcpi"), max_queries, on_budget)
+        return _out_of_budget(_result(S, N, nan, nan, nan, None, method), max_queries, on_budget)
+
+
+def _split_by_arm(y: np.ndarray, need: np.ndarray) -> list[np.ndarray]:
+    """Split ``y`` (draws laid out arm by arm, ``need[a]`` each) into the nonzero arms' parts."""
+    nz = need[need > 0]
+    return np.split(y, np.cumsum(nz)[:-1])
+
+
+def _pairs_certified(obs, left, right, counts, delta_cell, sigma) -> bool:
+    """Paired certificate on the first ``min(n_l, n_r)`` draws of each cell's two arms."""
+    m = np.minimum(counts[left], counts[right])  # (N,)
+    s_l = np.array([np.concatenate(obs[a])[:k].sum() for a, k in zip(left, m, strict=True)])
+    s_r = np.array([np.concatenate(obs[a])[:k].sum() for a, k in zip(right, m, strict=True)])
+    return bool(np.all(paired_certified_different(s_l, s_r, m, delta=delta_cell, sigma=sigma)))

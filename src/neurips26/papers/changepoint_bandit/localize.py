@@ -72,7 +72,8 @@ Deviations from the paper
   an exact least-squares segmentation equal to ``ruptures.Dynp(model="l2")`` (tested) and
   the same stitched paired certificate as our verification; MCPI is a simplified
   Track-and-Stop (its threshold is heuristic, so its error rate is reported beside its
-  queries).
+  queries), also run with the certified stop (``stopping="certified"``: our paired
+  certificate on its boundary arms) for comparisons at equal confidence.
 """
 
 from __future__ import annotations
