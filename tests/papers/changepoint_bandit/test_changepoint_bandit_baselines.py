@@ -180,3 +180,4 @@ def test_benchmark_prints_both_mcpi_stops_and_the_oracle_floor(capsys):
         assert f" {name} " in out
     assert "against mcpi (heuristic" in out and "against mcpi_certified (certified" in out
     assert out.count("goal (our median queries") == 2
+    assert "mcpi / oracle_cells" in out and "certificate share of oracle_cells" in out
