@@ -37,3 +37,44 @@ def test_tiers_are_consistent():
         assert len(cfg.under_window) == 2 and len(cfg.over_window) == 2
         assert cfg.num_params_grid[-1] <= cfg.dim
         assert list(cfg.num_samples_grid) == sorted(set(cfg.num_samples_grid))
+
+
+def _toy_grid(loss_by_seed):
+    loss = np.asarray(loss_by_seed, dtype=float)[:, :, None]  # (S, nP, 1)
+    s = loss.shape[0]
+    return experiment.ScalingGrid(
+        num_params=np.array([1, 2, 4, 8]),
+        num_samples=np.array([8]),
+        loss=loss,
+        train_loss=np.zeros_like(loss),
+        rank=np.ones_like(loss),
+        data_rank=np.full((s, 1), 8.0),
+        seen_coords=np.ones((s, 1)),
+        unseen_mass=np.zeros((s, 1)),
+    )
+
+
+def test_peak_height_interval_resamples_seeds():
+    # identical seeds: every resample gives the same peak / quarter ratio, half-width 0
+    same = _toy_grid([[1.0, 2.0, 3.0, 9.0]] * 4)  # r_T / 4 = 2 -> quarter loss 2, peak 9
+    assert experiment._peak_height_half_width([same], 200, 0) == 0.0
+    # one seed: no spread is known
+    assert experiment._peak_height_half_width([_toy_grid([[1.0, 2.0, 3.0, 9.0]])], 200, 0) == (
+        float("inf")
+    )
+    # seeds that disagree: resampled ratios are 3, 4.5 or 6, so the half-width is within
+    # (0, (6 - 3) / 2]
+    spread = _toy_grid([[1.0, 2.0, 3.0, 6.0], [1.0, 2.0, 3.0, 12.0]])
+    h = experiment._peak_height_half_width([spread], 2000, 1)
+    assert 0.5 < h <= 1.5
+    # the min over grids: a steady grid below every resample of the other decides alone
+    low = _toy_grid([[1.0, 2.0, 3.0, 4.0]] * 2)  # ratio 2 < 3
+    assert experiment._peak_height_half_width([spread, low], 500, 1) == 0.0
+
+
+def test_seed_subset_keeps_every_per_seed_field():
+    g = _toy_grid([[1.0, 2.0, 3.0, 6.0], [1.0, 2.0, 3.0, 12.0]])
+    sub = experiment._seed_subset(g, np.array([1, 1, 1]))
+    assert sub.loss.shape == (3, 4, 1) and np.all(sub.loss[:, 3, 0] == 12.0)
+    assert sub.data_rank.shape == (3, 1) and sub.unseen_mass.shape == (3, 1)
+    np.testing.assert_array_equal(sub.num_params, g.num_params)
