@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 
@@ -27,6 +28,7 @@ def test_smoke_run_metrics_tables_figures(smoke):
     ):
         assert key in m
     assert m["all_converged"] is True
+    assert m["faithful_select_rate_ci"] == float("inf")  # one replicate: no spread known
     assert m["refuse_rate_weak_spread"] == 1.0  # theta_sd = 0.1 cannot rank systems
     assert m["weak_leaderboard_rate"] == 1.0  # the correlation workflow always ranks
     assert set(smoke.figures) == {"decisions", "emd", "ruler"}
@@ -40,6 +42,15 @@ def test_smoke_run_is_deterministic(smoke):
     assert again.stable_metrics() == smoke.stable_metrics()
     other = experiment.run(dataclasses.replace(experiment.TIERS["smoke"], seed=1))
     assert other.stable_metrics() != smoke.stable_metrics()
+
+
+def test_faithful_select_rate_interval_over_replicates():
+    cfg = dataclasses.replace(experiment.TIERS["smoke"], num_replicates=3, judges=("faithful",))
+    m = experiment.run(cfg).metrics
+    h = m["faithful_select_rate_ci"]
+    assert math.isfinite(h) and 0.0 <= h <= 0.5
+    if m["faithful_select_rate"] in (0.0, 1.0):  # every replicate alike: no spread
+        assert h == 0.0
 
 
 def test_claims_name_metrics_the_small_tier_produces():

@@ -32,6 +32,7 @@ Deviations from the paper
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -40,6 +41,7 @@ import pandas as pd
 
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
+from neurips26.common.stats import bootstrap_ci
 
 from . import (
     JudgeValidator,
@@ -110,6 +112,7 @@ METRICS: tuple[str, ...] = (
     "emd_improved_share",
     "failures_flagged_share",
     "faithful_select_rate",
+    "faithful_select_rate_ci",
     "num_calibration_failures",
     "num_cells",
     "num_pathological",
@@ -248,6 +251,19 @@ def run(config: Config) -> RunResult:
         metrics["pathological_flagged"] = int((pj["flag_rate"] >= 0.5).sum())
     if "faithful" in config.judges:
         metrics["faithful_select_rate"] = float(per_judge.loc["faithful", "select_rate"])
+        # replicates are the independent units (the dimensions of one replicate share its
+        # benchmark): a percentile bootstrap of the rate over them
+        rep_rate = (
+            cells.loc[cells["judge"] == "faithful"]
+            .groupby("replicate")["decision"]
+            .agg(lambda d: float(np.mean(d == "select")))
+            .to_numpy()
+        )
+        metrics["faithful_select_rate_ci"] = (
+            bootstrap_ci(rep_rate, num_bootstrap=config.num_bootstrap, seed=config.seed).half_width
+            if rep_rate.size >= 2
+            else math.inf
+        )
     improved = cells["emd_calibrated"] < cells["emd_raw"]
     metrics["emd_improved_share"] = float(improved.mean())
     metrics["emd_improved_cells"] = int(improved.sum())

@@ -53,6 +53,7 @@ PAPER = Paper(
             "judge x dimension cells.",
             paper_value="qualitative (spec: >= 0.9)",
             metric="faithful_select_rate",
+            uncertainty="faithful_select_rate_ci",
             comparison=">=",
             target=0.9,
             tiers=_SMALL,
