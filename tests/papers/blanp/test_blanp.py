@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 import pytest
@@ -386,3 +387,6 @@ def test_smoke_run():
     assert all(is_declared(m, METRICS) for m in res.metrics)
     assert res.metrics["check_antithetic_quadratic_error"] < 1e-8
     assert res.metrics["check_cross_layer_grad_max"] == 0.0
+    # the directional-error ratio carries its bootstrap half-width over the examples
+    h = res.metrics["directional_error_ratio_ci"]
+    assert math.isfinite(h) and 0.0 < h < res.metrics["directional_error_ratio"]

@@ -90,6 +90,7 @@ PAPER = Paper(
             ),
             paper_value="first-order accurate from two passes",
             metric="directional_error_ratio",
+            uncertainty="directional_error_ratio_ci",
             comparison="<",
             target=1.0,
             tiers=("smoke", "small", "paper"),
