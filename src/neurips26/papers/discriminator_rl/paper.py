@@ -102,6 +102,7 @@ PAPER = Paper(
             ),
             paper_value="the logit estimates the log-likelihood ratio (spec: r >= 0.9)",
             metric="logit_ratio_corr",
+            uncertainty="logit_ratio_corr_ci",
             comparison=">=",
             target=0.9,
         ),
