@@ -31,6 +31,8 @@ def test_smoke_metrics(smoke):
     for meth in METHODS:
         assert m[f"{meth}_final_fd"] >= 0 and 0 <= m[f"{meth}_final_acc"] <= 1
     assert all(math.isfinite(v) for k, v in m.items() if not k.endswith("_ci"))
+    # the evaluator's accuracy carries its binomial half-width over the test images
+    assert 0 <= m["clf_test_acc_ci"] < 0.5
     cfg = TIERS["smoke"]
     assert len(smoke.tables["curves"]) == cfg.num_seeds * len(METHODS) * (
         cfg.max_iter // cfg.eval_every)

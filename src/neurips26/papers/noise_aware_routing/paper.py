@@ -179,6 +179,7 @@ PAPER = Paper(
             ),
             paper_value="spec: >= 97% (stands in for Inception)",
             metric="clf_test_acc",
+            uncertainty="clf_test_acc_ci",
             comparison=">=",
             target=0.97,
             kind="check",
