@@ -47,8 +47,9 @@ What does not reproduce at the small tier, and why we think so
   not above the single-fact gain.
 - General ability: the memory is trained only on answer-token cross-entropy (as the
   paper's loss), and its corrections stay active on unrelated text; on held-out
-  documentation the next-token loss rises by more than the 2% the spec allows. The
-  paper's larger backbones and longer, more varied training data likely dampen this.
+  documentation the next-token loss rises by more than the 2% the spec allows in our
+  runs, though two seeds give the ratio a wide Student-t interval. The paper's larger
+  backbones and longer, more varied training data likely dampen this.
 - Memory tokens and LoRA stay near chance: LoRA has no state across windows by design;
   the memory tokens, entering at the top layers with a short training budget, do not
   learn to carry the fact.
@@ -64,7 +65,7 @@ import torch
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.models.llm import decoder_layers, load_causal_lm, load_smollm2, tiny_causal_lm
 from neurips26.common.progress import phase
-from neurips26.common.stats import bootstrap_ci
+from neurips26.common.stats import bootstrap_ci, seed_ci
 
 from . import (
     FAMILIES,
@@ -135,7 +136,7 @@ METRICS = (
     "ratio_vs_frozen", "ratio_vs_frozen_ci", "ratio_vs_best", "ratio_vs_best_ci",
     "gain_recall", "gain_overwrite", "gain_multi", "heavy_over_single",
     "heavy_over_single_ci",
-    "lm_loss_frozen", "lm_loss_delta", "lm_loss_ratio",
+    "lm_loss_frozen", "lm_loss_delta", "lm_loss_ratio", "lm_loss_ratio_ci",
     "state_floats_per_layer", "delta_params", "lora_params", "rmt_params", "lora_rank",
     "lora_param_mismatch", "train_loss_first", "train_loss_last",
     "check_zero_init_error", "check_backbone_unchanged", "check_scan_error",
@@ -384,6 +385,8 @@ def run(cfg: Config) -> RunResult:
     m["lm_loss_frozen"] = _lm_loss(runner, None, lm_ids, cfg.window)
     m["lm_loss_delta"] = float(np.mean(lm_delta))
     m["lm_loss_ratio"] = m["lm_loss_delta"] / m["lm_loss_frozen"]
+    # the frozen loss is one fixed number; the trained memory varies with the seed
+    m["lm_loss_ratio_ci"] = seed_ci(np.asarray(lm_delta) / m["lm_loss_frozen"]).half_width
     m.update(params)
     m["lora_param_mismatch"] = abs(params["lora_params"] / params["delta_params"] - 1.0)
     m["train_loss_first"] = float(np.mean([a for a, _ in losses]))

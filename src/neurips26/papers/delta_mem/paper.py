@@ -70,6 +70,7 @@ PAPER = Paper(
             ),
             paper_value="general capabilities largely preserved (spec: <= 1.02x)",
             metric="lm_loss_ratio",
+            uncertainty="lm_loss_ratio_ci",
             comparison="<=",
             target=1.02,
             tiers=("small", "paper"),
