@@ -16,3 +16,7 @@ def test_smoke_run_and_claims():
     assert verdicts["replayable"] == "reproduced"
     assert verdicts["completion_drop"] == "not run"
     assert e.TIERS["small"].num_tasks == 25
+    # every bootstrapped statistic carries its task-cluster half-width
+    for k in e.BOOTSTRAPPED:
+        assert f"{k}_ci" in m
+    assert m["recovery_transient_ci"] >= 0

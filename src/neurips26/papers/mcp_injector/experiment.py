@@ -118,6 +118,7 @@ BOOTSTRAPPED = (
     "small_minus_large_calibrated",
     "faulted_calls_large_minus_small",
     "eta2_stack_minus_size",
+    "recovery_transient",
 )
 
 
@@ -133,6 +134,7 @@ def _grid_stats(an) -> dict[str, float]:
         - c.get(("calibrated", "large"), math.nan),
         "faulted_calls_large_minus_small": fc.get("large", math.nan) - fc.get("small", math.nan),
         "eta2_stack_minus_size": eta["stack"] - eta["size"] if eta else math.nan,
+        "recovery_transient": an.recovery.get("transient", math.nan),
     }
 
 
@@ -331,6 +333,7 @@ METRICS: tuple[str, ...] = (
     "num_cells",
     "recovery_permanent",
     "recovery_transient",
+    "recovery_transient_ci",
     "replay_from_log",
     "replay_num_faults",
     "replay_ok",

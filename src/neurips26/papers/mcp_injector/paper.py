@@ -133,6 +133,7 @@ PAPER = Paper(
             statement="Retries recover transient faults.",
             paper_value="qualitative; spec: >= 0.8 of faulted calls recovered",
             metric="recovery_transient",
+            uncertainty="recovery_transient_ci",
             comparison=">=",
             target=0.8,
             tiers=_SMALL,
