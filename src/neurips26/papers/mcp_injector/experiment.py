@@ -142,8 +142,9 @@ def _task_bootstrap(grid, cfg: Config, anova_conditions) -> dict[str, float]:
     """95% half-widths of the grid statistics by a task-cluster bootstrap.
 
     The unit is the task: each task runs in every (condition, size, stack) cell, so a
-    replicate resamples task ids with replacement and keeps all cells of each drawn task
-    (the pairing across conditions, sizes and stacks stays intact). The half-width is half
+    replicate resamples task ids with replacement and keeps all cells and all call
+    records (``attempts``, for the recovery rates) of each drawn task (the pairing across
+    conditions, sizes and stacks stays intact). The half-width is half
     the 2.5-97.5 percentile range of the replicates; infinite with fewer than two tasks.
     """
     import pandas as pd
@@ -155,16 +156,20 @@ def _task_bootstrap(grid, cfg: Config, anova_conditions) -> dict[str, float]:
     if tasks.size < 2:
         return {f"{k}_ci": math.inf for k in BOOTSTRAPPED}
     by_task = {t: g for t, g in df.groupby("task")}
+    att_by_task: dict = {}
+    for a in grid.attempts:  # each call's record goes with its task
+        att_by_task.setdefault(a["task"], []).append(a)
     rng = np.random.default_rng([cfg.seed, 14])
     reps: dict[str, list[float]] = {k: [] for k in BOOTSTRAPPED}
     for _ in range(cfg.num_bootstrap):
         pick = rng.choice(tasks, size=tasks.size, replace=True)
-        parts = []
+        parts, atts = [], []
         for j, t in enumerate(pick):  # a drawn task twice is two tasks
             part = by_task[t].copy()
             part["task"] = j
             parts.append(part)
-        sub = GridResult(cells=pd.concat(parts, ignore_index=True))
+            atts.extend({**a, "task": j} for a in att_by_task.get(t, ()))
+        sub = GridResult(cells=pd.concat(parts, ignore_index=True), attempts=atts)
         try:
             stats = _grid_stats(analyse(sub, anova_conditions=anova_conditions))
         except (ValueError, np.linalg.LinAlgError):
