@@ -252,8 +252,9 @@ def mcpi_track_and_stop(
             if certified:  # one draw per query, kept per arm in the order drawn
                 arms = np.repeat(np.arange(K1), need)  # (sum(need),), arm by arm
                 y = S.sample(grid[arms], np.ones(arms.size, dtype=np.int64), "detection")
-                for a, part in zip(np.flatnonzero(need), _split_by_arm(y, need), strict=True):
-                    obs[a].append(part)
+                for a, part in enumerate(np.split(y, np.cumsum(need)[:-1])):
+                    if part.size:
+                        obs[a].append(part)
                 np.add.at(sums, arms, y)
             else:
                 sums += S.sample(grid, need, "detection")
@@ -267,15 +268,15 @@ def mcpi_track_and_stop(
             )  # (N + 1,) segment levels
             left, right = bkps - 1, bkps  # arms around each change point
             vL, vR = levels[:-1], levels[1:]
-            # GLR of the closest alternative: the boundary arm takes the other level.
-            zl = counts[left] * (means[left] - vR) ** 2 / (2 * sigma**2)
-            zr = counts[right] * (means[right] - vL) ** 2 / (2 * sigma**2)
-            side_ok = (np.abs(means[left] - vL) < np.abs(means[left] - vR)) & (
-                np.abs(means[right] - vR) < np.abs(means[right] - vL)
-            )
             if certified:
                 stop = _pairs_certified(obs, left, right, counts, delta / (K1 - 1), sigma)
             else:
+                # GLR of the closest alternative: the boundary arm takes the other level.
+                zl = counts[left] * (means[left] - vR) ** 2 / (2 * sigma**2)
+                zr = counts[right] * (means[right] - vL) ** 2 / (2 * sigma**2)
+                side_ok = (np.abs(means[left] - vL) < np.abs(means[left] - vR)) & (
+                    np.abs(means[right] - vR) < np.abs(means[right] - vL)
+                )
                 z = np.where(side_ok, np.minimum(zl, zr), 0.0)  # (N,)
                 beta = math.log(2 * N * (1 + math.log(t)) / delta)
                 stop = bool(np.all(z >= beta))
@@ -295,12 +296,6 @@ def mcpi_track_and_stop(
             np.add.at(need, right, np.ceil(share).astype(np.int64))
     except _OutOfBudget:
         return _out_of_budget(_result(S, N, nan, nan, nan, None, method), max_queries, on_budget)
-
-
-def _split_by_arm(y: np.ndarray, need: np.ndarray) -> list[np.ndarray]:
-    """Split ``y`` (draws laid out arm by arm, ``need[a]`` each) into the nonzero arms' parts."""
-    nz = need[need > 0]
-    return np.split(y, np.cumsum(nz)[:-1])
 
 
 def _pairs_certified(obs, left, right, counts, delta_cell, sigma) -> bool:
