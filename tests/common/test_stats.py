@@ -82,6 +82,14 @@ def test_bootstrap_ci_covers_and_is_seeded():
         bootstrap_ci(data, num_bootstrap=1.5)
 
 
+def test_bootstrap_ci_of_one_unit_is_infinite():
+    # every resample of one unit is that unit: a zero-width interval would claim certainty
+    ci = bootstrap_ci([3.0], num_bootstrap=50)
+    assert ci.estimate == 3.0
+    assert ci.half_width == np.inf
+    assert bootstrap_ci([[1.0, 2.0]], np.sum, num_bootstrap=50).half_width == np.inf
+
+
 def test_paired_tests_match_scipy():
     rng = np.random.default_rng(2)
     a = rng.normal(0, 1, 20)

@@ -244,7 +244,8 @@ def bootstrap_ci(
     -------
     ConfidenceInterval
         ``estimate`` is ``statistic(data)``; replicates with a non-finite statistic are
-        dropped (an interval with none left is infinite).
+        dropped (an interval with none left is infinite). A single unit says nothing
+        about the spread, so ``n = 1`` gives an infinite interval, as in `seed_ci`.
 
     Examples
     --------
@@ -259,6 +260,8 @@ def bootstrap_ci(
     rng = np.random.default_rng(check_seed(seed))
     est = float(statistic(arr))
     n = arr.shape[0]
+    if n < 2:
+        return ConfidenceInterval(est, -math.inf, math.inf, level)
     reps = np.array(
         [float(statistic(arr[rng.integers(0, n, size=n)])) for _ in range(num_bootstrap)]
     )
