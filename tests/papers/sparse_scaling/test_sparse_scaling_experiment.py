@@ -78,3 +78,24 @@ def test_seed_subset_keeps_every_per_seed_field():
     assert sub.loss.shape == (3, 4, 1) and np.all(sub.loss[:, 3, 0] == 12.0)
     assert sub.data_rank.shape == (3, 1) and sub.unseen_mass.shape == (3, 1)
     np.testing.assert_array_equal(sub.num_params, g.num_params)
+
+
+def _draws_with_rates(rates, num_draws):
+    """(num_draws, nT) 0/1 divergence indicators whose column means are ``rates``."""
+    counts = np.rint(np.asarray(rates) * num_draws).astype(int)
+    return (np.arange(num_draws)[:, None] < counts[None, :]).astype(float)
+
+
+def test_gd_law_r2_fits_the_window_of_each_resample():
+    t = np.array([16.0, 32, 64, 128, 256, 512])
+    # an exact power law P = 0.8 (T / 16)^-1 inside the window: R^2 = 1 up to rounding
+    exact = _draws_with_rates(0.8 * (t / 16) ** -1.0, 4000)
+    assert experiment._gd_law_r2(t, exact) > 0.9999
+    # points outside 0.01 < P < 0.9 are left out: a P = 1 head does not lower R^2
+    head = _draws_with_rates(np.r_[1.0, 0.8 * (t[1:] / 16) ** -1.0], 4000)
+    assert experiment._gd_law_r2(t, head) > 0.9999
+    # a law that bends (log P quadratic in log T) fits worse than a straight one
+    bent = _draws_with_rates(0.5 * np.exp(-0.15 * np.log(t / 16) ** 2), 4000)
+    assert experiment._gd_law_r2(t, bent) < 0.95
+    # fewer than 3 points in the window: no fit, NaN (bootstrap_ci drops such replicates)
+    assert np.isnan(experiment._gd_law_r2(t, _draws_with_rates([1, 1, 1, 0.5, 0.2, 0], 100)))

@@ -125,6 +125,7 @@ PAPER = Paper(
             metric="gd_law_r2_sparse",
             comparison=">=",
             target=0.9,
+            uncertainty="gd_law_r2_sparse_ci",
             tiers=_ST,
         ),
         Claim(
