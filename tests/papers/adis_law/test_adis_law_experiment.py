@@ -21,6 +21,9 @@ def test_smoke_run_and_claims():
     assert -1 <= m["traj_spearman_within"] <= 1
     assert {"params", "heldout", "top_candidates"} <= set(res.tables)
     assert "heldout" in res.figures
+    # the behaviour statistics carry a bootstrap over the injected fit runs
+    for name in ("rise_fall_fraction", "deviation_r2", "adaptation_loglog_r2"):
+        assert m[f"{name}_ci"] >= 0
     verdicts = {c.id: c.verdict for c in get_paper("adis_law").evaluate(m, "smoke")}
     assert verdicts["policy_ranking"] == NOT_RUN  # paper claims are small/paper tier only
     assert verdicts["fit_recovers_law"] != NOT_RUN

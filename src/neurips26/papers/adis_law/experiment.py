@@ -47,7 +47,8 @@ Deviations from the paper
 - A held-out policy uses the training grid's values at a new budget (a Latin-square
   subset): extrapolation in data budget, not interpolation in the policy space.
 - Uncertainty is a bootstrap over the held-out policies (one training seed per run; a
-  seed sweep is ``--seed`` at the command line).
+  seed sweep is ``--seed`` at the command line); the two behaviours and the adaptation
+  R^2 are bootstrapped over the injected runs of the fitted grid.
 - Model-scale extrapolation runs only in the paper tier (several widths); the small tier
   extrapolates in data budget only.
 """
@@ -55,6 +56,7 @@ Deviations from the paper
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass
 
@@ -64,6 +66,7 @@ from scipy import stats
 from neurips26.common.cache import cache_key, cached_arrays
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
+from neurips26.common.stats import bootstrap_ci
 
 from .baselines import AdditiveRegression, DecoupledLaw, NearestConfiguration
 from .law import ADISFit, Trajectory, fit_adis_law, rank_policies, simulate_trajectory
@@ -123,7 +126,8 @@ METRICS: tuple[str, ...] = (
     "tail_rel_error_general", "rank_spearman", "rank_spearman_ci", "rank_best_in_top2",
     "rank_regret", "heldout_rmse_target", "rmse_decoupled", "rmse_additive", "rmse_nearest",
     "rmse_ratio_worst", "rank_spearman_decoupled", "rank_spearman_additive",
-    "rank_spearman_nearest", "rise_fall_fraction", "deviation_r2", "adaptation_loglog_r2",
+    "rank_spearman_nearest", "rise_fall_fraction", "rise_fall_fraction_ci", "deviation_r2",
+    "deviation_r2_ci", "adaptation_loglog_r2", "adaptation_loglog_r2_ci",
     "recovery_max_param_rel_error", "recovery_forecast_rel_error", "recovery_rank_spearman",
     "train_steps", "grid_seconds",
     "law_seconds", "law_vs_grid_time_ratio",
@@ -440,12 +444,18 @@ def _baselines(study: Study, rows: list[Row], cfg: Config, mu: float) -> dict[st
     return out
 
 
-def _behaviours(fit: ADISFit, study: Study) -> dict[str, float]:
-    """Rise-then-fall of the general deviation, its fit, and the log-log adaptation."""
+def _behaviours(fit: ADISFit, study: Study, num_bootstrap: int, seed: int) -> dict[str, float]:
+    """Rise-then-fall of the general deviation, its fit, and the log-log adaptation.
+
+    Each statistic is a function of the injected fit runs; its ``_ci`` is the half-width of
+    a percentile bootstrap over those runs (`common.stats.bootstrap_ci`).
+    """
     base = study.base_fit
     bpred, _ = _predict(fit, base)
     base_at = dict(zip(base.steps.tolist(), base.loss_general, strict=True))
     bpred_at = dict(zip(base.steps.tolist(), bpred, strict=True))
+    # per injected run: rise-then-fall flag (NaN under 3 points), observed and predicted
+    # deviation from the base run, log-log R^2 of the adaptation (NaN where undefined)
     rise_fall, dev_obs, dev_pred, r2s = [], [], [], []
     p = fit.params
     for t in study.fit_runs:
@@ -456,22 +466,46 @@ def _behaviours(fit: ADISFit, study: Study) -> dict[str, float]:
         d = t.loss_general[keep] - np.array([base_at[s] for s in steps.tolist()])
         pg, _ = _predict(fit, t)
         dp = pg[keep] - np.array([bpred_at[s] for s in steps.tolist()])
+        flag = math.nan
         if d.size >= 3:
             k = int(np.argmax(d))
-            rise_fall.append(0 < k < d.size - 1 and d[-1] < d[k] - 0.1 * np.ptp(d))
+            flag = float(0 < k < d.size - 1 and d[-1] < d[k] - 0.1 * np.ptp(d))
+        rise_fall.append(flag)
         dev_obs.append(d)
         dev_pred.append(dp)
         f = schedule_features(t.lrs, mix=t.mix, zeta=fit.zeta)
         ref = p.lr_ref
         u = (f.e_domain + p.target["kappa"] * f.general_exposure)[t.steps] / ref
         y = t.loss_target + p.target["C_T"] * f.s2[t.steps] / ref - p.target["E_T"]
-        if (y > 0).all():
-            r2s.append(stats.linregress(np.log(u), np.log(y)).rvalue ** 2)
-    do, dp = np.concatenate(dev_obs), np.concatenate(dev_pred)
-    r2 = 1.0 - np.sum((do - dp) ** 2) / np.sum((do - do.mean()) ** 2)
-    return {"rise_fall_fraction": float(np.mean(rise_fall)) if rise_fall else float("nan"),
-            "deviation_r2": float(r2),
-            "adaptation_loglog_r2": float(np.median(r2s)) if r2s else float("nan")}
+        r2s.append(stats.linregress(np.log(u), np.log(y)).rvalue ** 2 if (y > 0).all()
+                   else math.nan)
+    rise_fall_arr, r2_arr = np.array(rise_fall), np.array(r2s)
+
+    def rise_fall_fraction(idx):
+        v = rise_fall_arr[idx.astype(int)]
+        v = v[np.isfinite(v)]
+        return float(np.mean(v)) if v.size else math.nan
+
+    def deviation_r2(idx):
+        do = np.concatenate([dev_obs[i] for i in idx.astype(int)])
+        dp = np.concatenate([dev_pred[i] for i in idx.astype(int)])
+        ss = np.sum((do - do.mean()) ** 2)
+        return float(1.0 - np.sum((do - dp) ** 2) / ss) if ss > 0 else math.nan
+
+    def adaptation_r2(idx):
+        v = r2_arr[idx.astype(int)]
+        v = v[np.isfinite(v)]
+        return float(np.median(v)) if v.size else math.nan
+
+    out: dict[str, float] = {}
+    units = np.arange(len(dev_obs), dtype=float)
+    for k, (name, stat) in enumerate((("rise_fall_fraction", rise_fall_fraction),
+                                      ("deviation_r2", deviation_r2),
+                                      ("adaptation_loglog_r2", adaptation_r2))):
+        out[name] = stat(units)
+        out[f"{name}_ci"] = bootstrap_ci(units, stat, num_bootstrap=num_bootstrap,
+                                         seed=seed + k).half_width if units.size else math.inf
+    return out
 
 
 def _recovery(fit: ADISFit, study: Study, cfg: Config) -> dict[str, float]:
@@ -565,7 +599,7 @@ def run(config: Config) -> RunResult:
     m["rank_spearman_ci"] = _bootstrap(rows, lambda r: _ranking(r, cfg.mu)[0], cfg.bootstrap,
                                        cfg.seed)
     m.update(_baselines(study, rows, cfg, cfg.mu))
-    m.update(_behaviours(fit, study))
+    m.update(_behaviours(fit, study, cfg.bootstrap, cfg.seed))
     m.update(_recovery(fit, study, cfg))
     m["train_steps"] = study.train_steps
     m["grid_seconds"] = study.grid_seconds

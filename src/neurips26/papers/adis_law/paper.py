@@ -117,6 +117,7 @@ PAPER = Paper(
             metric="rise_fall_fraction",
             comparison=">=",
             target=0.7,
+            uncertainty="rise_fall_fraction_ci",
             tiers=_TIERS,
         ),
         Claim(
@@ -130,6 +131,7 @@ PAPER = Paper(
             metric="deviation_r2",
             comparison=">=",
             target=0.8,
+            uncertainty="deviation_r2_ci",
             tiers=_TIERS,
         ),
         Claim(
@@ -143,6 +145,7 @@ PAPER = Paper(
             metric="adaptation_loglog_r2",
             comparison=">=",
             target=0.95,
+            uncertainty="adaptation_loglog_r2_ci",
             tiers=_TIERS,
         ),
         Claim(
