@@ -13,6 +13,7 @@ def test_smoke_run_and_claims():
     assert m["attack_solver_calls"] == 0
     assert m["oracle_attack_solver_calls"] >= 0
     assert 0.0 <= m["label_preserved"] <= 1.0
+    assert 0.0 <= m["matcher_test_accuracy_ci"] <= 0.5  # a bootstrap over test queries
     assert {"learning_curve", "attacks"} <= set(res.tables)
     verdicts = {c.id: c.verdict for c in get_paper("seagram").evaluate(m, "smoke")}
     for cid in ("no_solver_at_test", "vf2_matches_bruteforce", "monotonicity_rules",

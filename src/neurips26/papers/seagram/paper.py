@@ -134,6 +134,7 @@ PAPER = Paper(
             metric="matcher_test_accuracy",
             comparison=">=",
             target=0.85,
+            uncertainty="matcher_test_accuracy_ci",
             tiers=_ATTACK_TIERS,
             kind="check",
         ),
