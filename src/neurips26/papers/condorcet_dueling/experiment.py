@@ -5,6 +5,20 @@ Three instance families (small winner gap, Bradley-Terry, cyclic non-winners) at
 the same instances and the same per-pair random streams (common random numbers). Sweeps
 over the winner gap and ``delta`` feed the savings trend, the complexity correlation and
 the search/verification split. See ``paper.py`` for the claims and tiers.
+
+Uncertainty: the paper claims' metrics (ratios of medians, their trends, Spearman
+correlations across settings, the verification-share trend) carry the half-width of a
+stratified percentile bootstrap over instances: each setting's runs are redrawn with
+replacement, with one draw for every method on the same instances, and the metrics are
+recomputed from the copy. The error-rate claim has its binomial margin built in.
+
+Why the verification-share claim does not reproduce (the measured values are in the store
+and the report): our sampling rule (an inference, see :mod:`.identify`) runs in doubling
+rounds, so the per-pair budgets are quantised. A ``delta`` ten times smaller adds only
+``log 10`` to a confidence radius ``beta(n)`` of about 20, which often stays within the
+same round, and screening grows with the round as verification does; so the share of duels
+spent verifying moves little once ``delta`` is small, and the bootstrap cannot place its
+change on either side of zero.
 """
 
 from __future__ import annotations
@@ -61,6 +75,9 @@ class Config:
         choices=("winner_gap", "round_robin", "dkwt", "rucb"),
     )
     max_duels: int = param(10**7, help="duel budget per run", min=1)
+    num_bootstrap: int = param(
+        1000, help="bootstrap resamples of the runs for the claims' intervals", min=1
+    )
 
 
 TIERS = {
@@ -108,6 +125,16 @@ def _runs(method, kind, K, wg, delta, n, seeds, cfg):
     return out
 
 
+#: Paper-claim metrics that carry a stratified bootstrap half-width, ``<name>_ci``.
+BOOTSTRAPPED: tuple[str, ...] = (
+    "savings_ratio_small_gap",
+    "savings_ratio_trend",
+    "log2_ratio_bradley_terry",
+    "spearman_full",
+    "spearman_full_minus_winner",
+    "verification_share_trend",
+)
+
 #: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
 #: one per size or data set); claims name theirs exactly. Checked by the contract test.
 METRICS: tuple[str, ...] = (
@@ -121,6 +148,7 @@ METRICS: tuple[str, ...] = (
     "spearman_full_minus_winner",
     "spearman_winner",
     "verification_share_trend",
+    *(f"{name}_ci" for name in BOOTSTRAPPED),
     "error_rate_*",
     "median_duels_*_*_K*",
     "median_duels_full_matrix_*_K*",
@@ -229,6 +257,69 @@ def run(config: Config) -> RunResult:
                 metrics[f"median_duels_{b}_{kind}_K{K}"] = mb
                 metrics[f"ratio_{b}_{kind}_K{K}"] = mb / ours
 
+    sweep, ratios, shares, ours_keys, duels, hf, hw = _sweep_stats(settings, cfg)
+    metrics.update(sweep)
+    # Stratified bootstrap over instances: each setting's runs are resampled, with the same
+    # draw for every method on the same instances (common random numbers keep the pairing)
+    brng = np.random.default_rng([cfg.seed, 1])
+    reps = {k: [] for k in sweep}
+    for _ in range(cfg.num_bootstrap):
+        rep, *_ = _sweep_stats(_resample(settings, brng), cfg)
+        for k, v in rep.items():
+            reps[k].append(v)
+    for k in BOOTSTRAPPED:
+        v = np.asarray(reps.get(k, []), dtype=float)
+        v = v[np.isfinite(v)]
+        metrics[f"{k}_ci"] = (
+            float(np.subtract(*np.percentile(v, [97.5, 2.5])) / 2) if v.size >= 2 else math.inf
+        )
+
+    metrics = {k: (float(v) if not isinstance(v, (bool, int)) else v) for k, v in metrics.items()}
+
+    figures = _figures(cfg, settings, ratios, shares, ours_keys, duels, hf, hw, med)
+    notes = (
+        f"{len(settings)} settings; common random numbers: every method sees the same "
+        "instances and per-pair duel streams.",
+        "Error = wrong arm or uncertified return (ours); baselines that hit max_duels "
+        f"({cfg.max_duels}) are counted with the duels they used (censored).",
+    )
+    return RunResult(
+        metrics=metrics,
+        tables={"settings": rows},
+        figures=figures,
+        captions=CAPTIONS,
+        notes=notes,
+    )
+
+
+def _resample(settings: dict[tuple, list[dict]], rng: np.random.Generator):
+    """One bootstrap copy of ``settings``: each setting's runs drawn with replacement.
+
+    Methods on the same instances (same kind, K, winner gap and delta) share one uniform
+    draw, so settings with equally many runs get the same indices and stay paired.
+    """
+    n_max: dict[tuple, int] = {}
+    for key, runs in settings.items():
+        n_max[key[1:]] = max(n_max.get(key[1:], 0), len(runs))
+    u = {base: rng.random(n) for base, n in n_max.items()}
+    out = {}
+    for key, runs in settings.items():
+        n = len(runs)
+        idx = (u[key[1:]][:n] * n).astype(int)
+        out[key] = [runs[i] for i in idx]
+    return out
+
+
+def _sweep_stats(settings: dict[tuple, list[dict]], cfg: Config):
+    """Claims 2-5 from per-run records: savings, their trend, Bradley-Terry, complexity,
+    verification share (and what the figures plot)."""
+
+    def med(key, field="duels"):
+        runs = settings.get(key)
+        return float(np.median([r[field] for r in runs])) if runs else math.nan
+
+    metrics: dict[str, float] = {}
+    Ks = cfg.sweep_num_arms
     # Claim 2: savings on small-winner-gap instances and their trend in the winner gap.
     ratios = {}
     for wg in cfg.winner_gaps:
@@ -277,22 +368,7 @@ def run(config: Config) -> RunResult:
         else math.nan
     )
 
-    metrics = {k: (float(v) if not isinstance(v, (bool, int)) else v) for k, v in metrics.items()}
-
-    figures = _figures(cfg, settings, ratios, shares, ours_keys, duels, hf, hw, med)
-    notes = (
-        f"{len(settings)} settings; common random numbers: every method sees the same "
-        "instances and per-pair duel streams.",
-        "Error = wrong arm or uncertified return (ours); baselines that hit max_duels "
-        f"({cfg.max_duels}) are counted with the duels they used (censored).",
-    )
-    return RunResult(
-        metrics=metrics,
-        tables={"settings": rows},
-        figures=figures,
-        captions=CAPTIONS,
-        notes=notes,
-    )
+    return metrics, ratios, shares, ours_keys, duels, hf, hw
 
 
 def _figures(cfg, settings, ratios, shares, ours_keys, duels, hf, hw, med):

@@ -34,15 +34,6 @@ Deviations from the paper
   reference. ``winner_gap_elimination`` and ``round_robin_elimination`` follow the spec.
 - Lower bounds are theoretical and not checked; the complexity proxy ``H_full`` in
   :mod:`.complexity` is inferred from the abstract.
-
-Small-tier results (seed 0, ~40 s on 2 cores): zero errors in 200 runs per family at
-``delta = 0.05``; winner-gap elimination needs 81x more duels at K = 20, winner gap 0.01
-(151x at 0.005, 15x at 0.05); ratio 0.92 on Bradley-Terry; Spearman 0.90 between our
-median duels and ``H_full`` (0.09 for ``H_winner``). Not reproduced: the verification
-share of duels rises from 0.28 (``delta = 0.1``) to 0.31 (0.01) but is flat at 0.31 for
-0.001. The doubling rounds quantise the per-pair budgets (a ``delta`` ten times smaller
-adds only ``log 10`` to ``beta(n) ~ 20``, often within the same round), and screening also
-grows with the round, so the share moves little between 0.01 and 0.001 at K = 20.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ PAPER = Paper(
             metric="savings_ratio_small_gap",
             comparison=">=",
             target=5.0,
+            uncertainty="savings_ratio_small_gap_ci",
             tiers=_SMALL,
         ),
         Claim(
@@ -51,6 +52,7 @@ PAPER = Paper(
             metric="savings_ratio_trend",
             comparison=">",
             target=1.0,
+            uncertainty="savings_ratio_trend_ci",
             tiers=_SMALL,
         ),
         Claim(
@@ -63,6 +65,7 @@ PAPER = Paper(
             metric="log2_ratio_bradley_terry",
             comparison="abs<=",
             target=1.0,
+            uncertainty="log2_ratio_bradley_terry_ci",
             tiers=_SMALL,
         ),
         Claim(
@@ -75,6 +78,7 @@ PAPER = Paper(
             metric="spearman_full",
             comparison=">=",
             target=0.8,
+            uncertainty="spearman_full_ci",
             tiers=_SMALL,
         ),
         Claim(
@@ -84,6 +88,7 @@ PAPER = Paper(
             metric="spearman_full_minus_winner",
             comparison=">",
             target=0.0,
+            uncertainty="spearman_full_minus_winner_ci",
             tiers=_SMALL,
         ),
         Claim(
@@ -96,6 +101,7 @@ PAPER = Paper(
             metric="verification_share_trend",
             comparison=">",
             target=0.0,
+            uncertainty="verification_share_trend_ci",
             tiers=_SMALL,
         ),
     ),
