@@ -99,3 +99,25 @@ def test_gd_law_r2_fits_the_window_of_each_resample():
     assert experiment._gd_law_r2(t, bent) < 0.95
     # fewer than 3 points in the window: no fit, NaN (bootstrap_ci drops such replicates)
     assert np.isnan(experiment._gd_law_r2(t, _draws_with_rates([1, 1, 1, 0.5, 0.2, 0], 100)))
+
+
+def _surface(noise, seeds, seed=0):
+    p = np.array([8, 16, 32, 64, 128, 256])
+    t = np.array([16, 32, 64, 128, 256])
+    rng = np.random.default_rng(seed)
+    clean = p[None, :, None] ** -0.5 + t[None, None, :] ** -0.3
+    loss = clean * rng.lognormal(0.0, noise, (seeds, p.size, t.size))
+    ones = np.ones((seeds, t.size))
+    return experiment.ScalingGrid(num_params=p, num_samples=t, loss=loss,
+                                  train_loss=np.zeros_like(loss), rank=np.ones_like(loss),
+                                  data_rank=ones, seen_coords=ones, unseen_mass=0 * ones)
+
+
+def test_frontier_gap_interval_resamples_seeds():
+    # identical seeds: every resample has the same loss surface, half-width 0
+    same = _surface(0.0, 6)
+    assert experiment._frontier_gap_half_width(same, 8, 100, 0) == 0.0
+    assert np.isfinite(experiment._frontier_gap(same, 8))
+    # seeds that disagree give an open interval, and one seed none at all
+    assert experiment._frontier_gap_half_width(_surface(0.3, 6), 8, 200, 0) > 0.0
+    assert experiment._frontier_gap_half_width(_surface(0.3, 1), 8, 100, 0) == np.inf

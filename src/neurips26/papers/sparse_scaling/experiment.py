@@ -39,21 +39,22 @@ Beside the claims, the predicted unseen mass and the deterministic equivalent ar
 plotted over the simulations.
 
 (i) Peak height: the sparse r_T varies from seed to seed, so the seed-mean curve smears
-the peak, and the claim takes the smallest peak / quarter ratio over every T. The loss at
-the interpolation threshold is heavy-tailed across seeds (a near-singular feature matrix
-in one seed dominates the mean), so the seed-bootstrap interval of that ratio is wide
-and 10 seeds cannot place it on either side of 3. The exponent gaps carry the seed-
+the peak, and the claim takes the smallest peak / quarter ratio over every T. The loss
+at the interpolation threshold is heavy-tailed across seeds (a near-singular feature
+matrix in one seed dominates the mean), so the seed-bootstrap interval of that ratio is
+wide and 10 seeds cannot place it on either side of 3. The exponent gaps carry the seed-
 bootstrap half-widths of both fitted exponents combined in quadrature (``a_P`` and each
 ``a_T`` come from independent simulations); the dense gap's interval straddles its 0.1
-bound at this tier. (ii) Dense
-frontier balance: with octave grids in P and T the argmin jumps between cells and both
-exponents are read from a staircase. (iii) GD law R^2 (sparse): log P_unstable is
-concave in log T (a Gaussian-like tail at large T), not a clean power law over the T
-range. Its interval resamples the GD draws (each a nested training set) and refits in
-each replicate's own 0.01 < P < 0.9 window; the smallest rates rest on a handful of
-divergent draws, so at this tier's 200 draws the interval is wide. (iv) ReLU: our ReLU
-student (bias c, P = D = 1024, T <= 512) removes the sparse/dense difference in the
-data-limited exponent at this scale.
+bound at this tier. (ii) Dense frontier balance: with octave grids in P and T the argmin
+jumps between cells and both exponents are read from a staircase. Both frontiers'
+``b - a`` carry a seed bootstrap of the whole frontier (the seed-mean surface recomputed
+per replicate). (iii) GD law R^2 (sparse): log P_unstable is concave in log T (a
+Gaussian-like tail at large T), not a clean power law over the T range. Its interval
+resamples the GD draws (each a nested training set) and refits in each replicate's own
+0.01 < P < 0.9 window; the smallest rates rest on a handful of divergent draws, so at
+this tier's 200 draws the interval is wide. (iv) ReLU: our ReLU student (bias c, P = D =
+1024, T <= 512) removes the sparse/dense difference in the data-limited exponent at this
+scale.
 """
 
 from __future__ import annotations
@@ -237,6 +238,28 @@ def _peak_height_half_width(grids: list[ScalingGrid], num_bootstrap: int, seed: 
     return float(0.5 * (hi - lo))
 
 
+def _frontier_gap(g: ScalingGrid, num_levels: int) -> float:
+    """``b - a`` of the compute-optimal frontier of ``g`` (NaN where a fit is undefined)."""
+    fr = compute_optimal_frontier(g, num_levels=num_levels)
+    return float(fr.samples_exponent - fr.params_exponent)
+
+
+def _frontier_gap_half_width(g: ScalingGrid, num_levels: int, num_bootstrap: int,
+                             seed: int) -> float:
+    """95% half-width of the frontier's ``b - a``, the grid's seeds resampled.
+
+    A replicate redraws the seeds with replacement, so the seed-mean loss surface and
+    its frontier are recomputed (percentile bootstrap; undefined replicates dropped).
+    """
+    s = g.loss.shape[0]
+    return bootstrap_ci(
+        np.arange(s, dtype=float),
+        lambda idx: _frontier_gap(_seed_subset(g, idx.astype(int)), num_levels),
+        num_bootstrap=num_bootstrap,
+        seed=seed,
+    ).half_width
+
+
 def _peak_grid(cfg: Config, r_hat: float, dim: int) -> tuple[int, ...]:
     ps = {round(f * r_hat) for f in cfg.peak_factors}
     return tuple(sorted(p for p in ps if 1 <= p <= dim))
@@ -267,7 +290,9 @@ METRICS: tuple[str, ...] = (
     "exponent_gap_sparse",
     "exponent_gap_sparse_ci",
     "frontier_b_minus_a_dense",
+    "frontier_b_minus_a_dense_ci",
     "frontier_b_minus_a_sparse",
+    "frontier_b_minus_a_sparse_ci",
     "frontier_b_minus_a_sparse_pred",
     "gap_max_abs_err_vs_theory",
     "gap_monotone_in_alpha",
@@ -515,6 +540,9 @@ def _run(config: Config) -> RunResult:
             metrics[f"frontier_a_{name}"] = float(a)
             metrics[f"frontier_b_{name}"] = float(b)
             metrics[f"frontier_b_minus_a_{name}"] = float(b - a)
+            metrics[f"frontier_b_minus_a_{name}_ci"] = _frontier_gap_half_width(
+                grids[name], cfg.frontier_levels, cfg.num_bootstrap, cfg.seed * 10 + 95
+            )
         metrics[f"frontier_interior_levels_{name}"] = int(fr.interior.sum())
         for k in range(fr.cost.size):
             front_rows.append(

@@ -105,6 +105,7 @@ PAPER = Paper(
             metric="frontier_b_minus_a_sparse",
             comparison=">",
             target=0.1,
+            uncertainty="frontier_b_minus_a_sparse_ci",
             tiers=_ST,
         ),
         Claim(
@@ -114,6 +115,7 @@ PAPER = Paper(
             metric="frontier_b_minus_a_dense",
             comparison="abs<=",
             target=0.1,
+            uncertainty="frontier_b_minus_a_dense_ci",
             tiers=_ST,
         ),
         Claim(
