@@ -2,6 +2,7 @@
 
 import itertools
 import math
+import warnings
 from functools import partial
 
 import numpy as np
@@ -47,6 +48,20 @@ def test_weighted_segmentation_is_the_brute_force_optimum():
     best = min(itertools.combinations(range(1, 12), 2), key=lambda b: _sse(y, w, b))
     ours = offline_change_points(y, num_change_points=2, weights=w)
     assert math.isclose(_sse(y, w, ours), _sse(y, w, best), rel_tol=1e-10)
+
+
+def test_segmentation_is_affine_invariant_and_survives_huge_values():
+    # the optimum is the same for a y -> a + b y, w -> c w; at 1e200, y^2 overflowed
+    rng = np.random.default_rng(7)
+    y = np.r_[np.zeros(8), np.ones(6), np.zeros(6)] + rng.normal(0, 0.2, 20)
+    w = rng.integers(1, 10, size=20).astype(float)
+    ref = offline_change_points(y, num_change_points=2, weights=w).tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for a, b, c in ((1e9, 1.0, 1.0), (0.0, 1e200, 1.0), (-3e150, 1e150, 1e300)):
+            got = offline_change_points(a + b * y, num_change_points=2, weights=c * w)
+            assert got.tolist() == ref, (a, b, c)
+    assert offline_change_points(np.full(5, 1e300), num_change_points=1).size == 1
 
 
 def test_offline_bad_input():

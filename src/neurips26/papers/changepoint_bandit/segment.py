@@ -54,6 +54,14 @@ def offline_change_points(
     w = np.ones(K) if weights is None else np.asarray(weights, dtype=float).reshape(-1)
     if w.shape != (K,) or np.any(~(w > 0)):
         raise ValueError("weights must be positive with the same shape as signal")
+    # The segmentation is unchanged by y -> (y - c) / s and w -> w / t (every cost scales
+    # by one positive factor): centre and scale both, so that huge inputs cannot overflow
+    # y^2 and the sums keep their precision.
+    y = y - np.median(y)
+    spread = float(np.max(np.abs(y)))
+    if spread > 0:
+        y = y / spread
+    w = w / w.max()
     # cumulative sums with a leading zero: segment [i, j) uses S[j] - S[i]
     W = np.concatenate([[0.0], np.cumsum(w)])  # (K + 1,)
     S1 = np.concatenate([[0.0], np.cumsum(w * y)])
