@@ -16,7 +16,9 @@ Three arms:
    invariant to a global brightness scaling.
 
 Uncertainties are Student-t half-widths over seeds of paired per-seed differences
-(``seed_ci``); the real-image arm's is a paired bootstrap over test images.
+(``seed_ci``); the cosine of KD's probe improvements with the baselines' is a percentile
+bootstrap over seeds (a seed's KD, vanilla and baseline models drawn together); the
+real-image arm's is a paired bootstrap over test images.
 
 Deviations from the paper
 -------------------------
@@ -71,7 +73,7 @@ from neurips26.common.data import (
 )
 from neurips26.common.experiment import RunResult, param
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.common.stats import seed_ci
+from neurips26.common.stats import bootstrap_ci, seed_ci
 from neurips26.common.threads import limit_threads
 
 from . import (
@@ -114,7 +116,7 @@ class Config:
     batch_size: int = param(64, help="mini-batch size", min=1)
     lr: float = param(2e-3, help="peak AdamW learning rate", min=1e-6, max=1.0)
     num_seeds: int = param(3, help="seeds of teacher, KD and vanilla", min=1)
-    baseline_seeds: int = param(1, help="seeds of the robustification baselines", min=0)
+    baseline_seeds: int = param(3, help="seeds of the robustification baselines", min=0)
     contrast_threshold: float = param(0.15, help="ESIM contrast threshold C", min=1e-3)
     threshold_jitter: float = param(0.03, help="per-pixel threshold sigma", min=0.0)
     num_steps: int = param(6, help="saccade steps", min=1)
@@ -151,6 +153,7 @@ METRICS = (
     "high_noise_gain", "high_noise_gain_ci", "mid_noise_drop_diff", "mid_noise_drop_diff_ci",
     "shuffle_drop_diff", "shuffle_drop_diff_ci", "blur_gain", "blur_gain_ci",
     "filter_chroma_diff", "filter_chroma_diff_ci", "baseline_max_cosine",
+    "baseline_max_cosine_ci",
     "downstream_gain", "downstream_gain_ci", "real_high_noise_gain", "real_high_noise_gain_ci",
     "kd_clean_acc", "vanilla_clean_acc", "teacher_event_acc", "teacher_shape_bias",
     "kd_shape_bias", "vanilla_shape_bias", "real_kd_acc", "real_vanilla_acc",
@@ -314,16 +317,29 @@ def _summarize(cfg: Config, rows: list[dict], tc: float) -> dict:
     out["vanilla_clean_acc"] = float(np.mean([v["clean_acc"] for _, v in pairs]))
     out["kd_shape_bias"] = float(np.mean([k["shape_bias"] for k, _ in pairs]))
     out["vanilla_shape_bias"] = float(np.mean([v["shape_bias"] for _, v in pairs]))
-    kd_vec = imp.mean(0)
-    cos = []
-    for b in BASELINES:
-        bs = [s for s in seeds if (b, s) in by]
-        if not bs:
-            continue
-        v = np.mean([_improvements(by[(b, s)], by[("vanilla", s)], smax) for s in bs], 0)
-        denom = np.linalg.norm(kd_vec) * np.linalg.norm(v)
-        cos.append(float(kd_vec @ v / denom) if denom > 0 else float("nan"))
-    out["baseline_max_cosine"] = max(cos) if cos else float("nan")
+    # per baseline and seed: its probe improvements over that seed's vanilla model
+    base_imp = {b: {s: _improvements(by[(b, s)], by[("vanilla", s)], smax)
+                    for s in seeds if (b, s) in by} for b in BASELINES}
+
+    def max_cosine(idx):
+        """Largest cosine of KD's mean improvement vector with a baseline's, on seeds idx."""
+        pick = [seeds[i] for i in idx.astype(int)]
+        kd_vec = np.mean([imp[seeds.index(s)] for s in pick], 0)
+        cos = []
+        for b in BASELINES:
+            bs = [s for s in pick if s in base_imp[b]]
+            if not bs:
+                continue
+            v = np.mean([base_imp[b][s] for s in bs], 0)
+            denom = np.linalg.norm(kd_vec) * np.linalg.norm(v)
+            cos.append(float(kd_vec @ v / denom) if denom > 0 else float("nan"))
+        return max(cos) if cos else float("nan")
+
+    units = np.arange(len(seeds), dtype=float)
+    out["baseline_max_cosine"] = max_cosine(units)
+    # seeds resampled (KD, vanilla and the baselines of a seed together)
+    out["baseline_max_cosine_ci"] = bootstrap_ci(units, max_cosine, num_bootstrap=400,
+                                                 seed=cfg.seed).half_width
     return out
 
 
