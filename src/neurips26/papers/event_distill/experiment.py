@@ -51,8 +51,10 @@ What does not reproduce at the small tier, and why we think so
 - The CNNs are small and trained briefly (the 2-core budget); at widths 16-64 clean
   accuracy is well below what the procedural task allows, and per-seed differences are
   noisy, so many verdicts are inconclusive rather than decided.
-- The distinctness claim (cosine below 0.9 to every baseline) passes, but mostly because
-  KD's improvement vector is small and noisy, not because it points somewhere new.
+- The distinctness claim (cosine below 0.9 to every baseline): KD's improvement vector is
+  small and noisy, so its cosine with the baselines' moves from seed to seed, and the seed
+  bootstrap cannot place it on either side of 0.9 with three seeds. A low cosine here
+  would say more about that noise than about KD pointing somewhere new.
 """
 
 from __future__ import annotations
