@@ -313,11 +313,10 @@ class _Detection:
     v_right: np.ndarray  # (N,)
     level: int
     # detection's own draws at the cells' endpoints, for verification to continue from:
-    # sums and counts at (left, right), shape (N, 2), and the number of cells of the grid
-    # the cells were chosen from (the union its certificates must cover)
+    # sums and counts at (left, right), shape (N, 2); the cells are cells of the grid
+    # G_level, whose 2^level cells the union of their certificates must cover
     endpoint_sums: np.ndarray | None = None
     endpoint_counts: np.ndarray | None = None
-    grid_cells: int = 0
 
 
 def _finest_level(N: int, eta: float) -> int:
@@ -488,7 +487,6 @@ def _detect_segmentation(
                 level=j,
                 endpoint_sums=np.stack([sums[a], sums[b]], axis=1),
                 endpoint_counts=np.stack([counts[a], counts[b]], axis=1),
-                grid_cells=2**j,
             )
         spent = S.used - level_start
         if spent >= max(_LEVEL_BUDGET * idx.size * u, _LEVEL_CARRY * spent_before):
@@ -637,7 +635,7 @@ def _localize_cells(S, det, N, eta, delta, sigma, delta_s, growth, ver_round, re
         and det.endpoint_counts is not None
         and np.all(cells[:, 1] - cells[:, 0] <= 2 * eta)
     ):
-        d_reuse = np.full(N, reuse_share * delta / det.grid_cells)
+        d_reuse = np.full(N, reuse_share * delta / 2**det.level)  # union over G_level
         start = (det.endpoint_sums, det.endpoint_counts)
         cert, qv = _verify(
             S, cells[:, 0], cells[:, 1], gap_hat, d_reuse, delta_s / N, sigma, growth, start
