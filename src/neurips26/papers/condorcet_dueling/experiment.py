@@ -23,6 +23,7 @@ change on either side of zero.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -206,9 +207,7 @@ def run(config: Config) -> RunResult:
         if ("full_matrix", "small_winner_gap", Ks, cfg.winner_gap, d) not in settings:
             setting("full_matrix", "small_winner_gap", Ks, cfg.winner_gap, d, cfg.n_runs)
 
-    def med(key, field="duels"):
-        runs = settings.get(key)
-        return float(np.median([r[field] for r in runs])) if runs else math.nan
+    med = functools.partial(_median, settings)
 
     metrics: dict[str, float | int | bool] = {}
     rows = []
@@ -292,6 +291,12 @@ def run(config: Config) -> RunResult:
     )
 
 
+def _median(settings: dict[tuple, list[dict]], key: tuple, field: str = "duels") -> float:
+    """Median of ``field`` over the runs of setting ``key`` (NaN for a setting not run)."""
+    runs = settings.get(key)
+    return float(np.median([r[field] for r in runs])) if runs else math.nan
+
+
 def _resample(settings: dict[tuple, list[dict]], rng: np.random.Generator):
     """One bootstrap copy of ``settings``: each setting's runs drawn with replacement.
 
@@ -314,9 +319,7 @@ def _sweep_stats(settings: dict[tuple, list[dict]], cfg: Config):
     """Claims 2-5 from per-run records: savings, their trend, Bradley-Terry, complexity,
     verification share (and what the figures plot)."""
 
-    def med(key, field="duels"):
-        runs = settings.get(key)
-        return float(np.median([r[field] for r in runs])) if runs else math.nan
+    med = functools.partial(_median, settings)
 
     metrics: dict[str, float] = {}
     Ks = cfg.sweep_num_arms
