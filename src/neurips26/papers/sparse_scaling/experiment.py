@@ -187,16 +187,26 @@ TIERS = {
 }
 
 
+def _gd_law_window(prob: np.ndarray) -> np.ndarray:
+    """The T values the GD law is fitted over: ``0.01 < P_unstable < 0.9``."""
+    return (prob > 0.01) & (prob < 0.9)
+
+
+def _gd_law_fit(num_samples: np.ndarray, prob: np.ndarray):
+    """Log-log fit of ``P_unstable`` against ``T`` in its window (None under 3 points)."""
+    keep = _gd_law_window(prob)
+    if keep.sum() < 3:
+        return None
+    return fit_power_law(num_samples[keep], prob[keep], num_bootstrap=0)
+
+
 def _gd_law_r2(num_samples: np.ndarray, unstable: np.ndarray) -> float:
     """R^2 of the log-log law over ``0.01 < P_unstable < 0.9`` (NaN with under 3 points).
 
     ``unstable`` is (draws, nT), 1 where GD diverges on that draw's training set.
     """
-    prob = unstable.mean(axis=0)
-    keep = (prob > 0.01) & (prob < 0.9)
-    if keep.sum() < 3:
-        return math.nan
-    return float(fit_power_law(num_samples[keep], prob[keep], num_bootstrap=0).r2)
+    fit = _gd_law_fit(num_samples, unstable.mean(axis=0))
+    return math.nan if fit is None else float(fit.r2)
 
 
 def _model(cfg: Config, *, alpha: float | None = None, dense: bool = False, dim=None):
@@ -244,8 +254,9 @@ def _frontier_gap(g: ScalingGrid, num_levels: int) -> float:
     return float(fr.samples_exponent - fr.params_exponent)
 
 
-def _frontier_gap_half_width(g: ScalingGrid, num_levels: int, num_bootstrap: int,
-                             seed: int) -> float:
+def _frontier_gap_half_width(
+    g: ScalingGrid, num_levels: int, num_bootstrap: int, seed: int
+) -> float:
     """95% half-width of the frontier's ``b - a``, the grid's seeds resampled.
 
     A replicate redraws the seeds with replacement, so the seed-mean loss surface and
@@ -576,17 +587,15 @@ def _run(config: Config) -> RunResult:
             gd_rows.append(
                 {"model": name, "T": int(t), "P_unstable": float(pr), "stderr": float(se)}
             )
-        keep = (curve.probability > 0.01) & (curve.probability < 0.9)
-        metrics[f"gd_law_points_{name}"] = int(keep.sum())
-        if keep.sum() >= 3:
-            fit = fit_power_law(curve.num_samples[keep], curve.probability[keep], num_bootstrap=0)
+        metrics[f"gd_law_points_{name}"] = int(_gd_law_window(curve.probability).sum())
+        fit = _gd_law_fit(curve.num_samples, curve.probability)
+        if fit is not None:
             metrics[f"gd_law_r2_{name}"] = float(fit.r2)
             metrics[f"gd_law_exponent_{name}"] = float(fit.exponent)
             # the draws (nested training sets, one per row) are the independent units:
             # resample them, and refit in each replicate's own 0.01 < P < 0.9 window
-            unstable = (curve.lr * curve.top_eigenvalue > 2.0).astype(float)
             metrics[f"gd_law_r2_{name}_ci"] = bootstrap_ci(
-                unstable,
+                curve.diverged.astype(float),
                 functools.partial(_gd_law_r2, curve.num_samples),
                 num_bootstrap=cfg.num_bootstrap,
                 seed=cfg.seed * 10 + 90 + k,

@@ -126,6 +126,16 @@ class InstabilityCurve:
     lr: float
     population_top_eigenvalue: float
 
+    @property
+    def diverged(self) -> np.ndarray:
+        """(num_draws, nT) bool: GD diverges on that draw's training set (Eq. GD)."""
+        return _diverges(self.lr, self.top_eigenvalue)
+
+
+def _diverges(lr: float, top: np.ndarray) -> np.ndarray:
+    """``eta lambda_max(Phi'Phi / T) > 2``: fixed-step GD diverges (Eq. GD)."""
+    return lr * top > 2.0
+
 
 def instability_curve(
     model: SparseFeatureModel,
@@ -191,7 +201,7 @@ def _curve(model, p, t_grid, step_factor, num_draws, rng) -> InstabilityCurve:
             gram += block.T @ block  # Phi_T' Phi_T over nested T
             done = t
             top[d, j] = np.linalg.eigvalsh(gram / t)[-1]
-    unstable = lr * top > 2.0  # Eq. (GD)
+    unstable = _diverges(lr, top)
     prob = unstable.mean(axis=0)
     return InstabilityCurve(
         num_samples=t_grid,
