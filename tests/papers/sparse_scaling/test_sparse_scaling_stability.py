@@ -56,6 +56,10 @@ def test_instability_curve_matches_gd_runs():
     assert c.probability.shape == (3,) and c.top_eigenvalue.shape == (100, 3)
     assert c.probability[0] > c.probability[-1]  # more data, fewer unstable draws
     np.testing.assert_allclose(c.probability, (c.lr * c.top_eigenvalue > 2).mean(axis=0))
+    # the per-draw indicator the probability averages
+    assert c.diverged.shape == (100, 3) and c.diverged.dtype == bool
+    np.testing.assert_array_equal(c.diverged, c.lr * c.top_eigenvalue > 2)
+    np.testing.assert_allclose(c.probability, c.diverged.mean(axis=0))
     # sparse inputs are heavier-tailed than the dense control: more unstable at small T
     d = instability_curve(
         m.control(), num_params=8, num_samples_grid=[8, 32, 256], num_draws=100, seed=2
