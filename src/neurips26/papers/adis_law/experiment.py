@@ -502,9 +502,11 @@ def _behaviours(fit: ADISFit, study: Study, num_bootstrap: int, seed: int) -> di
     for k, (name, stat) in enumerate((("rise_fall_fraction", rise_fall_fraction),
                                       ("deviation_r2", deviation_r2),
                                       ("adaptation_loglog_r2", adaptation_r2))):
-        out[name] = stat(units)
-        out[f"{name}_ci"] = bootstrap_ci(units, stat, num_bootstrap=num_bootstrap,
-                                         seed=seed + k).half_width if units.size else math.inf
+        if not units.size:
+            out[name], out[f"{name}_ci"] = math.nan, math.inf
+            continue
+        ci = bootstrap_ci(units, stat, num_bootstrap=num_bootstrap, seed=seed + k)
+        out[name], out[f"{name}_ci"] = ci.estimate, ci.half_width  # estimate: stat(units)
     return out
 
 
