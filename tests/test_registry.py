@@ -6,6 +6,7 @@ from neurips26.registry import (
     INCONCLUSIVE,
     MISSING_METRIC,
     NOT_AT_TIER,
+    NOT_EVIDENCE,
     NOT_MEASURED,
     NOT_REPRODUCED,
     NOT_RUN,
@@ -93,7 +94,9 @@ def test_claim_counts_split_paper_claims_and_checks():
         evaluate_claim(claim(id="c", tiers=("paper",)), {"m": 2.0}, "small"),
     ]
     counts = claim_counts(results)
-    assert counts["paper"] == {REPRODUCED: 1, NOT_REPRODUCED: 0, INCONCLUSIVE: 0, NOT_RUN: 1}
+    assert counts["paper"] == {
+        REPRODUCED: 1, NOT_REPRODUCED: 0, NOT_EVIDENCE: 0, INCONCLUSIVE: 0, NOT_RUN: 1
+    }
     assert counts["check"][NOT_REPRODUCED] == 1
     # The registry's kinds win over stored ones (records from before the split).
     assert claim_counts(results, {"b": "paper"})["check"][NOT_REPRODUCED] == 0

@@ -57,7 +57,7 @@ def test_readme_table_is_rewritten_from_the_store(store, tmp_path):
     text = readme.read_text()
     assert "old" not in text and text.startswith("intro\n") and text.endswith("after\n")
     # paper claims 2 reproduced, 1 not run; the check apart
-    assert "| `toy` |" in text and "| small | 2 / 0 / 0 / 1 | 1 / 0 / 0 / 0 |" in text
+    assert "| `toy` |" in text and "| small | 2 / 0 / 0 / 0 / 1 | 1 / 0 / 0 / 0 / 0 |" in text
 
 
 def test_a_later_failed_run_does_not_hide_a_good_one(store, tmp_path):

@@ -36,16 +36,20 @@ class UsageError(Exception):
 
 def claims_table(claims) -> str:
     """A plain-text table of claim results: kind, the paper's figure, the metric and our
-    test of it, our value, the verdict (and why a claim was not run)."""
+    test of it, our value with its interval, the control, the verdict (and why a claim
+    was not run or not decided). Claim ids are never cut."""
     from neurips26.report.pages import claim_cells
 
-    rows = [("claim", "kind", "paper", "metric and test", "ours", "verdict")]
+    rows = [("claim", "kind", "paper", "metric and test", "ours", "control", "verdict")]
     for c in claims:
         cells = claim_cells(c)
         verdict = c.verdict + (f" ({cells['why']})" if cells["why"] else "")
-        rows.append((c.id, c.kind, c.paper_value, cells["test"], cells["ours"], verdict))
-    limits = (28, 5, 36, 60, 24)
-    widths = [min(lim, max(len(r[i]) for r in rows)) for i, lim in enumerate(limits)] + [0]
+        ours = cells["ours"] + (f" ({cells['interval']})" if cells["interval"] else "")
+        rows.append((c.id, c.kind, c.paper_value, cells["test"], ours, cells["control"],
+                     verdict))
+    limits = (None, 5, 30, 48, 48, 40)
+    widths = [max(len(r[i]) for r in rows) if lim is None else
+              min(lim, max(len(r[i]) for r in rows)) for i, lim in enumerate(limits)] + [0]
     widths[-1] = max(len(r[-1]) for r in rows)  # the verdict and its reason, never cut
     lines = []
     for n, row in enumerate(rows):
@@ -94,6 +98,11 @@ def cmd_list(args) -> int:
                         "kind": paper.kinds.get(c.id, c.kind),
                         "tiers": list(c.tiers),
                         "reason": c.reason,
+                        "measured": c.measured,
+                        "interval": c.interval,
+                        "control": c.control,
+                        "no_control": c.no_control,
+                        "diagnostics": c.diagnostics,
                     }
                     for c in r.claims
                 },
@@ -108,7 +117,9 @@ def cmd_list(args) -> int:
                 "field": paper.field,
                 "grade": paper.grade,
                 "claims": {
-                    c.id: {"kind": c.kind, "tiers": list(c.tiers), "metric": c.metric}
+                    c.id: {"kind": c.kind, "tiers": list(c.tiers), "metric": c.metric,
+                           "control": c.control, "no_control": c.no_control,
+                           "diagnostics": list(c.diagnostics)}
                     for c in paper.claims
                 },
                 "shown": item,
@@ -343,19 +354,21 @@ def _progress(label: str, enabled: bool):
 
 def cmd_run(args) -> int:
     from neurips26.common.experiment import ConfigError, parse_set_args
-    from neurips26.runner import resolve_config, run_paper
+    from neurips26.runner import check_device, resolve_config, run_paper
 
     slug = check_slug(args.slug)
     try:
         overrides = parse_set_args(args.set)
         resolve_config(slug, args.tier, args.seed, overrides)  # refuse bad values first
+        check_device(slug, args.device)
     except ConfigError as err:
         raise UsageError(str(err)) from err
     if args.tier == "paper":
         _check_paper_tier(get_paper(slug), args.yes)
     store = _store(args, create=True)  # a store that cannot be written fails before the run
     with _progress(f"{slug} [{args.tier}]", not args.quiet):
-        record = run_paper(slug, tier=args.tier, seed=args.seed, overrides=overrides)
+        record = run_paper(slug, tier=args.tier, seed=args.seed, overrides=overrides,
+                           device=args.device)
     run_id = store.save(record)
     if args.json:
         out = record.to_json()
@@ -379,7 +392,7 @@ def cmd_reproduce(args) -> int:
     from tqdm import tqdm
 
     from neurips26.common.experiment import ConfigError, check_seed
-    from neurips26.runner import code_version, run_many
+    from neurips26.runner import check_device, code_version, run_many
     from neurips26.store import StoreError
 
     if args.jobs is not None and args.jobs < 1:
@@ -398,6 +411,15 @@ def cmd_reproduce(args) -> int:
     elif args.ray_address:
         raise UsageError("--ray-address needs --backend ray")
     slugs = [check_slug(s) for s in args.only] if args.only else list(SLUGS)
+    if args.device == "cuda":
+        # Papers that declare no GPU run on the CPU; the device is checked once, here.
+        gpu_slugs = [s for s in slugs if get_paper(s).resources.gpu > 0]
+        if not gpu_slugs:
+            raise UsageError("--device cuda: none of these papers declares a GPU")
+        try:
+            check_device(gpu_slugs[0], "cuda")
+        except ConfigError as err:
+            raise UsageError(str(err)) from err
     store = _store(args, create=True)
     versions = {slug: code_version(slug) for slug in slugs}
 
@@ -462,6 +484,7 @@ def cmd_reproduce(args) -> int:
             timeout=args.timeout,
             backend=args.backend,
             ray_address=args.ray_address,
+            device=args.device,
         )
     finally:
         bar.close()
@@ -545,6 +568,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress indication on stderr")
     p.add_argument("--yes", action="store_true", help="run a paper tier expected to take hours")
+    p.add_argument(
+        "--device", choices=("cpu", "cuda"), default="cpu",
+        help="where the paper computes (cuda only for papers that declare a GPU)",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
@@ -571,6 +598,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--timeout", type=float, default=None, metavar="SECONDS",
         help="time limit per paper; a run over it is stopped and recorded as failed",
+    )
+    p.add_argument(
+        "--device", choices=("cpu", "cuda"), default="cpu",
+        help="cuda: papers that declare a GPU run on it, the others on the CPU",
     )
     p.set_defaults(func=cmd_reproduce)
 

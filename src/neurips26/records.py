@@ -48,6 +48,8 @@ class RunRecord:
     notes: tuple[str, ...] = ()
     error: str | None = None
     captions: dict[str, str] = field(default_factory=dict)
+    intervals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    device: str = "cpu"
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0
     peak_memory_mb: float = 0.0

@@ -8,6 +8,14 @@ runs.
 A claim is data (:class:`Claim`): the paper's statement and figure, the metric that
 tests it, a comparison and a tolerance. Its verdict is computed from the measured
 metrics by :func:`evaluate_claim`; nothing writes a verdict by hand.
+
+A paper claim must be able to fail: it names a ``control``, the same statistic measured
+where the effect must be absent (a random subspace, zero reward, learning rate 0, a
+placebo, the baseline given the same information). The claim is ``reproduced`` only when
+it passes and its control fails the same test; when the control passes too the verdict
+is ``not evidence``. Where no control is meaningful the claim says why in
+``no_control``. A negative names ``diagnostics``: the metrics of runs that test the
+cause its docstring gives.
 """
 
 from __future__ import annotations
@@ -70,7 +78,10 @@ REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 INCONCLUSIVE = "inconclusive"
 NOT_RUN = "not run"
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
+#: The claim passes, but so does its control: the test cannot tell the effect from its
+#: absence, so the pass is no evidence for the claim.
+NOT_EVIDENCE = "not evidence"
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_EVIDENCE, INCONCLUSIVE, NOT_RUN)
 
 #: Why a claim is ``not run`` (:attr:`ClaimResult.reason`); empty for evaluated claims.
 NOT_AT_TIER = "not at this tier"  # the claim is meaningful only at other tiers
@@ -125,6 +136,20 @@ class Claim:
         ``"paper"``: a statement the paper makes, its target at the paper's figure;
         ``"check"``: a sanity check, oracle or property of our construction. Paper
         claims are the headline; checks are shown apart.
+    control : str or None
+        Key of the metric holding the same statistic measured where the effect must be
+        absent (a random subspace, zero reward, learning rate 0, a placebo, the baseline
+        given the same information). It is judged by the same test; the claim is
+        ``reproduced`` only when the control fails that test (``not evidence`` when it
+        passes too).
+    no_control : str
+        Why no control is meaningful (an exact identity, an error rate below delta), in
+        words a reviewer would accept. A paper claim has a ``control`` or a
+        ``no_control``, not both.
+    diagnostics : tuple of str
+        Keys of metrics from runs that test the cause the docstring gives for a negative
+        (trained 5x longer, the other reading of an inferred choice); shown beside the
+        verdict.
     """
 
     id: str
@@ -137,8 +162,18 @@ class Claim:
     uncertainty: str | None = None
     tiers: tuple[str, ...] = ("smoke", "small", "paper")
     kind: str = "paper"
+    control: str | None = None
+    no_control: str = ""
+    diagnostics: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.control is not None and self.no_control:
+            raise ValueError(f"claim {self.id!r}: give a control or a no_control reason, not both")
+        if self.control is not None and (not isinstance(self.control, str) or not self.control):
+            raise ValueError(f"claim {self.id!r}: control must name a metric")
+        if self.control == self.metric:
+            raise ValueError(f"claim {self.id!r}: the control must be another metric")
+        object.__setattr__(self, "diagnostics", tuple(self.diagnostics))
         if self.comparison not in COMPARISONS:
             raise ValueError(
                 f"claim {self.id!r}: comparison {self.comparison!r} is not one of {COMPARISONS}"
@@ -183,9 +218,14 @@ class ClaimResult:
     tiers: tuple[str, ...] = TIERS
     reason: str = ""
     detail: str = ""
+    interval: dict | None = None
+    control: dict | None = None
+    no_control: str = ""
+    diagnostics: dict | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tiers", tuple(self.tiers))  # JSON gives a list
+        object.__setattr__(self, "no_control", self.no_control or "")
 
     def to_dict(self) -> dict:
         return {
@@ -203,6 +243,10 @@ class ClaimResult:
             "verdict": self.verdict,
             "reason": self.reason,
             "detail": self.detail,
+            "interval": self.interval,
+            "control": self.control,
+            "no_control": self.no_control,
+            "diagnostics": self.diagnostics,
         }
 
 
@@ -235,35 +279,46 @@ def _interval_verdict(value: float, half: float, comparison: str, target: float,
     """Whether every point of ``[value - half, value + half]`` passes (``True``), every
     point fails (``False``), or some pass and some fail (``None``).
 
-    With ``half = 0`` this is the plain comparison of ``value``. Two-sided tests
-    (``==``, ``abs<=``) compare the distance to the band's centre, computed once, with
-    the band's half-width plus a few units in the last place, so both sides of the band
-    give the same verdict whatever the rounding of the subtraction.
+    With ``half = 0`` this is the plain comparison of ``value``. See :func:`_range_verdict`.
+    """
+    return _range_verdict(value, value - half, value + half, comparison, target, tol)
+
+
+def _range_verdict(value: float, lo: float, hi: float, comparison: str, target: float,
+                   tol: float):
+    """Whether every point of ``[lo, hi]`` passes (``True``), every point fails
+    (``False``), or some pass and some fail (``None``).
+
+    Two-sided tests (``==``, ``abs<=``) compare distances to the band's centre with the
+    band's half-width plus a few units in the last place, so both sides of the band give
+    the same verdict whatever the rounding of the subtraction.
     """
     if comparison in ("==", "abs<="):
-        dist = abs(value - target) if comparison == "==" else abs(value)
+        centre = target if comparison == "==" else 0.0
         width = tol if comparison == "==" else target + tol
+        far = max(abs(lo - centre), abs(hi - centre))
+        near = 0.0 if lo <= centre <= hi else min(abs(lo - centre), abs(hi - centre))
         # A few units in the last place of the numbers involved, so that 0.2 and 0.4 are
         # both within 0.1 of 0.3 although 0.4 - 0.3 rounds above 0.1 and 0.3 - 0.2 below.
         scale = max(abs(value), abs(target), abs(width))
         slack = _ULPS * math.ulp(scale) if math.isfinite(scale) else 0.0
-        if dist + half <= width + slack:
+        if far <= width + slack:
             return True
-        if dist - half > width + slack:
+        if near > width + slack:
             return False
         return None
     if comparison == "<=":
         edge = target + tol
-        inside, outside = value + half <= edge, value - half > edge
+        inside, outside = hi <= edge, lo > edge
     elif comparison == "<":
         edge = target + tol
-        inside, outside = value + half < edge, value - half >= edge
+        inside, outside = hi < edge, lo >= edge
     elif comparison == ">=":
         edge = target - tol
-        inside, outside = value - half >= edge, value + half < edge
+        inside, outside = lo >= edge, hi < edge
     elif comparison == ">":
         edge = target - tol
-        inside, outside = value - half > edge, value + half <= edge
+        inside, outside = lo > edge, hi <= edge
     else:
         raise ValueError(f"unknown comparison {comparison!r}")
     if inside:
@@ -284,7 +339,8 @@ def not_run(claim: Claim, tier: str, reason: str, detail: str = "") -> ClaimResu
     return _result(claim, None, None, NOT_RUN, reason, detail)
 
 
-def _result(claim, measured, half, verdict, reason="", detail="") -> ClaimResult:
+def _result(claim, measured, half, verdict, reason="", detail="", *, interval=None,
+            control=None, diagnostics=None) -> ClaimResult:
     return ClaimResult(
         id=claim.id,
         statement=claim.statement,
@@ -300,13 +356,57 @@ def _result(claim, measured, half, verdict, reason="", detail="") -> ClaimResult
         tiers=claim.tiers,
         reason=reason,
         detail=detail,
+        interval=interval,
+        control=control,
+        no_control=claim.no_control,
+        diagnostics=diagnostics,
     )
 
 
+#: The method named for an interval given only as a half-width metric (``uncertainty``).
+LEGACY_INTERVAL = "half-width metric (method not recorded)"
+
+
+def _measure(name: str, uncertainty: str | None, metrics: dict, intervals: dict):
+    """``(value, lo, hi, interval dict or None, problem)`` of metric ``name``.
+
+    ``problem`` is ``""`` when the value can be judged, else why not: ``"missing"``,
+    ``"nan"`` or ``"missing uncertainty"``. An interval in ``intervals`` (the experiment
+    layer's Estimate) wins over a half-width metric named by ``uncertainty``.
+    """
+    measured = _as_float(metrics.get(name))
+    if name not in metrics or measured is None:
+        return None, None, None, None, "missing"
+    if math.isnan(measured):
+        return measured, None, None, None, "nan"
+    iv = intervals.get(name)
+    if isinstance(iv, dict):
+        lo, hi = _as_float(iv.get("lo")), _as_float(iv.get("hi"))
+        lo = -math.inf if lo is None or math.isnan(lo) else lo
+        hi = math.inf if hi is None or math.isnan(hi) else hi
+        out = {"lo": lo, "hi": hi, "method": str(iv.get("method") or "unknown"),
+               "level": iv.get("level"), "n": iv.get("n")}
+        return measured, min(lo, measured), max(hi, measured), out, ""
+    if uncertainty:
+        half = _as_float(metrics.get(uncertainty))
+        if uncertainty not in metrics or half is None:
+            return measured, None, None, None, "missing uncertainty"
+        half = abs(half) if not math.isnan(half) else math.inf
+        lo, hi = measured - half, measured + half
+        lo, hi = (-math.inf if math.isnan(lo) else lo), (math.inf if math.isnan(hi) else hi)
+        out = {"lo": lo, "hi": hi, "method": LEGACY_INTERVAL, "level": None, "n": None}
+        return measured, lo, hi, out, ""
+    return measured, measured, measured, None, ""
+
+
 def evaluate_claim(
-    claim: Claim, metrics: dict, tier: str, reasons: dict[str, str] | None = None
+    claim: Claim,
+    metrics: dict,
+    tier: str,
+    reasons: dict[str, str] | None = None,
+    intervals: dict[str, dict] | None = None,
 ) -> ClaimResult:
-    """Compute a claim's verdict from a run's metrics.
+    """Compute a claim's verdict from a run's metrics (and their intervals).
 
     ``not run``, with :attr:`ClaimResult.reason`:
 
@@ -317,44 +417,79 @@ def evaluate_claim(
       run) says why, when the experiment gave a reason.
 
     Infinite values are measurements (e.g. the RMSE of a filter that diverged) and are
-    compared like any other. With ``claim.uncertainty``, the confidence interval
-    ``measured ± half`` decides: ``reproduced`` when every value in it passes,
-    ``not reproduced`` when none does, else ``inconclusive`` (also when the half-width
-    is infinite or NaN: nothing is certain then).
+    compared like any other. The interval decides: ``intervals[metric]`` (``lo``,
+    ``hi``, ``method``, ``level``, ``n``: an Estimate of the experiment layer) or else
+    ``measured ± uncertainty``. ``reproduced`` when every value in it passes, ``not
+    reproduced`` when none does, else ``inconclusive`` (also when an end is infinite
+    on the passing side: nothing is certain then).
+
+    A claim with a ``control`` that passes is ``reproduced`` only when the control,
+    judged by the same test on its own interval, fails; a control that passes too
+    makes the verdict ``not evidence``, and one that is unmeasured or straddles the
+    threshold makes it ``inconclusive``.
     """
     reasons = reasons or {}
+    intervals = intervals or {}
     if tier not in claim.tiers:
         where = ", ".join(claim.tiers) if claim.tiers else "no tier (not checked by experiment)"
         return not_run(claim, tier, NOT_AT_TIER, f"meaningful only at {where}")
-    raw = metrics.get(claim.metric)
-    measured = _as_float(raw)
-    if claim.metric not in metrics or measured is None:
+    diagnostics = None
+    if claim.diagnostics:
+        diagnostics = {d: _as_float(metrics.get(d)) for d in claim.diagnostics}
+    measured, lo, hi, interval, problem = _measure(
+        claim.metric, claim.uncertainty, metrics, intervals)
+    if problem == "missing":
         return not_run(claim, tier, MISSING_METRIC, f"the run returned no metric {claim.metric!r}")
-    if math.isnan(measured):
+    if problem == "nan":
         why = reasons.get(claim.metric, "")
         detail = f"{claim.metric} is NaN" + (f": {why}" if why else "")
-        return dataclasses.replace(not_run(claim, tier, NOT_MEASURED, detail), measured=measured)
-    half: float | None = None
-    if claim.uncertainty:
-        half = _as_float(metrics.get(claim.uncertainty))
-        if claim.uncertainty not in metrics or half is None:
-            detail = f"the run returned no uncertainty {claim.uncertainty!r}"
-            return dataclasses.replace(
-                not_run(claim, tier, MISSING_METRIC, detail), measured=measured
-            )
-        half = abs(half)
-        if not math.isfinite(half):
-            return _result(
-                claim, measured, half, INCONCLUSIVE, detail=f"{claim.uncertainty} is {half}"
-            )
-    verdict = _interval_verdict(
-        measured, half or 0.0, claim.comparison, claim.target, claim.tolerance
-    )
-    if verdict is None:
-        return _result(
-            claim, measured, half, INCONCLUSIVE, detail="the interval straddles the threshold"
+        return dataclasses.replace(not_run(claim, tier, NOT_MEASURED, detail), measured=measured,
+                                   diagnostics=diagnostics)
+    if problem == "missing uncertainty":
+        detail = f"the run returned no uncertainty {claim.uncertainty!r}"
+        return dataclasses.replace(
+            not_run(claim, tier, MISSING_METRIC, detail), measured=measured
         )
-    return _result(claim, measured, half, REPRODUCED if verdict else NOT_REPRODUCED)
+    half = None
+    if interval is not None and interval["method"] == LEGACY_INTERVAL:
+        half = abs(_as_float(metrics[claim.uncertainty]))
+        half = math.inf if math.isnan(half) else half
+    elif interval is not None:
+        half = max(measured - lo, hi - measured)
+    verdict = _range_verdict(measured, lo, hi, claim.comparison, claim.target, claim.tolerance)
+    control = None
+    control_verdict = None
+    if claim.control is not None:
+        cv, clo, chi, civ, cproblem = _measure(claim.control, None, metrics, intervals)
+        if cproblem:
+            control = {"metric": claim.control, "value": cv, "interval": None,
+                       "verdict": NOT_RUN,
+                       "detail": reasons.get(claim.control, "") or f"{claim.control}: {cproblem}"}
+        else:
+            control_verdict = _range_verdict(cv, clo, chi, claim.comparison, claim.target,
+                                             claim.tolerance)
+            control = {"metric": claim.control, "value": cv, "interval": civ,
+                       "verdict": {True: REPRODUCED, False: NOT_REPRODUCED}.get(
+                           control_verdict, INCONCLUSIVE)}
+    kw = {"interval": interval, "control": control, "diagnostics": diagnostics}
+    if verdict is None:
+        why = ("the interval straddles the threshold" if math.isfinite(half or 0.0)
+               else "the interval is infinite (too few units to know the spread)")
+        return _result(claim, measured, half, INCONCLUSIVE, detail=why, **kw)
+    if not verdict:
+        return _result(claim, measured, half, NOT_REPRODUCED, **kw)
+    if control is not None:
+        if control["verdict"] == REPRODUCED:
+            return _result(claim, measured, half, NOT_EVIDENCE,
+                           detail=f"the control {claim.control} passes the same test", **kw)
+        if control["verdict"] == NOT_RUN:
+            return _result(claim, measured, half, INCONCLUSIVE,
+                           detail=f"the control {claim.control} was not measured", **kw)
+        if control["verdict"] == INCONCLUSIVE:
+            return _result(claim, measured, half, INCONCLUSIVE,
+                           detail=f"the control {claim.control}'s interval straddles the "
+                                  "threshold", **kw)
+    return _result(claim, measured, half, REPRODUCED, **kw)
 
 
 def claim_counts(results, kinds: dict[str, str] | None = None) -> dict[str, dict[str, int]]:
@@ -470,10 +605,14 @@ class Paper:
         return importlib.import_module(self.experiment_module)
 
     def evaluate(
-        self, metrics: dict, tier: str, reasons: dict[str, str] | None = None
+        self,
+        metrics: dict,
+        tier: str,
+        reasons: dict[str, str] | None = None,
+        intervals: dict[str, dict] | None = None,
     ) -> list[ClaimResult]:
         """Verdicts of every claim on one run's metrics (see :func:`evaluate_claim`)."""
-        return [evaluate_claim(c, metrics, tier, reasons) for c in self.claims]
+        return [evaluate_claim(c, metrics, tier, reasons, intervals) for c in self.claims]
 
     @property
     def kinds(self) -> dict[str, str]:

@@ -124,10 +124,10 @@ def _module_files(name: str) -> list[Path]:
     ``common/__init__.py``.
     """
     parts = name.split(".")
-    if parts[:2] != ["neurips26", "common"]:
+    if parts[:2] not in (["neurips26", "common"], ["neurips26", "experiment"]):
         return []
     base = PACKAGE_DIR.joinpath(*parts[1:])
-    files = [PACKAGE_DIR / "common" / "__init__.py"]
+    files = [PACKAGE_DIR / parts[1] / "__init__.py"]
     if base.is_dir():
         files += sorted(base.rglob("*.py"))
     elif base.with_suffix(".py").exists():
@@ -234,26 +234,55 @@ def resolve_config(
     return experiment, config
 
 
+def check_device(slug: str, device: str) -> str:
+    """Return ``device`` if ``slug`` can run on it here; else raise ConfigError.
+
+    ``cuda`` needs a paper that declares a GPU (``Resources.gpu > 0``: a paper that
+    declares none would be scheduled on CPUs by Ray) and a visible CUDA device.
+    """
+    from neurips26.common.experiment import ConfigError
+    from neurips26.experiment import DEVICES
+
+    if device not in DEVICES:
+        raise ConfigError(f"device: {device!r} is not one of {', '.join(DEVICES)}")
+    if device == "cuda":
+        if not get_paper(slug).resources.gpu > 0:
+            raise ConfigError(
+                f"device: {slug} declares no GPU (Resources.gpu = 0) and runs on the CPU only"
+            )
+        try:
+            import torch
+        except ImportError:  # pragma: no cover - torch is a dependency
+            raise ConfigError("device: cuda needs torch") from None
+        if not torch.cuda.is_available():
+            raise ConfigError("device: cuda was asked for but no CUDA device is visible")
+    return device
+
+
 def run_paper(
     slug: str,
     *,
     tier: str = "small",
     seed: int | None = None,
     overrides: dict[str, str] | None = None,
+    device: str = "cpu",
 ) -> RunRecord:
     """Run one paper's reproduction in this process.
 
-    Configuration errors (unknown tier, bad override) raise
-    :class:`~neurips26.common.experiment.ConfigError` before anything runs. An
-    exception inside the experiment does not raise: it gives a record with
+    Configuration errors (unknown tier, bad override, a device the paper or the machine
+    cannot use) raise :class:`~neurips26.common.experiment.ConfigError` before anything
+    runs. An exception inside the experiment does not raise: it gives a record with
     ``status="failed"`` and the traceback, and every claim ``not run``.
     """
     from neurips26.common.experiment import config_to_dict
     from neurips26.common.seeding import seed_everything
     from neurips26.common.threads import limit_threads
+    from neurips26.experiment import Context
 
     paper = get_paper(slug)
     experiment, config = resolve_config(slug, tier, seed, overrides)
+    check_device(slug, device)
+    ctx = Context(device=device, tier=tier)
     seed = config.seed
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     seed_everything(seed)
@@ -262,15 +291,18 @@ def run_paper(
         # One thread limit for every paper, in `run` and `reproduce` alike: BLAS and torch
         # use the cores the paper declares (its resources), never the whole machine's pool.
         with limit_threads(paper.resources.cpus):
-            result = experiment.run(config)
+            driver = getattr(experiment, "EXPERIMENT", None)
+            result = driver.run(config, ctx) if driver is not None else experiment.run(config)
         status, error = OK, None
     except Exception:
         result, status, error = None, FAILED, traceback.format_exc()
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     metrics = dict(result.metrics) if result is not None else {}
     reasons = dict(getattr(result, "reasons", {}) or {})
+    intervals = dict(getattr(result, "intervals", {}) or {})
     claims = tuple(
-        evaluate_claim(c, metrics, tier, reasons) if status == OK else _not_run(c, tier)
+        evaluate_claim(c, metrics, tier, reasons, intervals) if status == OK
+        else _not_run(c, tier)
         for c in paper.claims
     )
     return RunRecord(
@@ -286,6 +318,8 @@ def run_paper(
         figures=dict(result.figures) if result is not None else {},
         notes=tuple(result.notes) if result is not None else (),
         captions=dict(getattr(result, "captions", {}) or {}) if result is not None else {},
+        intervals=intervals,
+        device=device,
         error=error,
         wall_seconds=wall,
         cpu_seconds=cpu,
@@ -342,6 +376,7 @@ class _Job:
     tier: str
     seed: int
     overrides: dict[str, str] | None
+    device: str = "cpu"
 
     def failed(self, error: str, wall_seconds: float = 0.0) -> RunRecord:
         return failed_record(
@@ -370,7 +405,8 @@ def _child(conn, job: _Job, threads: int, parent_pid: int) -> None:
     for name in THREAD_VARIABLES:
         os.environ.setdefault(name, str(threads))
     try:
-        record = run_paper(job.slug, tier=job.tier, seed=job.seed, overrides=job.overrides)
+        record = run_paper(job.slug, tier=job.tier, seed=job.seed, overrides=job.overrides,
+                           device=job.device)
     except Exception:
         record = job.failed(traceback.format_exc())
     try:
@@ -416,6 +452,7 @@ def run_many(
     timeout: float | None = None,
     backend: str = "local",
     ray_address: str | None = None,
+    device: str = "cpu",
 ) -> None:
     """Run several papers on a backend, handing each record to ``on_done`` as it ends.
 
@@ -443,6 +480,9 @@ def run_many(
     ray_address : str, optional
         The Ray cluster to connect to (default ``$RAY_ADDRESS``, else a local Ray
         instance started and stopped here).
+    device : {"cpu", "cuda"}
+        Where each paper computes; with ``cuda`` each paper takes the GPUs it declares
+        (a paper that declares none is refused before it starts).
 
     Raises
     ------
@@ -455,7 +495,11 @@ def run_many(
         raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    pending = [_Job(s, tier, seed, overrides) for s in slugs]
+    # With cuda, a paper that declares no GPU runs on the CPU (its device is recorded).
+    pending = [
+        _Job(s, tier, seed, overrides, device if get_paper(s).resources.gpu > 0 else "cpu")
+        for s in slugs
+    ]
     ask = should_start or (lambda slug: True)
     started = on_start or (lambda slug: None)
     with _signals_to_flag() as flag:
@@ -537,7 +581,8 @@ def _run_local(pending, jobs, timeout, ask, on_start, on_done, flag) -> None:
 def _ray_run_paper(job: _Job) -> RunRecord:
     """The Ray task: one paper, in a fresh worker process."""
     try:
-        return run_paper(job.slug, tier=job.tier, seed=job.seed, overrides=job.overrides)
+        return run_paper(job.slug, tier=job.tier, seed=job.seed, overrides=job.overrides,
+                         device=job.device)
     except Exception:
         return job.failed(traceback.format_exc())
 
@@ -581,7 +626,7 @@ def _run_ray(pending, jobs, timeout, address, ask, on_start, on_done, flag) -> N
                     for name, key, need in (
                         ("CPUs", "CPU", res.cpus),
                         ("GB of memory", "memory", res.memory_gb),
-                        ("GPUs", "GPU", res.gpu),
+                        ("GPUs", "GPU", res.gpu if job.device == "cuda" else 0),
                     )
                     if need > total.get(key, 0) / (2**30 if key == "memory" else 1)
                 ]
@@ -592,7 +637,7 @@ def _run_ray(pending, jobs, timeout, address, ask, on_start, on_done, flag) -> N
                 ref = task.options(
                     name=f"neurips26:{job.slug}",
                     num_cpus=res.cpus,
-                    num_gpus=res.gpu,
+                    num_gpus=res.gpu if job.device == "cuda" else 0,
                     memory=int(res.memory_gb * 2**30),
                     max_retries=0,  # a killed run is reported, not silently rerun
                 ).remote(job)  # Ray sets OMP_NUM_THREADS to the task's num_cpus

@@ -18,6 +18,7 @@ from typing import Any
 from neurips26.registry import (
     INCONCLUSIVE,
     NOT_AT_TIER,
+    NOT_EVIDENCE,
     NOT_REPRODUCED,
     NOT_RUN,
     REPRODUCED,
@@ -30,7 +31,7 @@ OK = "ok"  # the store's status of a successful run
 #: Order in which tiers are shown (the report's sections, the fallback of the policy).
 TIER_ORDER = ("small", "paper", "smoke")
 
-_ORDER = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
+_ORDER = (REPRODUCED, NOT_REPRODUCED, NOT_EVIDENCE, INCONCLUSIVE, NOT_RUN)
 
 
 @dataclass(frozen=True)
@@ -114,12 +115,14 @@ def counts(record, paper: Paper | None = None) -> dict[str, dict[str, int]]:
 
 
 def counts_text(c: dict[str, int]) -> str:
-    """``"4 reproduced, 1 not reproduced, 0 inconclusive, 0 not run"``, every verdict named."""
+    """``"4 reproduced, 1 not reproduced, 0 not evidence, 0 inconclusive, 0 not run"``,
+    every verdict named."""
     return ", ".join(f"{c.get(v, 0)} {v}" for v in _ORDER)
 
 
 def counts_short(c: dict[str, int]) -> str:
-    """``"4 / 1 / 0 / 0"`` (reproduced / not reproduced / inconclusive / not run)."""
+    """``"4 / 1 / 0 / 0 / 0"`` (reproduced / not reproduced / not evidence / inconclusive /
+    not run)."""
     return " / ".join(str(c.get(v, 0)) for v in _ORDER)
 
 
@@ -148,7 +151,9 @@ def run_line(record, paper: Paper | None = None) -> str:
         total = sum(k.values())
         if not total:
             continue
-        rest = ", ".join(f"{k[v]} {v}" for v in (NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN) if k[v])
+        rest = ", ".join(
+            f"{k[v]} {v}" for v in (NOT_REPRODUCED, NOT_EVIDENCE, INCONCLUSIVE, NOT_RUN) if k[v]
+        )
         parts.append(
             f"{label} {k[REPRODUCED]} of {total} reproduced" + (f" ({rest})" if rest else "")
         )

@@ -51,6 +51,10 @@ class RunResult:
     reasons : dict, optional
         Metric name to why it is NaN (not measured at this size, too few points for a
         fit); shown in the row of every claim that tests the metric.
+    intervals : dict, optional
+        Metric name to its interval, as :meth:`neurips26.experiment.Estimate.to_dict`
+        gives it (``value``, ``lo``, ``hi``, ``method``, ``level``, ``n``); a claim on
+        the metric is judged on the interval. Filled by the experiment layer's driver.
     """
 
     metrics: dict[str, Scalar]
@@ -60,6 +64,7 @@ class RunResult:
     notes: tuple[str, ...] = ()
     captions: dict[str, str] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
+    intervals: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         metrics = {}
@@ -77,6 +82,9 @@ class RunResult:
         missing = set(self.volatile) - set(self.metrics)
         if missing:
             raise ValueError(f"volatile names metrics that do not exist: {sorted(missing)}")
+        missing = set(self.intervals) - set(self.metrics)
+        if missing:
+            raise ValueError(f"intervals name metrics that do not exist: {sorted(missing)}")
         # A caption of a figure this run did not make (one a tier skips) is dropped.
         captions = {k: str(v) for k, v in self.captions.items() if k in self.figures}
         object.__setattr__(self, "captions", captions)

@@ -7,7 +7,14 @@ import json
 import re
 from dataclasses import dataclass
 
-from neurips26.registry import INCONCLUSIVE, NOT_RUN, VERDICTS, Paper, format_counts
+from neurips26.registry import (
+    INCONCLUSIVE,
+    NOT_EVIDENCE,
+    NOT_RUN,
+    VERDICTS,
+    Paper,
+    format_counts,
+)
 from neurips26.summary import (
     TIER_ORDER,
     Shown,
@@ -29,6 +36,7 @@ th{background:#f3f3f3}
 .v{font-weight:600;padding:.1em .45em;border-radius:.3em;color:#fff;white-space:nowrap}
 .reproduced{background:#2e7d32}.not-reproduced{background:#c62828}
 .inconclusive{background:#f9a825;color:#222}.not-run{background:#9e9e9e}
+.not-evidence{background:#e65100}
 pre{background:#f7f7f7;padding:.8em;overflow:auto;font-size:.85em}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 .muted{color:#666}
@@ -93,30 +101,68 @@ def fmt(value: object) -> str:
     return text
 
 
+def interval_text(iv: dict | None) -> str:
+    """An interval's method, level and n in words: ``"95% t over seeds, n = 3"``."""
+    if not iv:
+        return ""
+    method = str(iv.get("method") or "unknown method")
+    level, n = iv.get("level"), iv.get("n")
+    text = (f"{100 * float(level):g}% " if isinstance(level, (int, float)) else "") + method
+    return text + (f", n = {n}" if isinstance(n, int) and n else "")
+
+
+def _range(lo, hi) -> str:
+    return f"[{fmt(lo)}, {fmt(hi)}]"
+
+
+def control_text(c) -> str:
+    """The control of a claim result: ``"ctrl_metric = 0.01 [..] (not reproduced)"``, or
+    the reason none applies; empty for checks and old records."""
+    ctrl = getattr(c, "control", None)
+    if ctrl:
+        value = ctrl.get("value")
+        shown = "not measured" if value is None or value != value else fmt(value)
+        iv = ctrl.get("interval")
+        if iv and shown != "not measured" and iv.get("lo") != iv.get("hi"):
+            shown += " " + _range(iv.get("lo"), iv.get("hi"))
+        return f"{ctrl.get('metric')} = {shown} ({ctrl.get('verdict')})"
+    reason = getattr(c, "no_control", "")
+    return f"no control: {reason}" if reason else ""
+
+
 def claim_cells(c) -> dict[str, str]:
-    """The display texts of one claim result: its test, our value, why it is not run."""
+    """The display texts of one claim result: its test, our value with its interval, the
+    interval's method, the control, the diagnostics, and why it is not run or not
+    decided."""
     tol = f" (tolerance {fmt(c.tolerance)})" if c.tolerance else ""
     if c.comparison == "abs<=":
         test = f"|{c.metric}| <= {fmt(c.target)}{tol}"
     else:
         test = f"{c.metric} {c.comparison} {fmt(c.target)}{tol}"
+    iv = getattr(c, "interval", None)
     if c.measured is None:
         ours = "-"
     elif c.measured != c.measured:
         ours = "not measured"
     else:
         ours = fmt(c.measured)
-        if c.uncertainty is not None and c.uncertainty:
+        if iv and iv.get("lo") != iv.get("hi"):
+            ours += " " + _range(iv.get("lo"), iv.get("hi"))
+        elif c.uncertainty is not None and c.uncertainty:
             ours += f" ± {fmt(c.uncertainty)}"
     reason = getattr(c, "reason", "")
     detail = getattr(c, "detail", "")
     if c.verdict == NOT_RUN:
         why = reason + (f": {detail}" if detail and reason else detail)
-    elif c.verdict == INCONCLUSIVE:
+    elif c.verdict in (INCONCLUSIVE, NOT_EVIDENCE):
         why = detail
     else:
         why = ""
-    return {"test": test, "ours": ours, "why": why}
+    diags = getattr(c, "diagnostics", None) or {}
+    diag = "; ".join(f"{k} = {'not measured' if v is None or v != v else fmt(v)}"
+                     for k, v in diags.items())
+    return {"test": test, "ours": ours, "why": why, "interval": interval_text(iv),
+            "control": control_text(c), "diagnostics": diag}
 
 
 def _slugify(name: str) -> str:
@@ -172,7 +218,8 @@ def _page(title: str, body: str) -> str:
     )
 
 
-CLAIM_HEAD = ("claim", "kind", "statement", "paper", "metric and test", "ours", "verdict")
+CLAIM_HEAD = ("claim", "kind", "statement", "paper", "metric and test", "ours (interval)",
+              "control", "verdict")
 
 
 def _claims_rows(claims, paper: Paper) -> list[tuple[str, ...]]:
@@ -188,7 +235,9 @@ def _claims_rows(claims, paper: Paper) -> list[tuple[str, ...]]:
                 c.statement,
                 c.paper_value,
                 cells["test"],
-                cells["ours"],
+                cells["ours"] + (f" ({cells['interval']})" if cells["interval"] else ""),
+                cells["control"] + (f"; diagnostics: {cells['diagnostics']}"
+                                    if cells["diagnostics"] else ""),
                 c.verdict,
                 cells["why"],
             )
@@ -199,8 +248,8 @@ def _claims_rows(claims, paper: Paper) -> list[tuple[str, ...]]:
 def _claims_html(rows) -> str:
     body = "".join(
         "<tr>"
-        + "".join(f"<td>{esc(x)}</td>" for x in row[:-3])
-        + f'<td class="nowrap">{esc(row[-3])}</td>'
+        + "".join(f"<td>{esc(x)}</td>" for x in row[:-4])
+        + f"<td>{esc(row[-4])}</td><td>{esc(row[-3])}</td>"
         + f"<td>{badge(row[-2])}"
         + (f'<div class="why">{esc(row[-1])}</div>' if row[-1] else "")
         + "</td></tr>"
@@ -298,8 +347,8 @@ def render_index(views: list[PaperView]) -> tuple[str, str]:
 def render_readme_table(views: list[PaperView]) -> str:
     """The README's paper table: slug, paper, grade, shown run, paper claims, checks."""
     lines = [
-        "| slug | paper | grade | run shown | paper claims (reproduced / not / inconclusive / "
-        "not run) | checks (same) | run |",
+        "| slug | paper | grade | run shown | paper claims (reproduced / not / not evidence / "
+        "inconclusive / not run) | checks (same) | run |",
         "|---|---|---|---|---|---|---|",
     ]
     for v in views:

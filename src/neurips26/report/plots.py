@@ -7,6 +7,7 @@ from neurips26.registry import VERDICTS
 COLORS = {
     "reproduced": "#2e7d32",
     "not reproduced": "#c62828",
+    "not evidence": "#e65100",
     "inconclusive": "#f9a825",
     "not run": "#9e9e9e",
 }
