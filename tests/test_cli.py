@@ -1,7 +1,6 @@
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -41,16 +40,25 @@ def test_bad_input_exits_nonzero_with_one_line(args, message, tmp_path):
     assert message in lines[0]
 
 
-def test_list_is_fast_and_complete(tmp_path):
-    t0 = time.perf_counter()
+def test_list_is_complete_and_imports_no_numerics(tmp_path):
     out = cli("list", "--json", store=tmp_path / "s.sqlite")
-    elapsed = time.perf_counter() - t0
     assert out.returncode == 0, out.stderr
     papers = json.loads(out.stdout)
     assert [p["slug"] for p in papers] == list(SLUGS)
     assert all(p["shown"] is None for p in papers)
     assert {"title", "source", "paragraph", "field", "grade", "claims"} <= set(papers[0])
-    assert elapsed < 3.0, f"list took {elapsed:.2f} s (an interpreter start included)"
+    # `list` is fast because it imports no experiment: counted in modules, not timed.
+    probe = (
+        "import sys, contextlib, io\n"
+        "from neurips26.cli import main\n"
+        f"with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['--store', {str(tmp_path / 's.sqlite')!r}, 'list', '--json'])\n"
+        "print(sorted(m for m in ('numpy', 'torch', 'scipy') if m in sys.modules))\n"
+    )
+    heavy = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           timeout=120)
+    assert heavy.returncode == 0, heavy.stderr
+    assert heavy.stdout.strip().splitlines()[-1] == "[]", heavy.stdout
 
 
 def test_info_prints_claims_tiers_and_deviations(capsys, tmp_path):

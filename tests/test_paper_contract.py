@@ -63,7 +63,6 @@ def test_smoke_run_is_deterministic_and_claims_are_evaluated(slug):
     declared = get_paper(slug).experiment().METRICS
     first = run_paper(slug, tier="smoke", seed=1)
     assert first.status == "ok", first.error
-    assert first.wall_seconds < 60, f"smoke tier took {first.wall_seconds:.1f} s"
     undeclared = sorted(k for k in first.metrics if not is_declared(k, declared))
     assert not undeclared, f"{slug}: the smoke run returns metrics not in METRICS: {undeclared}"
     second = run_paper(slug, tier="smoke", seed=1)

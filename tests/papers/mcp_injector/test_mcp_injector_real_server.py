@@ -124,15 +124,14 @@ def test_strict_exits_promptly_with_status_1(time_server, tmp_path):
         t0 = time.monotonic()
         while len(lines) < 2 and time.monotonic() - t0 < T:
             time.sleep(0.01)
-        t_list = time.monotonic()
-        t.join(T)
-        t_eof = time.monotonic()
+        t.join(T)  # a proxy that kept stdout open would leave the reader blocked
+        reached_eof = not t.is_alive()
         rc = p.wait(timeout=T)
         err = p.stderr.read()
     finally:
         p.kill()
     assert len(lines) == 2 and json.loads(lines[1])["id"] == 2
-    assert t_eof - t_list < 2.0
+    assert reached_eof
     assert rc == 1 and b"no_such_tool" in err
 
 

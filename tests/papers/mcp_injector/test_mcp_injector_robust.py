@@ -123,25 +123,52 @@ ECHO = textwrap.dedent("""\
     """)
 
 
-def _time_one_request(cmd, payload):
+def _one_request(cmd, payload):
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL)
     try:
-        t0 = time.perf_counter()
         out, _ = p.communicate(payload, timeout=T)
-        return time.perf_counter() - t0, json.loads(out.splitlines()[-1])
+        return json.loads(out.splitlines()[-1])
     finally:
         p.kill()
 
 
-def test_large_request_framing_is_linear():
-    # a 32 MB request: the old reader re-split the whole buffer per 64 KiB chunk (quadratic)
+def test_large_request_is_relayed_whole():
+    # a 32 MB request through the proxy: the answer is the echo server's own
     big = json.dumps(_call(1, "t", blob="y" * (32 << 20))).encode() + b"\n"
     server = [sys.executable, "-c", ECHO]
-    direct, a = _time_one_request(server, big)
-    proxied, b = _time_one_request([*CLI, "--", *server], big)
+    a = _one_request(server, big)
+    b = _one_request([*CLI, "--", *server], big)
     assert a == b and a["result"]["n"] == len(big)
-    assert proxied < 3 * direct + 3.0, (direct, proxied)
+
+
+class _CountingBytes(bytes):
+    """bytes whose ``find`` counts the bytes it scans (slices are plain bytes)."""
+
+    scanned = 0
+
+    def find(self, sub, start=0, *rest):
+        found = bytes.find(self, sub, start, *rest)
+        _CountingBytes.scanned += (len(self) if found < 0 else found + len(sub)) - start
+        return found
+
+
+@pytest.mark.parametrize("chunk", (4096, 65536))
+def test_line_framing_scans_each_byte_once(chunk):
+    """Framing is linear: the old reader re-split the whole buffer per 64 KiB chunk, so the
+    bytes it scanned grew with the square of the line's length. Counted, not timed."""
+    from neurips26.papers.mcp_injector.proxy import LineSplitter
+
+    for size in (1 << 20, 8 << 20):
+        data = b"y" * size + b"\n" + b"z" * 10 + b"\n"
+        split = LineSplitter(max_line=64 << 20)
+        _CountingBytes.scanned = 0
+        events = []
+        for i in range(0, len(data), chunk):
+            events += split.feed(_CountingBytes(data[i:i + chunk]))
+        events += split.close()
+        assert [len(x) for _, x in events] == [size, 10]
+        assert _CountingBytes.scanned == len(data), (size, _CountingBytes.scanned)
 
 
 @pytest.mark.parametrize("layer", ("transport", "middleware"))
@@ -213,9 +240,9 @@ def test_log_is_appended_with_start_markers_and_replays_last_run(tmp_path):
 
 def test_proxy_exits_on_stdin_eof_even_if_server_ignores_it():
     stubborn = [sys.executable, "-c", "import time\nwhile True: time.sleep(1)"]
-    t0 = time.monotonic()
+    # A proxy that waited for the server would hang: subprocess.run raises at the timeout.
     p = subprocess.run([*CLI, "--", *stubborn], input=b"", capture_output=True, timeout=T)
-    assert time.monotonic() - t0 < 20 and b"killing it" in p.stderr
+    assert b"killing it" in p.stderr
 
 
 def test_after_server_is_validated_and_round_trips():
