@@ -139,6 +139,15 @@ def test_paper_tier_of_hours_asks_for_yes(tmp_path):
     assert not (tmp_path / "s.sqlite").exists()
 
 
+def test_paper_tier_of_unknown_cost_asks_for_yes(tmp_path):
+    from neurips26.registry import all_papers
+
+    unknown = next(p.slug for p in all_papers() if p.paper_hours is None)
+    out = cli("--store", str(tmp_path / "s.sqlite"), "run", unknown, "--tier", "paper")
+    assert out.returncode == 2
+    assert "an unknown time" in out.stderr and "--yes" in out.stderr
+
+
 def readme_cli_examples():
     text = README.read_text()
     for line in re.findall(r"^(?:\.venv/bin/)?neurips26 (.+?)(?:\s+#.*)?$", text, re.M):

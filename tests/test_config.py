@@ -59,3 +59,15 @@ def test_run_result_checks_its_metrics():
         RunResult(metrics={"x": 1.0}, volatile=("t",))
     r = RunResult(metrics={"x": 1.0, "t": 2.0}, volatile=("t",))
     assert r.stable_metrics() == {"x": 1.0}
+
+
+def test_none_is_text_for_a_field_that_cannot_be_none():
+    @dataclass(frozen=True)
+    class Choice:
+        seed: int = 0
+        dataset: str = "mnist"
+        limit: float | None = 1.0
+
+    assert apply_overrides(Choice(), {"dataset": "none"}).dataset == "none"
+    assert apply_overrides(Choice(), {"dataset": "null"}).dataset == "null"
+    assert apply_overrides(Choice(), {"limit": "none"}).limit is None

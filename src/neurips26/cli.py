@@ -290,9 +290,10 @@ def paper_tier_hours(paper) -> float | None:
 def _check_paper_tier(paper, yes: bool) -> None:
     hours = paper_tier_hours(paper)
     text = dict(paper.tiers)["paper"]
-    if hours is not None and hours > 1 and not yes:
+    if (hours is None or hours > 1) and not yes:
+        expected = "more than an hour" if hours is not None else "an unknown time"
         raise UsageError(
-            f"the paper tier of {paper.slug} is expected to take more than an hour ({text}); "
+            f"the paper tier of {paper.slug} is expected to take {expected} ({text}); "
             "pass --yes to run it"
         )
     cost = "unknown" if hours is None else ("over an hour" if hours > 1 else "under an hour")

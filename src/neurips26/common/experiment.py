@@ -285,9 +285,13 @@ def _coerce(value: Any, hint: Any, name: str) -> Any:
 def _parse_text(text: str, hint: Any) -> Any:
     """Parse the text of ``--set key=TEXT`` for a field of type ``hint``."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError:
         pass
+    else:
+        if value is not None or _allows_none(hint):
+            return value
+        return text
     origin = typing.get_origin(hint)
     if origin is tuple or (
         origin in (typing.Union, types.UnionType)
@@ -297,9 +301,17 @@ def _parse_text(text: str, hint: Any) -> Any:
         return [_parse_text(p, str) for p in parts]
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
-    if text.lower() in ("none", "null"):
+    if text.lower() in ("none", "null") and _allows_none(hint):
         return None
     return text
+
+
+def _allows_none(hint: Any) -> bool:
+    """Whether a field of type ``hint`` may be ``None`` (``"none"`` is text otherwise)."""
+    return hint is type(None) or (
+        typing.get_origin(hint) in (typing.Union, types.UnionType)
+        and type(None) in typing.get_args(hint)
+    )
 
 
 def apply_overrides(config: Any, overrides: dict[str, str] | None = None, **values: Any) -> Any:
