@@ -151,3 +151,23 @@ def test_choice_bool_callable_size_length():
         v.check_size(float("nan"), "n", limit=5)
     with pytest.raises(ValueError, match="a and b must have the same length, got 2 and 3"):
         v.check_same_length("a", [1, 2], "b", [1, 2, 3])
+
+
+def test_check_array_refuses_tensors_numpy_cannot_read_naming_the_argument():
+    import torch
+
+    x = torch.ones(3, requires_grad=True)
+    with pytest.raises(TypeError, match=r"^w is a torch tensor that requires grad"):
+        v.check_array(x, "w")
+    assert v.check_array(x.detach(), "w").tolist() == [1.0, 1.0, 1.0]
+    assert v.check_array(torch.ones(2, dtype=torch.float16), "w").dtype == np.float64
+    with pytest.raises(TypeError, match=r"^w must be a real"):
+        v.check_array(torch.ones(2, dtype=torch.complex64), "w")
+    with pytest.raises(ValueError, match=r"^w must be finite"):
+        v.check_array(torch.tensor([1.0, float("nan")]), "w")
+
+
+def test_check_array_refuses_a_huge_broadcast_view_before_converting_it():
+    view = np.broadcast_to(np.float32(1.0), (10**6, 10**6))  # 10^12 elements, no memory
+    with pytest.raises(ValueError, match=r"^x has 1000000000000 elements, more than"):
+        v.check_array(view, "x")

@@ -381,12 +381,22 @@ def check_array(
         raise TypeError(f"{name} must be an array, got None")
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be a numeric array, got {_type_name(value)}")
+    if _is_tensor(value):
+        _check_tensor_for_numpy(value, name, max_size)
+    # Sizes first: a broadcast view of 10^12 elements costs nothing until it is converted.
+    size = getattr(value, "size", None)
+    if isinstance(size, numbers.Integral) and size > max_size:
+        raise ValueError(f"{name} has {size} elements, more than the limit of {max_size}")
     try:
         arr = np.asarray(value)
-    except (ValueError, TypeError) as exc:  # ragged nested lists
+    except (ValueError, TypeError, RuntimeError) as exc:  # ragged lists, odd objects
         raise ValueError(f"{name} must be a rectangular numeric array ({exc})") from None
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}")
+    if arr.size > max_size:
+        raise ValueError(
+            f"{name} has {arr.size} elements, more than the limit of {max_size}"
+        )
     if dtype is not None:
         arr = arr.astype(dtype, copy=copy)
     elif copy:
@@ -426,6 +436,27 @@ def check_array(
             text = _range_text(min, max, True, True)
             raise ValueError(f"{name} must {text} everywhere, got values in [{lo:g}, {hi:g}]")
     return arr
+
+
+def _is_tensor(value: Any) -> bool:
+    """Whether ``value`` is a torch tensor (without importing torch)."""
+    return type(value).__module__.startswith("torch") and hasattr(value, "requires_grad")
+
+
+def _check_tensor_for_numpy(value: Any, name: str, max_size: int) -> None:
+    """Refuse a tensor that numpy cannot read as it is, naming the argument."""
+    if value.requires_grad:
+        raise TypeError(
+            f"{name} is a torch tensor that requires grad; pass {name}.detach() (this "
+            "function computes in numpy and would not propagate gradients)"
+        )
+    if value.numel() > max_size:
+        raise ValueError(f"{name} has {value.numel()} elements, more than the limit of "
+                         f"{max_size}")
+    if value.device.type != "cpu":
+        raise TypeError(f"{name} is a torch tensor on {value.device}; pass {name}.cpu()")
+    if value.is_complex():
+        raise TypeError(f"{name} must be a real numeric array, got dtype {value.dtype}")
 
 
 def check_probability_vector(
