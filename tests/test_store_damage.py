@@ -237,3 +237,75 @@ def test_leases_share_work_and_expire_with_their_process(tmp_path):
     assert store.claim(*key) == f"pid 1 on {__import__('socket').gethostname()}"
     store.release(*key)  # not ours: stays
     assert store.claim(*key) is not None
+
+
+def _read_only_connections(monkeypatch):
+    """Every connection of the store opens the file read-only (as a read-only file or
+    folder does for a user who is not root; the tests run as root, which ignores modes)."""
+
+    @contextmanager
+    def connect(self):
+        db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+        db.row_factory = sqlite3.Row
+        try:
+            yield db
+        finally:
+            db.close()
+
+    monkeypatch.setattr(Store, "_connect", connect)
+
+
+def test_a_store_that_cannot_be_written_is_found_by_a_real_write(tmp_path, monkeypatch):
+    path = tmp_path / "s.sqlite"
+    Store(path)
+    _read_only_connections(monkeypatch)
+    with pytest.raises(StoreError, match="cannot be written"):
+        Store(path)
+    assert Store(path, create=False).count() == 0  # reading still works
+
+
+def test_a_disk_without_room_for_a_record_is_refused_before_the_run(tmp_path, monkeypatch):
+    import shutil
+
+    import neurips26.store as store_module
+
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(store_module.shutil, "disk_usage",
+                        lambda p: usage._replace(free=2**20))
+    with pytest.raises(StoreError, match="1 MB free"):
+        Store(tmp_path / "s.sqlite")
+
+
+def test_a_run_whose_save_fails_is_kept_beside_the_store(tmp_path, monkeypatch, capsys):
+    from neurips26.cli import main
+
+    path = tmp_path / "s.sqlite"
+
+    def fail(self, record):
+        raise StoreError("disk I/O error (simulated)")
+
+    monkeypatch.setattr(Store, "save", fail)
+    code = main(["--store", str(path), "run", "geto_lp", "--tier", "smoke", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1 and "disk I/O error" in err and "kept in" in err
+    kept = list(tmp_path.glob("s.sqlite.unsaved-geto_lp-smoke-*.json"))
+    assert len(kept) == 1
+    record = RunRecord.from_dict(json.loads(kept[0].read_text()))
+    assert record.slug == "geto_lp" and record.status == "ok" and record.claims
+
+
+def test_reproduce_goes_on_when_a_lease_cannot_be_written(tmp_path, monkeypatch, capsys):
+    from neurips26.cli import main
+
+    calls = []
+
+    def fail(self, slug, *args):
+        calls.append(slug)
+        raise StoreError("attempt to write a readonly database (simulated)")
+
+    monkeypatch.setattr(Store, "claim", fail)
+    code = main(["--store", str(tmp_path / "s.sqlite"), "reproduce", "--tier", "smoke",
+                 "--only", "geto_lp", "sparse_scaling"])
+    err = capsys.readouterr().err
+    assert code == 1 and calls == ["geto_lp", "sparse_scaling"]  # both tried, no traceback
+    assert "Traceback" not in err and err.count("not run: attempt to write") == 2

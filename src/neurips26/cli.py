@@ -356,6 +356,7 @@ def _progress(label: str, enabled: bool):
 def cmd_run(args) -> int:
     from neurips26.common.experiment import ConfigError, parse_set_args
     from neurips26.runner import check_device, resolve_config, run_paper
+    from neurips26.store import StoreError
 
     slug = check_slug(args.slug)
     try:
@@ -370,7 +371,13 @@ def cmd_run(args) -> int:
     with _progress(f"{slug} [{args.tier}]", not args.quiet):
         record = run_paper(slug, tier=args.tier, seed=args.seed, overrides=overrides,
                            device=args.device)
-    run_id = store.save(record)
+    try:
+        run_id = store.save(record)
+    except StoreError as err:
+        kept = store.keep_unsaved(record)
+        where = f"the run is kept in {kept}" if kept else "no file could hold it either"
+        print(f"neurips26: error: {err}; {where}", file=sys.stderr)
+        return 1
     if args.json:
         out = record.to_json()
         out["run_id"] = run_id
@@ -448,7 +455,13 @@ def cmd_reproduce(args) -> int:
             bar.write(f"skip {slug}: stored by another process meanwhile", file=sys.stderr)
             bar.update(1)
             return False
-        holder = store.claim(slug, args.tier, args.seed, versions[slug])
+        try:
+            holder = store.claim(slug, args.tier, args.seed, versions[slug])
+        except StoreError as err:
+            bar.write(f"{slug}: not run: {err}", file=sys.stderr)
+            failed.append(slug)
+            bar.update(1)
+            return False
         if holder is not None and not args.force:
             bar.write(f"skip {slug}: being run by another reproduce ({holder})", file=sys.stderr)
             bar.update(1)
@@ -462,7 +475,9 @@ def cmd_reproduce(args) -> int:
         try:
             store.save(record)
         except StoreError as err:
-            bar.write(f"{record.slug}: not saved: {err}", file=sys.stderr)
+            kept = store.keep_unsaved(record)
+            where = f"kept in {kept}" if kept else "no file could hold it either"
+            bar.write(f"{record.slug}: not saved: {err}; {where}", file=sys.stderr)
             failed.append(record.slug)
         else:
             state = run_line(record, get_paper(record.slug))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import time
@@ -76,6 +77,10 @@ CREATE TABLE IF NOT EXISTS leases (
 
 #: The JSON-encoded columns of a schema-1 row.
 _V1_JSON = ("config", "metrics", "volatile", "claims", "tables", "notes", "environment")
+
+#: Free disk the store's folder must have before a run starts: room for a record with
+#: its figures (the largest stored records are a few MB).
+MIN_FREE_BYTES = 16 * 2**20
 
 #: A lease held by a process on another host is considered stale after this long.
 FOREIGN_LEASE_SECONDS = 24 * 3600.0
@@ -191,14 +196,63 @@ class Store:
                     "backup) and run again, or give another --store"
                 )
             if create:
-                try:
-                    db.execute("BEGIN IMMEDIATE")
-                    db.execute("ROLLBACK")
-                except sqlite3.OperationalError as err:
-                    raise StoreError(
-                        f"store {self.path} cannot be written ({err}); check its permissions "
-                        "or give another --store"
-                    ) from err
+                self._check_writable(db)
+
+    def _check_writable(self, db: sqlite3.Connection) -> None:
+        """Write for real and roll back, and check room for a record, before any run.
+
+        ``BEGIN IMMEDIATE`` alone passes on a read-only file or folder: only a write that
+        reaches the file (here a lease row, rolled back) shows that it cannot be kept.
+        """
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(
+                "INSERT INTO leases (slug, tier, seed, code_version, host, pid, since)"
+                " VALUES ('', '', -1, '', '', -1, 0)"
+            )
+            db.execute("ROLLBACK")
+        except sqlite3.Error as err:
+            raise StoreError(
+                f"store {self.path} cannot be written ({err}); check the permissions of the "
+                "file and its folder, or give another --store"
+            ) from err
+        try:
+            free = shutil.disk_usage(self.path.parent).free
+        except OSError:  # pragma: no cover - the folder vanished meanwhile
+            return
+        if free < MIN_FREE_BYTES:
+            raise StoreError(
+                f"store {self.path}: its disk has {free // 2**20} MB free, less than the "
+                f"{MIN_FREE_BYTES // 2**20} MB a run's record may need; free some space or "
+                "give another --store"
+            )
+
+    def keep_unsaved(self, record: RunRecord) -> Path | None:
+        """Write a record that could not be saved to a JSON file, so the run is not lost.
+
+        The file goes beside the store (``<store>.unsaved-<slug>-<time>.json``), else into
+        the temporary folder; figures are kept as base64. Returns its path, or ``None``
+        when no file could be written anywhere.
+        """
+        import base64
+        import tempfile
+
+        data = record.to_dict()
+        data["figures_base64"] = {
+            k: base64.b64encode(v).decode("ascii") for k, v in record.figures.items()
+        }
+        text = json.dumps(data, default=str)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        name = f"{self.path.name}.unsaved-{record.slug}-{record.tier}-{stamp}-{os.getpid()}.json"
+        for folder in (self.path.parent, Path(tempfile.gettempdir())):
+            target = folder / name
+            try:
+                target.write_text(text)
+            except OSError:
+                target.unlink(missing_ok=True)
+                continue
+            return target
+        return None
 
     def _migrate(self, db: sqlite3.Connection, version: int) -> None:
         """Bring a store of an older schema to :data:`SCHEMA_VERSION`, in one transaction."""
@@ -303,31 +357,40 @@ class Store:
         """
         host, pid, now = socket.gethostname(), os.getpid(), time.time()
         key = (slug, tier, seed, code_version)
-        with self._connect() as db, db:
-            db.execute("BEGIN IMMEDIATE")
-            row = db.execute(
-                "SELECT host, pid, since FROM leases WHERE slug = ? AND tier = ? AND seed = ?"
-                " AND code_version = ?",
-                key,
-            ).fetchone()
-            if row is not None and (row["host"], row["pid"]) != (host, pid):
-                if _alive(row["host"], row["pid"], row["since"], host, now):
-                    return f"pid {row['pid']} on {row['host']}"
-            db.execute(
-                "INSERT OR REPLACE INTO leases (slug, tier, seed, code_version, host, pid, since)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (*key, host, pid, now),
-            )
+        try:
+            with self._connect() as db, db:
+                db.execute("BEGIN IMMEDIATE")
+                row = db.execute(
+                    "SELECT host, pid, since FROM leases WHERE slug = ? AND tier = ? AND "
+                    "seed = ? AND code_version = ?",
+                    key,
+                ).fetchone()
+                if row is not None and (row["host"], row["pid"]) != (host, pid):
+                    if _alive(row["host"], row["pid"], row["since"], host, now):
+                        return f"pid {row['pid']} on {row['host']}"
+                db.execute(
+                    "INSERT OR REPLACE INTO leases (slug, tier, seed, code_version, host, pid,"
+                    " since) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (*key, host, pid, now),
+                )
+        except (sqlite3.Error, OSError) as err:
+            raise StoreError(
+                f"could not take the lease on {slug} in store {self.path} ({err})"
+            ) from err
         return None
 
     def release(self, slug: str, tier: str, seed: int, code_version: str) -> None:
-        """Drop this process's lease on one run key (no error if it holds none)."""
-        with self._connect() as db, db:
-            db.execute(
-                "DELETE FROM leases WHERE slug = ? AND tier = ? AND seed = ? AND code_version = ?"
-                " AND host = ? AND pid = ?",
-                (slug, tier, seed, code_version, socket.gethostname(), os.getpid()),
-            )
+        """Drop this process's lease on one run key (no error if it holds none, or if
+        the store can no longer be written: a lease of a dead process is taken over)."""
+        try:
+            with self._connect() as db, db:
+                db.execute(
+                    "DELETE FROM leases WHERE slug = ? AND tier = ? AND seed = ? AND "
+                    "code_version = ? AND host = ? AND pid = ?",
+                    (slug, tier, seed, code_version, socket.gethostname(), os.getpid()),
+                )
+        except (sqlite3.Error, OSError):
+            pass
 
     # ------------------------------------------------------------------ reading
 
