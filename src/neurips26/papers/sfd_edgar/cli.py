@@ -53,6 +53,17 @@ def convert_command(args: argparse.Namespace) -> int:
     jobs = _jobs(src, out)
     if not jobs:
         raise SystemExit(f"neurips26-sfd: no {'/'.join(SUFFIXES)} files under {str(src)!r}")
+    report_dir = out if (out.is_dir() or not out.suffix) else out.parent
+    inputs = {Path(f).resolve() for f, _ in jobs}
+    clash = sorted(str(o) for _, o in jobs if Path(o).resolve() in inputs)
+    if (report_dir / "conversion_report.jsonl").resolve() in inputs:
+        clash.append(str(report_dir / "conversion_report.jsonl"))
+    if clash:
+        raise SystemExit(
+            f"neurips26-sfd: refusing to overwrite an input with the output: {clash[0]}"
+            + (f" and {len(clash) - 1} more" if len(clash) > 1 else "")
+            + "; give -o a path that is not an input"
+        )
     options = {"currency": args.currency, "rowspan": args.rowspan,
                "detect_headings": not args.no_headings, "strict": args.strict}
     results = []
@@ -76,7 +87,6 @@ def convert_command(args: argparse.Namespace) -> int:
                     inflight.add(pool.submit(_convert_one, f, o, options))
     bar.close()
     failed = [r for r in results if not r["ok"]]
-    report_dir = out if (out.is_dir() or not out.suffix) else out.parent
     report_dir.mkdir(parents=True, exist_ok=True)
     with open(report_dir / "conversion_report.jsonl", "w", encoding="utf-8") as fh:
         for r in sorted(results, key=lambda r: r["file"]):

@@ -413,16 +413,65 @@ def _drop(el) -> None:
     parent.remove(el)
 
 
-def _parse(text: str, warnings: list[str]):
-    text = _XML_DECL.sub("", text, count=1)
-    try:
-        root = lxml.html.document_fromstring(text)
-    except (lxml.etree.ParserError, ValueError) as exc:
-        import html5lib
+#: Markup and character references, for counting a document's text characters.
+_TAGS = re.compile(r"<!--.*?-->|<(script|style)\b.*?</\1\s*>|<[^>]*>", re.S | re.I)
+_ENTITY = re.compile(r"&#?\w+;")
+_SPACE = re.compile(r"\s+")
 
+#: The share of the input's text characters (an estimate from the raw markup) the parsed
+#: tree must keep; below it the parse lost text (libxml2's limits) and html5lib is tried.
+KEEP_SHARE = 0.5
+
+
+def _text_chars(text: str) -> int:
+    """Characters of text outside markup, whitespace and entities left out (an estimate)."""
+    return len(_SPACE.sub("", _ENTITY.sub("x", _TAGS.sub("", text))))
+
+
+def _tree_chars(root) -> int:
+    return sum(len(_SPACE.sub("", t)) for t in root.itertext())
+
+
+def _parse(text: str, warnings: list[str]):
+    """Parse with lxml (``huge_tree``: no libxml2 limit on depth or text size); when the
+    tree still holds less than :data:`KEEP_SHARE` of the input's text, parse with html5lib
+    and keep whichever holds more, saying so in ``warnings``."""
+    text = _XML_DECL.sub("", text, count=1)
+    if "\x00" in text:
+        warnings.append(f"removed {text.count(chr(0))} NUL bytes (they end the parser's input)")
+        text = text.replace("\x00", "")
+    want = _text_chars(text)
+    parser = lxml.html.HTMLParser(huge_tree=True, remove_comments=False)
+    try:
+        root = lxml.html.document_fromstring(text, parser=parser)
+    except (lxml.etree.ParserError, ValueError) as exc:
         warnings.append(f"lxml could not parse the document ({exc}); used html5lib")
-        root = html5lib.parse(text, treebuilder="lxml", namespaceHTMLElements=False).getroot()
+        return _html5lib(text)
+    got = _tree_chars(root)
+    if want and got < KEEP_SHARE * want:
+        try:
+            other = _html5lib(text)
+        except RecursionError:
+            other = None
+        other_got = _tree_chars(other) if other is not None else -1
+        if other_got > got:
+            warnings.append(
+                f"lxml kept {got} of about {want} text characters; used html5lib, which kept "
+                f"{other_got}"
+            )
+            root, got = other, other_got
+        if got < KEEP_SHARE * want:
+            warnings.append(
+                f"the parsed document holds {got} of about {want} text characters of the "
+                "input: some text may be lost"
+            )
     return root
+
+
+def _html5lib(text: str):
+    import html5lib
+
+    return html5lib.parse(text, treebuilder="lxml", namespaceHTMLElements=False).getroot()
 
 
 def _clean(root, stats: dict) -> None:
@@ -511,6 +560,8 @@ def html_to_mmd(
     )
     stats["encoding"] = encoding
     warnings: list[str] = []
+    if "ignored" in encoding:
+        warnings.append(f"decoded as {encoding}")
     if not text.strip():
         return ConversionResult("", (), ("empty filing: nothing to convert",), dict(stats))
     if is_submission(text):

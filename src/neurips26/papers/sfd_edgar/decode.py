@@ -77,11 +77,15 @@ def decode_html(data: str | bytes, *, name: str = "data") -> tuple[str, str]:
         m = pattern.search(data[:4096])
         if m:
             candidates.append(m.group(1).decode("ascii").lower())
+    ignored = [c for c in candidates if _wide_declared_without_nul(c, data)]
+    candidates = [c for c in candidates if c not in ignored]
     candidates += ["utf-8", "cp1252"]
+    note = (f" (declared {', '.join(ignored)} ignored: the bytes hold no NUL, so they are "
+            "not UTF-16/32)") if ignored else ""
     first_error: UnicodeDecodeError | None = None
     for enc in dict.fromkeys(candidates):
         try:
-            return data.decode(enc), enc
+            return data.decode(enc), enc + note
         except (UnicodeDecodeError, LookupError) as exc:
             if isinstance(exc, UnicodeDecodeError) and first_error is None:
                 first_error = exc
@@ -90,6 +94,13 @@ def decode_html(data: str | bytes, *, name: str = "data") -> tuple[str, str]:
         f"{name}: bytes not decodable as {', '.join(dict.fromkeys(candidates))}; "
         f"first bad byte at offset {pos}"
     )
+
+
+def _wide_declared_without_nul(charset: str, data: bytes) -> bool:
+    """A declared UTF-16/32 that the bytes contradict: markup in those encodings has a NUL
+    in every ASCII character, and a file that declares it in ASCII bytes has none."""
+    wide = charset.replace("_", "-").startswith(("utf-16", "utf-32", "utf16", "utf32", "ucs-2"))
+    return wide and b"\x00" not in data[:4096]
 
 
 @dataclass(frozen=True)
