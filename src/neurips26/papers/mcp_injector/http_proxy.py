@@ -203,7 +203,7 @@ def build_http_proxy_app(upstream: str, injector: FaultInjector, *, connection: 
         if body:
             try:
                 msg = json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError):
+            except (ValueError, UnicodeDecodeError, RecursionError):
                 injector.record_anomaly("client", "unparsable POST body passed on",
                                         connection=conn)
         d = rec = None
@@ -255,7 +255,7 @@ def build_http_proxy_app(upstream: str, injector: FaultInjector, *, connection: 
             await resp.aclose()
             try:
                 out = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
+            except (ValueError, UnicodeDecodeError, RecursionError):
                 state.call_done(rec, "ok")
                 return Response(raw, status_code=resp.status_code, headers=headers)
             if d is not None and d.method == "tools/list":
@@ -309,7 +309,7 @@ def build_http_proxy_app(upstream: str, injector: FaultInjector, *, connection: 
                             other, data = _event_data(ev)
                             try:
                                 state.note(json.loads(data))
-                            except (json.JSONDecodeError, UnicodeDecodeError):
+                            except (ValueError, UnicodeDecodeError, RecursionError):
                                 pass
                         yield ev
                     continue
@@ -318,7 +318,7 @@ def build_http_proxy_app(upstream: str, injector: FaultInjector, *, connection: 
                     other, data = _event_data(ev)
                     try:
                         m = json.loads(data) if data else None
-                    except (json.JSONDecodeError, UnicodeDecodeError):
+                    except (ValueError, UnicodeDecodeError, RecursionError):
                         m = None
                     is_answer = (isinstance(m, dict) and "method" not in m
                                  and ("result" in m or "error" in m)

@@ -202,6 +202,8 @@ def load_config(path: str | Path) -> ProxyConfig:
         data = yaml.safe_load(text)  # JSON is YAML too
     except yaml.YAMLError as e:
         raise ProfileError(f"config {str(path)!r}: invalid YAML: {e}") from e
+    except RecursionError:
+        raise ProfileError(f"config {str(path)!r}: nested too deeply to read") from None
     return parse_config(data, source=f"config {str(path)!r}")
 
 
@@ -535,6 +537,19 @@ def _note_client(relay: _Relay, line: bytes) -> bool:
         }
         relay.write_client(json.dumps(err).encode())
         return False
+    except (ValueError, RecursionError) as e:  # valid JSON past Python's limits
+        relay.inj.record_anomaly(
+            "client", f"line not parsed ({type(e).__name__}: {str(e)[:120]}); passed on "
+            "without injection", connection=relay.conn)
+        return True
+    if not isinstance(msg, (dict, list)) or msg == []:
+        # JSON-RPC 2.0: a request is an object (or a non-empty batch of them).
+        relay.inj.record_anomaly("client", f"invalid request {str(msg)[:80]!r} answered",
+                                 connection=relay.conn)
+        err = {"jsonrpc": "2.0", "id": None,
+               "error": {"code": -32600, "message": "Invalid Request"}}
+        relay.write_client(json.dumps(err).encode())
+        return False
     if isinstance(msg, list):
         relay.inj.record_anomaly("client", "batched message passed through", connection=relay.conn)
     elif isinstance(msg, dict) and "method" in msg:
@@ -598,7 +613,7 @@ def _answer_too_long(relay: _Relay, head: bytes, limit: int) -> None:
     if m is not None:
         try:
             key = _key(json.loads(m.group(1)))
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError):
             key = None
     if m is None and len(relay.outstanding) == 1:  # no id in sight: the one in flight
         key = next(iter(relay.outstanding))
@@ -624,8 +639,8 @@ def _from_server(relay: _Relay, line: bytes) -> bool:
     """Handle one server line (server thread, ``relay.lock`` held); False to stop."""
     raw = line + b"\n"
     fast = _FAST_RE.match(line)
-    if fast is not None:  # hot path: a plain answer to a request we do not rewrite
-        rid = fast.group(1)
+    if fast is not None and len(fast.group(1)) <= 4000:  # hot path: a plain answer to a
+        rid = fast.group(1)  # request we do not rewrite (ids past int()'s limit go slow)
         key = ("s", rid[1:-1].decode("utf-8", "replace")) if rid[:1] == b'"' \
             else ("n", int(rid))  # fmt: skip
         if key not in relay.pending and relay.outstanding.get(key) != "tools/list":
@@ -638,8 +653,9 @@ def _from_server(relay: _Relay, line: bytes) -> bool:
         return True
     try:
         msg = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        relay.inj.record_anomaly("server", f"unparsable line passed on: {e}", connection=relay.conn)
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:  # also past int()/depth limits
+        relay.inj.record_anomaly("server", f"unparsable line passed on: {str(e)[:200]}",
+                                 connection=relay.conn)
         relay.write_client(raw)
         return True
     if not (isinstance(msg, dict) and "id" in msg and "method" not in msg):
