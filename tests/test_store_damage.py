@@ -309,3 +309,45 @@ def test_reproduce_goes_on_when_a_lease_cannot_be_written(tmp_path, monkeypatch,
     err = capsys.readouterr().err
     assert code == 1 and calls == ["geto_lp", "sparse_scaling"]  # both tried, no traceback
     assert "Traceback" not in err and err.count("not run: attempt to write") == 2
+
+
+@pytest.mark.parametrize("damage", (
+    {"metrics": [1, 2]},
+    {"claims": [{"id": "x", "verdict": None}]},
+    {"claims": [{"id": "x", "verdict": "reproduced", "kind": "rumour"}]},
+    {"config": "seed=0"},
+    {"seed": "zero"},
+))
+def test_a_crafted_row_is_skipped_with_a_warning(tmp_path, damage):
+    path = tmp_path / "s.sqlite"
+    store = Store(path)
+    good = make_record({"m": 1.0})
+    store.save(good)
+    data = good.to_dict() | damage
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO runs (slug, tier, seed, status, code_version, created_at, record)"
+                   " VALUES ('toy', 'small', 0, 'ok', 'abc', 'now', ?)", (json.dumps(data),))
+    again = Store(path, create=False)
+    runs = again.runs()
+    assert len(runs) == 1 and runs[0].record == good
+    assert len(again.problems) == 1 and "does not decode" in again.problems[0]
+
+
+def test_a_figure_stored_as_text_and_a_table_without_records_are_skipped(tmp_path):
+    path = tmp_path / "s.sqlite"
+    store = Store(path)
+    run_id = store.save(make_record({"m": 1.0}))
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO figures (run_id, name, png) VALUES (?, 'f', 'not bytes')",
+                   (run_id,))
+    again = Store(path, create=False)
+    assert again.latest("toy", with_figures=True) is None
+    assert "stored as str" in again.problems[0]
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.executescript("CREATE TABLE runs (id INTEGER PRIMARY KEY, slug TEXT, tier TEXT, "
+                         "seed INTEGER, status TEXT, code_version TEXT, created_at TEXT);"
+                         f"PRAGMA user_version = {SCHEMA_VERSION};"
+                         "INSERT INTO runs VALUES (1, 'toy', 'small', 0, 'ok', 'abc', 'now');")
+    foreign = Store(other, create=False)
+    assert foreign.runs() == [] and "no 'record' column" in foreign.problems[0]

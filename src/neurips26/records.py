@@ -112,6 +112,7 @@ class RunRecord:
                     raise RecordError(f"the record has no {f.name!r}")
                 continue
             value = data[f.name]
+            _check_type(f.name, value)
             if f.name == "claims":
                 value = tuple(_claim_from_dict(c) for c in value or ())
             elif f.name in ("volatile", "notes"):
@@ -129,10 +130,38 @@ class RunRecord:
         return cls.from_dict(data, figures)
 
 
+#: The JSON type each field of a stored record must have (None allowed where noted).
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "slug": (str,), "tier": (str,), "seed": (int,), "status": (str,),
+    "config": (dict,), "metrics": (dict,), "volatile": (list, tuple, type(None)),
+    "claims": (list, tuple, type(None)), "tables": (dict,), "notes": (list, tuple, type(None)),
+    "error": (str, type(None)), "captions": (dict,), "intervals": (dict,), "device": (str,),
+    "wall_seconds": (int, float), "cpu_seconds": (int, float), "peak_memory_mb": (int, float),
+    "environment": (dict,),
+}
+
+
+def _check_type(name: str, value: Any) -> None:
+    want = _FIELD_TYPES.get(name)
+    if want is not None and (not isinstance(value, want) or (isinstance(value, bool)
+                             and bool not in want)):
+        raise RecordError(f"field {name!r} is a {type(value).__name__}, expected "
+                          f"{' or '.join(t.__name__ for t in want)}")
+
+
 def _claim_from_dict(data: Any) -> ClaimResult:
-    """A :class:`ClaimResult` from its dict; unknown keys dropped, missing ones None."""
+    """A :class:`ClaimResult` from its dict; unknown keys dropped, missing ones None.
+
+    A verdict or kind this package does not know is refused (a crafted or foreign row)."""
+    from neurips26.registry import CLAIM_KINDS, VERDICTS
+
     if not isinstance(data, dict):
         raise RecordError(f"a claim result must be a JSON object, got {data!r}")
+    if data.get("verdict") not in VERDICTS:
+        raise RecordError(f"claim {data.get('id')!r} has an unknown verdict "
+                          f"{data.get('verdict')!r}")
+    if data.get("kind", "paper") not in CLAIM_KINDS:
+        raise RecordError(f"claim {data.get('id')!r} has an unknown kind {data.get('kind')!r}")
     kwargs = {}
     for f in dataclasses.fields(ClaimResult):
         if f.name in data:

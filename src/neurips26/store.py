@@ -407,18 +407,25 @@ class Store:
             ) from err
 
     def _record(self, row: sqlite3.Row, *, with_figures: bool) -> StoredRun | None:
-        figures: dict[str, bytes] = {}
-        if with_figures:
-            figures = {
-                r["name"]: bytes(r["png"])
+        keys = row.keys()
+        label = f"run {row['id'] if 'id' in keys else '?'}"
+        if "slug" in keys and "tier" in keys:
+            label += f" ({row['slug']}, {row['tier']})"
+        try:
+            if "record" not in keys:
+                raise RecordError("the row has no 'record' column (a table of another layout)")
+            figures: dict[str, bytes] = {}
+            if with_figures:
                 for r in self._rows(
                     "SELECT name, png FROM figures WHERE run_id = ? ORDER BY name", (row["id"],)
-                )
-            }
-        try:
+                ):
+                    if not isinstance(r["png"], bytes):
+                        raise RecordError(f"figure {r['name']!r} is stored as "
+                                          f"{type(r['png']).__name__}, not PNG bytes")
+                    figures[str(r["name"])] = r["png"]
             record = RunRecord.loads(row["record"], figures)
         except (RecordError, TypeError, ValueError) as err:
-            problem = f"run {row['id']} ({row['slug']}, {row['tier']}) does not decode: {err}"
+            problem = f"{label} does not decode: {err}"
             if problem not in self.problems:
                 self.problems.append(problem)
             return None
