@@ -198,3 +198,13 @@ def test_progress_is_off_when_not_a_terminal(tmp_path):
     out = cli("--store", str(tmp_path / "s.sqlite"), "run", "skill_laws", "--tier", "smoke",
               env=env)
     assert "elapsed" not in out.stderr
+
+
+def test_report_readme_without_table_markers_is_one_line(tmp_path):
+    readme = tmp_path / "R.md"
+    readme.write_text("no markers here\n")
+    out = cli("--store", str(tmp_path / "s.sqlite"), "report", "--out", str(tmp_path / "rep"),
+              "--readme", str(readme))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "paper-table:start" in out.stderr.strip().splitlines()[-1]
+    assert readme.read_text() == "no markers here\n"

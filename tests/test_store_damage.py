@@ -351,3 +351,35 @@ def test_a_figure_stored_as_text_and_a_table_without_records_are_skipped(tmp_pat
                          "INSERT INTO runs VALUES (1, 'toy', 'small', 0, 'ok', 'abc', 'now');")
     foreign = Store(other, create=False)
     assert foreign.runs() == [] and "no 'record' column" in foreign.problems[0]
+
+
+def test_a_locked_store_is_reported_as_locked(tmp_path):
+    path = tmp_path / "s.sqlite"
+    Store(path)
+    holder = sqlite3.connect(path)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        import neurips26.store as store_module
+
+        real = sqlite3.connect
+        store_module.sqlite3.connect = lambda p, timeout=30: real(p, timeout=0.1)
+        try:
+            with pytest.raises(StoreError, match="is locked by another process"):
+                Store(path)
+        finally:
+            store_module.sqlite3.connect = real
+    finally:
+        holder.rollback()
+        holder.close()
+
+
+def test_a_new_store_that_cannot_be_finished_leaves_no_file(tmp_path, monkeypatch):
+    import shutil
+
+    import neurips26.store as store_module
+
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(store_module.shutil, "disk_usage", lambda p: usage._replace(free=0))
+    with pytest.raises(StoreError, match="MB free"):
+        Store(tmp_path / "new.sqlite")
+    assert not (tmp_path / "new.sqlite").exists()

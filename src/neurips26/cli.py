@@ -531,7 +531,10 @@ def cmd_report(args) -> int:
         _report_problems(store)
         print(f"report written to {index}")
         if args.readme:
-            update_readme(args.readme, args.out)
+            try:
+                update_readme(args.readme, args.out)
+            except ValueError as err:
+                raise UsageError(str(err)) from err
             print(f"paper table of {args.readme} updated")
     except OSError as err:
         where = err.filename or args.out

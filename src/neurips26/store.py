@@ -132,18 +132,40 @@ class Store:
                 f"store {self.path} is a folder, not a file; give --store a file path such "
                 f"as {self.path / 'neurips26.sqlite'}"
             )
-        if not self.path.exists():
+        existed = self.path.exists()
+        if not existed:
             if not create:
                 self._absent = True
                 return
             self._make_parent()
         try:
             self._open(create)
+        except sqlite3.OperationalError as err:
+            self._remove_if_new(existed)
+            if "locked" in str(err):
+                raise StoreError(
+                    f"store {self.path} is locked by another process ({err}); wait for it to "
+                    "finish, or give another --store"
+                ) from err
+            raise StoreError(
+                f"store {self.path} cannot be opened ({err}); check the disk and the "
+                "permissions, or give another --store"
+            ) from err
         except sqlite3.DatabaseError as err:
+            self._remove_if_new(existed)
             raise StoreError(
                 f"store {self.path} is not a readable neurips26 store ({err}); move it aside "
                 "(or restore a backup) and run again, or give another --store"
             ) from err
+        except StoreError:
+            self._remove_if_new(existed)
+            raise
+
+    def _remove_if_new(self, existed: bool) -> None:
+        """A store this call created and could not finish leaves no empty file behind."""
+        if not existed:
+            for suffix in ("", "-journal"):
+                Path(str(self.path) + suffix).unlink(missing_ok=True)
 
     # ------------------------------------------------------------------ opening
 
