@@ -142,3 +142,10 @@ def test_index_shows_each_papers_wall_and_cpu_seconds(store, tmp_path):
     write_report(store, tmp_path / "rep", papers=[TOY])
     index = (tmp_path / "rep" / "index.md").read_text()
     assert "| wall s | CPU s |" in index and "| 12.5 | 7.25 |" in index
+
+
+def test_index_prints_the_cpu_total_of_the_runs_shown(store, tmp_path):
+    store.save(make_record(GOOD, cpu_seconds=90.0))
+    write_report(store, tmp_path / "rep", papers=[TOY])
+    text = (tmp_path / "rep" / "index.md").read_text()
+    assert "CPU time of the runs shown: 1.5 minutes over 1 papers" in text

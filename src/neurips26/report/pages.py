@@ -315,6 +315,14 @@ def render_index(views: list[PaperView]) -> tuple[str, str]:
             f"{md(tier_text)} | {md(paper_md)} | {md(check_md)} | {md(wall)} | {md(cpu)} | "
             f"{md(shown.note)} |"
         )
+    ok_runs = [v.shown.stored.record for v in views if v.shown.stored is not None and v.shown.ok]
+    cpu_total = sum(r.cpu_seconds for r in ok_runs)
+    small = [r for r in ok_runs if r.tier == "small"]
+    cpu_line = (
+        f"CPU time of the runs shown: {cpu_total / 60:.1f} minutes over {len(ok_runs)} papers "
+        f"({sum(r.cpu_seconds for r in small) / 60:.1f} minutes for the {len(small)} small-tier "
+        "runs; the largest consumers are the rows with the most CPU s)."
+    )
     intro = (
         "Each paper's claims, with verdicts computed from the metrics its reproduction "
         "measured. Paper claims are statements the paper makes, tested at the paper's "
@@ -326,7 +334,7 @@ def render_index(views: list[PaperView]) -> tuple[str, str]:
     )
     body = (
         "<h1>neurips26 report</h1>"
-        f"<p>{esc(intro)}</p>"
+        f"<p>{esc(intro)}</p><p>{esc(cpu_line)}</p>"
         '<figure><img src="figures/verdicts.png" alt="paper-claim verdicts per paper">'
         "<figcaption>Verdicts of each paper's claims (paper claims only, checks left out) in "
         "the run shown for it.</figcaption></figure>"
@@ -337,7 +345,8 @@ def render_index(views: list[PaperView]) -> tuple[str, str]:
         + "</table></div>"
     )
     md_text = (
-        "# neurips26 report\n\n" + md(intro) + "\n\n![paper-claim verdicts per paper]"
+        "# neurips26 report\n\n" + md(intro) + "\n\n" + md(cpu_line)
+        + "\n\n![paper-claim verdicts per paper]"
         "(figures/verdicts.png)\n\n"
         "| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n" + "\n".join(rows_md) + "\n"
     )
