@@ -105,3 +105,26 @@ def test_paired_tests_match_scipy():
         paired_test(a, b, method="sign")
     with pytest.raises(ValueError, match="a and b must have the same length"):
         paired_test(a, b[:3])
+
+
+def test_frechet_distance_is_the_closed_form_between_gaussians():
+    from scipy import linalg
+
+    from neurips26.common.stats import frechet_distance
+
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(3000, 3)) @ np.diag([1.0, 2.0, 0.5])
+    b = rng.normal(size=(2500, 3)) + np.array([1.0, 0.0, -1.0])
+    sa, sb = np.cov(a, rowvar=False), np.cov(b, rowvar=False)
+    ref = (np.sum((a.mean(0) - b.mean(0)) ** 2) + np.trace(sa) + np.trace(sb)
+           - 2 * np.trace(np.real(linalg.sqrtm(sa @ sb))))
+    assert frechet_distance(a, b) == pytest.approx(ref, rel=1e-9)
+    wide_a, wide_b = rng.normal(size=(5, 40)), rng.normal(size=(6, 40))  # N M <= F^2 path
+    sa, sb = np.cov(wide_a, rowvar=False), np.cov(wide_b, rowvar=False)
+    ref = (np.sum((wide_a.mean(0) - wide_b.mean(0)) ** 2) + np.trace(sa) + np.trace(sb)
+           - 2 * np.trace(np.real(linalg.sqrtm(sa @ sb))))
+    assert frechet_distance(wide_a, wide_b) == pytest.approx(ref, rel=1e-6)
+    with pytest.raises(ValueError, match="feats_b"):
+        frechet_distance(a, b[:, :2])
+    with pytest.raises(ValueError, match="feats_a"):
+        frechet_distance(a[:1], b)
