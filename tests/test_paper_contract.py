@@ -123,7 +123,6 @@ NOT_YET_PORTED = frozenset(
         "condorcet_dueling",
         "changepoint_bandit",
         "sfd_edgar",
-        "judge_rasch",
         "multiagent_neff",
         "discriminator_rl",
         "multiagent_performative",

@@ -28,7 +28,12 @@ def test_smoke_run_metrics_tables_figures(smoke):
     ):
         assert key in m
     assert m["all_converged"] is True
-    assert m["faithful_select_rate_ci"] == float("inf")  # one replicate: no spread known
+    iv = smoke.intervals["faithful_select_rate"]
+    assert (iv["lo"], iv["hi"]) == (-math.inf, math.inf)  # one replicate: no spread known
+    for control in ("permuted_passing_correlation", "null_judges_flagged",
+                    "pathological_select_rate", "emd_improved_share_on_scale",
+                    "successes_flagged_share", "strong_refuse_rate"):
+        assert math.isfinite(m[control]), control
     assert m["refuse_rate_weak_spread"] == 1.0  # theta_sd = 0.1 cannot rank systems
     assert m["weak_leaderboard_rate"] == 1.0  # the correlation workflow always ranks
     assert set(smoke.figures) == {"decisions", "emd", "ruler"}
@@ -46,9 +51,11 @@ def test_smoke_run_is_deterministic(smoke):
 
 def test_faithful_select_rate_interval_over_replicates():
     cfg = dataclasses.replace(experiment.TIERS["smoke"], num_replicates=3, judges=("faithful",))
-    m = experiment.run(cfg).metrics
-    h = m["faithful_select_rate_ci"]
+    result = experiment.run(cfg)
+    m, iv = result.metrics, result.intervals["faithful_select_rate"]
+    h = max(m["faithful_select_rate"] - iv["lo"], iv["hi"] - m["faithful_select_rate"])
     assert math.isfinite(h) and 0.0 <= h <= 0.5
+    assert iv["n"] == 3 and "bootstrap over replicates" in iv["method"]
     if m["faithful_select_rate"] in (0.0, 1.0):  # every replicate alike: no spread
         assert h == 0.0
 

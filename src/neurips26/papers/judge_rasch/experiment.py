@@ -17,6 +17,18 @@ on very few cells and is weak evidence. The ruler's 95% coverage sits near the l
 edge of its band (JMLE and the rare undetected misfitting rater). Of the weak rulers, the
 spread-less one is refused and the single-rater one is not (see the deviations).
 
+Controls
+--------
+Every paper claim is also measured where its effect must be absent, in the same
+replicates: the pathological judges with their systems' labels permuted (the correlation
+workflow must not pass them), faithful judges drawn with the pathological judges' seeds
+(the framework must not flag them), the select rate of the pathological judges (the
+framework must not select everything), the faithful judge on the human thresholds (no
+threshold offset, so the EMD gain our simulated judges' own thresholds build in is
+absent), the flag share of the cells where calibration did lower the EMD (flags must not
+be everywhere), and the strong ruler's refusal rate (the framework must not refuse every
+ruler). A claim whose control passes the same test is not evidence.
+
 Deviations from the paper
 -------------------------
 - Simulated data instead of SummEval / HiTZ-BASSE and real LLM judges (grade C).
@@ -38,9 +50,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from neurips26.common.experiment import RunResult, param
+from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.common.stats import bootstrap_ci
+from neurips26.experiment import Experiment, bootstrap_interval
 
 from . import (
     JudgeValidator,
@@ -53,6 +65,12 @@ from . import (
 )
 
 PATHOLOGICAL = ("collapsed", "compressed", "system_biased", "noisy", "shifted")
+
+#: Control judges: ``NULL + kind`` is a faithful judge drawn with the seed of the
+#: pathological judge ``kind`` (its pathology switched off); ``ON_SCALE`` is the faithful
+#: judge on the human thresholds (no threshold jitter).
+NULL = "null:"
+ON_SCALE = "faithful:on_scale"
 
 
 @dataclass(frozen=True)
@@ -109,20 +127,24 @@ METRICS: tuple[str, ...] = (
     "all_converged",
     "emd_improved_cells",
     "emd_improved_share",
+    "emd_improved_share_on_scale",
     "failures_flagged_share",
     "faithful_select_rate",
-    "faithful_select_rate_ci",
     "num_calibration_failures",
     "num_cells",
+    "null_judges_flagged",
     "num_pathological",
     "pathological_flagged",
     "pathological_passing_correlation",
+    "pathological_select_rate",
+    "permuted_passing_correlation",
     "raters_dropped_rate",
     "ruler_reliability",
     "ruler_resolvable_fraction",
     "ruler_theta_corr",
     "ruler_theta_coverage",
     "strong_refuse_rate",
+    "successes_flagged_share",
     "weak_leaderboard_rate",
     "weak_refuse_rate",
     "refuse_rate_*",
@@ -150,14 +172,33 @@ CAPTIONS: dict[str, str] = {
 }
 
 
-def run(config: Config) -> RunResult:
-    """Run the reproduction at one tier; see the module docstring."""
-    rng = np.random.default_rng(config.seed)
-    cells = []
-    recovery = []  # (true, est, se) per system per dimension-replicate
-    converged = True
-    example = None
-    for rep in range(config.num_replicates):
+class JudgeRaschExperiment(Experiment):
+    """Strong-ruler replicates, then weak-ruler replicates, one unit each.
+
+    The units draw their benchmark and judge seeds from one sequential generator kept in
+    the setup state (units run in grid order), as the single loop of the original run did.
+    """
+
+    Config, TIERS, METRICS, CAPTIONS = Config, TIERS, METRICS, CAPTIONS
+    UNIT_TABLE = None
+
+    def setup(self, config, ctx):
+        return {"rng": np.random.default_rng(config.seed), "config": config}
+
+    def grid(self, config):
+        units = [{"part": "strong", "replicate": r} for r in range(config.num_replicates)]
+        for variant in ("weak_spread", "single_rater"):
+            units += [{"part": "weak", "variant": variant, "replicate": r}
+                      for r in range(config.num_weak_replicates)]
+        return units
+
+    def measure(self, unit, state, ctx):
+        return (self._strong if unit["part"] == "strong" else self._weak)(unit, state)
+
+    # ------------------------------------------------------------------ units
+    def _strong(self, unit, state):
+        config, rng = state["config"], state["rng"]
+        rep = unit["replicate"]
         seed_b, seed_v = (int(v) for v in rng.integers(2**31, size=2))
         bench = simulate_benchmark(
             num_systems=config.num_systems,
@@ -169,191 +210,267 @@ def run(config: Config) -> RunResult:
             misfit_rate=config.misfit_rate,
             seed=seed_b,
         )
-        judges = {
-            kind: simulate_judge(kind, bench, seed=int(rng.integers(2**31)))
-            for kind in config.judges
+        seeds = {kind: int(rng.integers(2**31)) for kind in config.judges}
+        judges = {kind: simulate_judge(kind, bench, seed=seeds[kind]) for kind in config.judges}
+        # controls: each pathological judge's seed with the pathology switched off (a
+        # faithful judge: the framework must not flag it), and the faithful judge on the
+        # human thresholds (no threshold jitter: calibration has nothing to fix, so the
+        # EMD gain built into the simulated judges' own thresholds is absent)
+        controls = {
+            f"{NULL}{kind}": simulate_judge("faithful", bench, seed=seeds[kind])
+            for kind in config.judges if kind in PATHOLOGICAL
         }
+        on_scale_seed = seeds.get("faithful", next(iter(seeds.values())))
+        controls[ON_SCALE] = simulate_judge("faithful", bench, seed=on_scale_seed,
+                                            threshold_jitter=0.0)
         validator = JudgeValidator(
             num_categories=config.num_categories,
             alpha=config.alpha,
             heldout_frac=config.heldout_frac,
             num_bootstrap=config.num_bootstrap,
             seed=seed_v,
-        ).fit(bench.ratings, judges)
-        rep_df = validator.report_.assign(replicate=rep)
-        cells.append(rep_df)
-        converged &= bool(rep_df["converged"].all())
+        ).fit(bench.ratings, {**judges, **controls})
+        rows = []
+        for rec in validator.report_.to_dict("records"):
+            rec = {k: (v.item() if hasattr(v, "item") else v) for k, v in rec.items()}
+            rec["row"] = "control" if rec["judge"] not in judges else "cell"
+            rows.append(rec)
+        # control of the correlation workflow: each pathological judge with its systems'
+        # labels permuted (no system-level signal left), scored by the same Spearman
+        perm_rng = unit.rng()
+        for dim in bench.dimensions:
+            hd = bench.ratings[bench.ratings["dimension"] == dim]
+            for kind in config.judges:
+                if kind not in PATHOLOGICAL:
+                    continue
+                jd = judges[kind][judges[kind]["dimension"] == dim]
+                perm = perm_rng.permutation(config.num_systems)
+                shuffled = jd.assign(system=perm[jd["system"].to_numpy()])
+                rows.append({"row": "permuted", "dimension": dim, "judge": kind,
+                             "spearman": correlation_baseline(hd, shuffled).spearman})
         for j, dim in enumerate(bench.dimensions):
             fit = validator.fits_[dim]
             kept = [r for r in range(config.num_raters) if r not in validator.dropped_raters_[dim]]
             truth = _frame_shifted_theta(bench, j, kept)[np.asarray(fit.systems, dtype=int)]
-            recovery.append((truth, fit.theta, fit.theta_se))
-        if example is None:
-            example = (bench, validator)
-    cells = pd.concat(cells, ignore_index=True)
+            for s, t, e, se in zip(fit.systems, truth, fit.theta, fit.theta_se, strict=True):
+                rows.append({"row": "recovery", "dimension": dim, "system": int(s),
+                             "truth": float(t), "est": float(e), "se": float(se)})
+            if rep == 0 and j == 0:
+                ruler = validator.rulers_[dim]
+                for x, y in zip(ruler.theta_grid, ruler.conditional_se, strict=True):
+                    rows.append({"row": "ruler_curve", "theta": float(x), "se": float(y),
+                                 "reliability": float(ruler.reliability),
+                                 "resolvable_fraction": float(ruler.resolvable_fraction)})
+        return rows
 
-    # ------------------------------------------------------------------ weak rulers
-    weak_rows = []
-    for variant in ("weak_spread", "single_rater"):
-        for _ in range(config.num_weak_replicates):
-            bench = simulate_benchmark(
-                num_systems=config.num_systems,
-                num_items=config.num_items,
-                num_raters=config.num_raters,
-                num_dimensions=config.num_dimensions,
-                num_categories=config.num_categories,
-                theta_sd=config.weak_theta_sd if variant == "weak_spread" else config.theta_sd,
-                raters_per_item=1 if variant == "single_rater" else None,
-                misfit_rate=config.misfit_rate,
-                seed=int(rng.integers(2**31)),
+    def _weak(self, unit, state):
+        config, rng = state["config"], state["rng"]
+        variant = unit["variant"]
+        bench = simulate_benchmark(
+            num_systems=config.num_systems,
+            num_items=config.num_items,
+            num_raters=config.num_raters,
+            num_dimensions=config.num_dimensions,
+            num_categories=config.num_categories,
+            theta_sd=config.weak_theta_sd if variant == "weak_spread" else config.theta_sd,
+            raters_per_item=1 if variant == "single_rater" else None,
+            misfit_rate=config.misfit_rate,
+            seed=int(rng.integers(2**31)),
+        )
+        judge = simulate_judge("faithful", bench, seed=int(rng.integers(2**31)))
+        rows = []
+        for dim in bench.dimensions:
+            hd = bench.ratings[bench.ratings["dimension"] == dim].drop(columns="dimension")
+            fit = fit_mfrm(hd, num_categories=config.num_categories)
+            ruler = audit_ruler(fit, alpha=config.alpha)
+            base = correlation_baseline(hd, judge[judge["dimension"] == dim])
+            rows.append(
+                {
+                    "row": "weak",
+                    "dimension": dim,
+                    "decision": decide(ruler).label,
+                    "reliability": ruler.reliability,
+                    "resolvable_fraction": ruler.resolvable_fraction,
+                    "leaderboard_full": len(base.leaderboard) == config.num_systems,
+                    "converged": bool(fit.converged),
+                }
             )
-            judge = simulate_judge("faithful", bench, seed=int(rng.integers(2**31)))
-            for dim in bench.dimensions:
-                hd = bench.ratings[bench.ratings["dimension"] == dim].drop(columns="dimension")
-                fit = fit_mfrm(hd, num_categories=config.num_categories)
-                converged &= bool(fit.converged)
-                ruler = audit_ruler(fit, alpha=config.alpha)
-                base = correlation_baseline(hd, judge[judge["dimension"] == dim])
-                weak_rows.append(
-                    {
-                        "variant": variant,
-                        "decision": decide(ruler).label,
-                        "reliability": ruler.reliability,
-                        "resolvable_fraction": ruler.resolvable_fraction,
-                        "leaderboard_full": len(base.leaderboard) == config.num_systems,
-                    }
-                )
-    weak = pd.DataFrame(weak_rows)
+        return rows
 
-    # ------------------------------------------------------------------ metrics
-    metrics: dict[str, float | int | bool] = {}
-    cells["flagged"] = cells["decision"] != "select"
-    cells["corr_pass"] = cells["spearman"] > 0.8
-    per_judge = cells.groupby("judge").agg(
-        corr_pass_rate=("corr_pass", "mean"),
-        flag_rate=("flagged", "mean"),
-        select_rate=("decision", lambda d: float(np.mean(d == "select"))),
-        spearman=("spearman", "mean"),
-        nsmf=("nsmf", "mean"),
-        false_separation_rate=("false_separation_rate", "mean"),
-        transfer_failures=("transfer_failures", "mean"),
-        judge_infit=("judge_infit", "mean"),
-        judge_outfit=("judge_outfit", "mean"),
-        emd_raw=("emd_raw", "mean"),
-        emd_calibrated=("emd_calibrated", "mean"),
-    )
-    pathological = [k for k in config.judges if k in PATHOLOGICAL]
-    if pathological:
-        pj = per_judge.loc[pathological]
-        metrics["num_pathological"] = len(pathological)
-        metrics["pathological_passing_correlation"] = int((pj["corr_pass_rate"] >= 0.5).sum())
-        metrics["pathological_flagged"] = int((pj["flag_rate"] >= 0.5).sum())
-    if "faithful" in config.judges:
-        metrics["faithful_select_rate"] = float(per_judge.loc["faithful", "select_rate"])
-        # replicates are the independent units (the dimensions of one replicate share its
-        # benchmark): a percentile bootstrap of the rate over them
-        rep_rate = (
-            cells.loc[cells["judge"] == "faithful"]
-            .groupby("replicate")["decision"]
-            .agg(lambda d: float(np.mean(d == "select")))
-            .to_numpy()
+    # ------------------------------------------------------------------ summary
+    @staticmethod
+    def _frames(table):
+        cells = pd.DataFrame(table.where(row="cell").to_records())
+        controls = pd.DataFrame(table.where(row="control").to_records())
+        for df in (cells, controls):
+            df["flagged"] = df["decision"] != "select"
+        cells["corr_pass"] = cells["spearman"] > 0.8
+        return cells, controls
+
+    @staticmethod
+    def _per_judge(cells):
+        return cells.groupby("judge").agg(
+            corr_pass_rate=("corr_pass", "mean"),
+            flag_rate=("flagged", "mean"),
+            select_rate=("decision", lambda d: float(np.mean(d == "select"))),
+            spearman=("spearman", "mean"),
+            nsmf=("nsmf", "mean"),
+            false_separation_rate=("false_separation_rate", "mean"),
+            transfer_failures=("transfer_failures", "mean"),
+            judge_infit=("judge_infit", "mean"),
+            judge_outfit=("judge_outfit", "mean"),
+            emd_raw=("emd_raw", "mean"),
+            emd_calibrated=("emd_calibrated", "mean"),
         )
-        metrics["faithful_select_rate_ci"] = bootstrap_ci(
-            rep_rate, num_bootstrap=config.num_bootstrap, seed=config.seed
-        ).half_width
-    improved = cells["emd_calibrated"] < cells["emd_raw"]
-    metrics["emd_improved_share"] = float(improved.mean())
-    metrics["emd_improved_cells"] = int(improved.sum())
-    metrics["num_cells"] = len(cells)
-    failed = ~improved
-    metrics["num_calibration_failures"] = int(failed.sum())
-    if failed.any():
-        metrics["failures_flagged_share"] = float(cells.loc[failed, "flagged"].mean())
-    for variant in ("weak_spread", "single_rater"):
-        sub = weak[weak["variant"] == variant]
-        metrics[f"refuse_rate_{variant}"] = float(np.mean(sub["decision"] == "refuse"))
-        metrics[f"reliability_{variant}"] = float(sub["reliability"].mean())
-    metrics["weak_refuse_rate"] = float(np.mean(weak["decision"] == "refuse"))
-    metrics["weak_leaderboard_rate"] = float(weak["leaderboard_full"].mean())
-    strong_refuse = cells.groupby(["replicate", "dimension"])["decision"].first() == "refuse"
-    metrics["strong_refuse_rate"] = float(strong_refuse.mean())
-    truth = np.concatenate([r[0] for r in recovery])
-    est = np.concatenate([r[1] for r in recovery])
-    se = np.concatenate([r[2] for r in recovery])
-    metrics["ruler_theta_corr"] = float(np.mean([np.corrcoef(t, e)[0, 1] for t, e, _ in recovery]))
-    metrics["ruler_theta_coverage"] = float(np.mean(np.abs(est - truth) <= 1.959964 * se))
-    metrics["ruler_reliability"] = float(cells["reliability"].mean())
-    metrics["ruler_resolvable_fraction"] = float(cells["resolvable_fraction"].mean())
-    metrics["raters_dropped_rate"] = float(
-        cells.groupby(["replicate", "dimension"])["dropped_raters"].first().gt(0).mean()
-    )
-    metrics["all_converged"] = bool(converged)
 
-    # ------------------------------------------------------------------ tables, figures
-    per_judge_table = [
-        {"judge": name, **{k: round(float(v), 4) for k, v in row.items()}}
-        for name, row in per_judge.iterrows()
-    ]
-    ruler_table = [
-        {
-            "ruler": f"strong ({config.num_raters} raters, theta_sd={config.theta_sd:g})",
-            "reliability": round(metrics["ruler_reliability"], 4),
-            "resolvable_fraction": round(metrics["ruler_resolvable_fraction"], 4),
-            "refuse_rate": round(metrics["strong_refuse_rate"], 4),
-            "leaderboard_by_correlation": 1.0,
-        }
-    ]
-    for variant, sub in weak.groupby("variant", sort=False):
-        ruler_table.append(
+    def summarize(self, table, config, ctx):
+        cells, controls = self._frames(table)
+        weak = pd.DataFrame(table.where(row="weak").to_records())
+        metrics: dict = {}
+        per_judge = self._per_judge(cells)
+        pathological = [k for k in config.judges if k in PATHOLOGICAL]
+
+        def select_rate(df):
+            """The select rate, intervalled by a percentile bootstrap over replicates (the
+            dimensions of one replicate share its benchmark)."""
+            rep_rate = df.groupby("replicate")["decision"].agg(
+                lambda d: float(np.mean(d == "select"))).to_numpy()
+            return bootstrap_interval(rep_rate, num_resamples=config.num_bootstrap,
+                                      seed=config.seed, unit="replicates")
+
+        if pathological:
+            pj = per_judge.loc[pathological]
+            metrics["num_pathological"] = len(pathological)
+            metrics["pathological_passing_correlation"] = int((pj["corr_pass_rate"] >= 0.5).sum())
+            metrics["pathological_flagged"] = int((pj["flag_rate"] >= 0.5).sum())
+            null = controls[controls["judge"].str.startswith(NULL)]
+            metrics["null_judges_flagged"] = int(
+                (null.groupby("judge")["flagged"].mean() >= 0.5).sum())
+            perm = pd.DataFrame(table.where(row="permuted").to_records())
+            metrics["permuted_passing_correlation"] = int(
+                ((perm["spearman"] > 0.8).groupby(perm["judge"]).mean() >= 0.5).sum())
+            metrics["pathological_select_rate"] = select_rate(
+                cells[cells["judge"].isin(pathological)])
+        if "faithful" in config.judges:
+            metrics["faithful_select_rate"] = select_rate(cells[cells["judge"] == "faithful"])
+        improved = cells["emd_calibrated"] < cells["emd_raw"]
+        metrics["emd_improved_share"] = float(improved.mean())
+        metrics["emd_improved_cells"] = int(improved.sum())
+        metrics["num_cells"] = len(cells)
+        on_scale = controls[controls["judge"] == ON_SCALE]
+        metrics["emd_improved_share_on_scale"] = float(
+            (on_scale["emd_calibrated"] < on_scale["emd_raw"]).mean())
+        failed = ~improved
+        metrics["num_calibration_failures"] = int(failed.sum())
+        if failed.any():
+            metrics["failures_flagged_share"] = float(cells.loc[failed, "flagged"].mean())
+        if improved.any():
+            metrics["successes_flagged_share"] = float(cells.loc[improved, "flagged"].mean())
+        for variant in ("weak_spread", "single_rater"):
+            sub = weak[weak["variant"] == variant]
+            metrics[f"refuse_rate_{variant}"] = float(np.mean(sub["decision"] == "refuse"))
+            metrics[f"reliability_{variant}"] = float(sub["reliability"].mean())
+        metrics["weak_refuse_rate"] = float(np.mean(weak["decision"] == "refuse"))
+        metrics["weak_leaderboard_rate"] = float(weak["leaderboard_full"].mean())
+        strong_refuse = cells.groupby(["replicate", "dimension"])["decision"].first() == "refuse"
+        metrics["strong_refuse_rate"] = float(strong_refuse.mean())
+        recovery = self._recovery(table)
+        truth = np.concatenate([r[0] for r in recovery])
+        est = np.concatenate([r[1] for r in recovery])
+        se = np.concatenate([r[2] for r in recovery])
+        metrics["ruler_theta_corr"] = float(
+            np.mean([np.corrcoef(t, e)[0, 1] for t, e, _ in recovery]))
+        metrics["ruler_theta_coverage"] = float(np.mean(np.abs(est - truth) <= 1.959964 * se))
+        metrics["ruler_reliability"] = float(cells["reliability"].mean())
+        metrics["ruler_resolvable_fraction"] = float(cells["resolvable_fraction"].mean())
+        metrics["raters_dropped_rate"] = float(
+            cells.groupby(["replicate", "dimension"])["dropped_raters"].first().gt(0).mean()
+        )
+        metrics["all_converged"] = bool(cells["converged"].all() and weak["converged"].all())
+        return metrics
+
+    @staticmethod
+    def _recovery(table):
+        """(truth, est, se) per replicate and dimension, in run order."""
+        rec = pd.DataFrame(table.where(row="recovery").to_records())
+        return [(g["truth"].to_numpy(), g["est"].to_numpy(), g["se"].to_numpy())
+                for _, g in rec.groupby(["replicate", "dimension"], sort=False)]
+
+    # ------------------------------------------------------------------ report
+    def tables(self, table, summary, config):
+        cells, _ = self._frames(table)
+        weak = pd.DataFrame(table.where(row="weak").to_records())
+        per_judge = self._per_judge(cells)
+        per_judge_table = [
+            {"judge": name, **{k: round(float(v), 4) for k, v in row.items()}}
+            for name, row in per_judge.iterrows()
+        ]
+        ruler_table = [
             {
-                "ruler": variant,
-                "reliability": round(float(sub["reliability"].mean()), 4),
-                "resolvable_fraction": round(float(sub["resolvable_fraction"].mean()), 4),
-                "refuse_rate": round(float(np.mean(sub["decision"] == "refuse")), 4),
-                "leaderboard_by_correlation": round(float(sub["leaderboard_full"].mean()), 4),
+                "ruler": f"strong ({config.num_raters} raters, theta_sd={config.theta_sd:g})",
+                "reliability": round(summary["ruler_reliability"], 4),
+                "resolvable_fraction": round(summary["ruler_resolvable_fraction"], 4),
+                "refuse_rate": round(summary["strong_refuse_rate"], 4),
+                "leaderboard_by_correlation": 1.0,
             }
-        )
-    reason_rows = []
-    for name, sub in cells.groupby("judge", sort=False):
-        kinds = {"infit": 0, "outfit": 0, "scale": 0, "NSMF": 0, "false sep": 0, "transfer": 0}
-        for text in sub["reasons"]:
-            for key, pattern in (
-                ("infit", "infit"),
-                ("outfit", "outfit"),
-                ("scale", "judge scale collapsed|disordered"),
-                ("NSMF", "NSMF"),
-                ("false sep", "false separations"),
-                ("transfer", "transfer"),
-            ):
-                kinds[key] += bool(re.search(pattern, text))
-        reason_rows.append({"judge": name, "cells": len(sub), **kinds})
-    figures = {
-        "decisions": _fig_decisions(per_judge, config.judges),
-        "emd": _fig_emd(cells),
-        "ruler": _fig_ruler(example, recovery),
-    }
-    notes = [
-        f"{len(cells)} judge x dimension cells over {config.num_replicates} replicates; "
-        f"{len(weak)} weak-ruler audits.",
-        "All MFRM fits and judge calibrations converged."
-        if converged
-        else "Some MFRM fit or judge calibration did not converge (see all_converged).",
-        f"Misfitting raters were dropped from the ruler in "
-        f"{metrics['raters_dropped_rate']:.0%} of dimension-replicates.",
-    ]
-    if metrics["refuse_rate_single_rater"] < 0.9:
-        notes.append(
-            "Single-rater rulers were not refused: with theta_sd=1 they stay reliable "
-            f"(mean R={metrics['reliability_single_rater']:.2f}); only the spread-less ruler "
-            "is too weak to rank systems."
-        )
-    return RunResult(
-        metrics=metrics,
-        tables={"per_judge": per_judge_table, "warn_reasons": reason_rows, "rulers": ruler_table},
-        figures=figures,
-        captions=CAPTIONS,
-        notes=tuple(notes),
-    )
+        ]
+        for variant, sub in weak.groupby("variant", sort=False):
+            ruler_table.append(
+                {
+                    "ruler": variant,
+                    "reliability": round(float(sub["reliability"].mean()), 4),
+                    "resolvable_fraction": round(float(sub["resolvable_fraction"].mean()), 4),
+                    "refuse_rate": round(float(np.mean(sub["decision"] == "refuse")), 4),
+                    "leaderboard_by_correlation": round(float(sub["leaderboard_full"].mean()), 4),
+                }
+            )
+        reason_rows = []
+        for name, sub in cells.groupby("judge", sort=False):
+            kinds = {"infit": 0, "outfit": 0, "scale": 0, "NSMF": 0, "false sep": 0,
+                     "transfer": 0}
+            for text in sub["reasons"]:
+                for key, pattern in (
+                    ("infit", "infit"),
+                    ("outfit", "outfit"),
+                    ("scale", "judge scale collapsed|disordered"),
+                    ("NSMF", "NSMF"),
+                    ("false sep", "false separations"),
+                    ("transfer", "transfer"),
+                ):
+                    kinds[key] += bool(re.search(pattern, text))
+            reason_rows.append({"judge": name, "cells": len(sub), **kinds})
+        return {"per_judge": per_judge_table, "warn_reasons": reason_rows, "rulers": ruler_table}
+
+    def figures(self, table, summary, config):
+        cells, _ = self._frames(table)
+        return {
+            "decisions": _fig_decisions(self._per_judge(cells), config.judges),
+            "emd": _fig_emd(cells),
+            "ruler": _fig_ruler(table.where(row="ruler_curve"), self._recovery(table)),
+        }
+
+    def notes(self, table, summary, config):
+        cells, _ = self._frames(table)
+        notes = [
+            f"{len(cells)} judge x dimension cells over {config.num_replicates} replicates; "
+            f"{len(table.where(row='weak'))} weak-ruler audits.",
+            "All MFRM fits and judge calibrations converged."
+            if summary["all_converged"]
+            else "Some MFRM fit or judge calibration did not converge (see all_converged).",
+            f"Misfitting raters were dropped from the ruler in "
+            f"{summary['raters_dropped_rate']:.0%} of dimension-replicates.",
+        ]
+        if summary["refuse_rate_single_rater"] < 0.9:
+            notes.append(
+                "Single-rater rulers were not refused: with theta_sd=1 they stay reliable "
+                f"(mean R={summary['reliability_single_rater']:.2f}); only the spread-less "
+                "ruler is too weak to rank systems."
+            )
+        return tuple(notes)
+
+
+EXPERIMENT = JudgeRaschExperiment()
+run = EXPERIMENT.run
 
 
 def _fig_decisions(per_judge: pd.DataFrame, judges) -> bytes:
@@ -388,7 +505,7 @@ def _fig_emd(cells: pd.DataFrame) -> bytes:
     return figure_png(fig)
 
 
-def _fig_ruler(example, recovery) -> bytes:
+def _fig_ruler(curve, recovery) -> bytes:
     fig, axes = new_figure(2, width=4.6)
     truth, est, se = recovery[0]
     axes[0].errorbar(truth, est, yerr=1.96 * se, fmt="o", ms=3, capsize=2)
@@ -397,16 +514,15 @@ def _fig_ruler(example, recovery) -> bytes:
     axes[0].set_xlabel("true theta (fit frame)")
     axes[0].set_ylabel("estimated theta +/- 1.96 SE")
     axes[0].set_title("Stage 1 ruler: parameter recovery")
-    if example is not None:
-        _, validator = example
-        ruler = next(iter(validator.rulers_.values()))
-        axes[1].plot(ruler.theta_grid, ruler.conditional_se)
-        fit = next(iter(validator.fits_.values()))
-        axes[1].scatter(fit.theta, fit.theta_se, s=10, color="C1", label="systems")
+    if len(curve):
+        axes[1].plot(curve.column("theta"), curve.column("se"))
+        axes[1].scatter(est, se, s=10, color="C1", label="systems")
         axes[1].set_xlabel("theta")
         axes[1].set_ylabel("conditional SE")
+        first = curve.rows[0]
         axes[1].set_title(
-            f"R = {ruler.reliability:.2f}, {ruler.resolvable_fraction:.0%} pairs resolvable"
+            f"R = {first['reliability']:.2f}, "
+            f"{first['resolvable_fraction']:.0%} pairs resolvable"
         )
         axes[1].legend(fontsize=7)
     return figure_png(fig)

@@ -36,6 +36,7 @@ PAPER = Paper(
             comparison=">=",
             target=3,
             tiers=_SMALL,
+            control="permuted_passing_correlation",
         ),
         Claim(
             id="framework_flags_bad_judges",
@@ -46,6 +47,7 @@ PAPER = Paper(
             comparison=">=",
             target=4,
             tiers=_SMALL,
+            control="null_judges_flagged",
         ),
         Claim(
             id="faithful_judge_selected",
@@ -53,10 +55,10 @@ PAPER = Paper(
             "judge x dimension cells.",
             paper_value="qualitative (spec: >= 0.9)",
             metric="faithful_select_rate",
-            uncertainty="faithful_select_rate_ci",
             comparison=">=",
             target=0.9,
             tiers=_SMALL,
+            control="pathological_select_rate",
         ),
         Claim(
             id="calibration_improves_emd",
@@ -67,6 +69,7 @@ PAPER = Paper(
             comparison=">=",
             target=0.6,
             tiers=_SMALL,
+            control="emd_improved_share_on_scale",
         ),
         Claim(
             id="failures_where_flagged",
@@ -77,6 +80,7 @@ PAPER = Paper(
             comparison=">=",
             target=0.7,
             tiers=_SMALL,
+            control="successes_flagged_share",
         ),
         Claim(
             id="weak_ruler_refused",
@@ -88,6 +92,7 @@ PAPER = Paper(
             comparison=">=",
             target=0.9,
             tiers=_SMALL,
+            control="strong_refuse_rate",
         ),
         Claim(
             id="ruler_recovers_theta",
@@ -123,6 +128,13 @@ PAPER = Paper(
         "arguments).",
         "Misfitting raters flagged by the Stage 1 audit are dropped before linking "
         "(JudgeValidator(drop_misfitting_raters=True)).",
+        "Controls (each the claim's statistic where the effect must be absent): the "
+        "pathological judges with their systems' labels permuted (correlation), faithful "
+        "judges drawn with the pathological judges' seeds (flagging), the pathological "
+        "judges' select rate (selection), the faithful judge on the human thresholds, "
+        "whose raw histogram has no threshold offset to calibrate away (EMD), the flag "
+        "share of the cells calibration did improve (failures flagged), and the strong "
+        "ruler's refusal rate (weak rulers).",
         "Claim 4 pools the spec's two weak rulers; the single-rater ruler stays reliable at "
         "this scale, so the pooled refusal share is about one half.",
     ),
