@@ -125,7 +125,6 @@ NOT_YET_PORTED = frozenset(
         "sfd_edgar",
         "multiagent_neff",
         "discriminator_rl",
-        "multiagent_performative",
     }
 )
 

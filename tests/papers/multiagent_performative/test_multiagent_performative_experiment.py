@@ -1,5 +1,7 @@
 """Smoke run of the reproduction and its claims."""
 
+import math
+
 from neurips26.common.experiment import RunResult
 from neurips26.papers.multiagent_performative import experiment
 from neurips26.registry import NOT_RUN, REPRODUCED, get_paper
@@ -25,5 +27,14 @@ def test_smoke_run_produces_claim_metrics_and_figures():
     assert all(png[:4] == b"\x89PNG" for png in res.figures.values())
     assert res.metrics["rho_predictor_accuracy"] == 1.0
     assert res.tables["instances"] and res.tables["single_agent"]
+    # the controls fail the claims' tests and the rotated reading is measured
+    m = res.metrics
+    assert m["super_rrm_cum_excess_ratio_T_over_T10"] > 1.05
+    assert m["frac_converged_above"] < 1.0
+    assert m["subcritical_min_slope_over_scale"] < 0.01
+    for name in ("rotated_max_rate_minus_rho", "rotated_frac_converged_below",
+                 "rotated_frac_converged_above"):
+        assert math.isfinite(m[name]), name
+    assert res.tables["subcritical_control"]
     again = experiment.run(cfg)
     assert again.stable_metrics() == res.stable_metrics()

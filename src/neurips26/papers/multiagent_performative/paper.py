@@ -35,6 +35,13 @@ PAPER = Paper(
             metric="max_rate_minus_rho",
             comparison="<=",
             target=0.02,
+            no_control=(
+                "An upper bound the theorem proves for every instance below the threshold: "
+                "an instance whose rate exceeds rho(Gamma) is the failure itself, and no "
+                "class of instances must violate it. The aligned instances attain the bound; "
+                "the rotated reading on the same Gamma (random orthogonal couplings, where "
+                "rho(M) can fall below rho(Gamma)) is reported as rotated_max_rate_minus_rho."
+            ),
         ),
         Claim(
             id="perron_contraction",
@@ -45,6 +52,12 @@ PAPER = Paper(
             metric="perron_contraction_violation",
             comparison="<=",
             target=1e-9,
+            no_control=(
+                "The theorem's Lyapunov inequality, checked round by round to floating-point "
+                "slack on every subcritical instance: a violation is the failure itself, and "
+                "no instance must violate it. The rotated reading is reported as "
+                "rotated_perron_contraction_violation."
+            ),
         ),
         Claim(
             id="bounded_cumulative_excess",
@@ -54,6 +67,7 @@ PAPER = Paper(
             metric="max_cum_excess_ratio_T_over_T10",
             comparison="<=",
             target=1.05,
+            control="super_rrm_cum_excess_ratio_T_over_T10",
         ),
         Claim(
             id="finite_sample_noise_only",
@@ -65,6 +79,7 @@ PAPER = Paper(
             comparison="abs<=",
             target=3.0,
             tiers=_ST,
+            control="finite_sample_noise_z_double_n",
         ),
         Claim(
             id="supercritical_linear_slope",
@@ -76,6 +91,7 @@ PAPER = Paper(
             comparison=">=",
             target=0.01,
             tiers=_ST,
+            control="subcritical_min_slope_over_scale",
         ),
         Claim(
             id="supercritical_linear_fit",
@@ -86,6 +102,7 @@ PAPER = Paper(
             comparison=">=",
             target=0.95,
             tiers=_ST,
+            control="subcritical_min_r2",
         ),
         Claim(
             id="transition_below",
@@ -95,12 +112,16 @@ PAPER = Paper(
             metric="frac_converged_below",
             comparison=">=",
             target=1.0,
+            control="frac_converged_above",
         ),
         Claim(
             id="transition_above",
+            kind="check",
             statement="No nonnegative instance with rho(Gamma) >= 1.05 converges under "
             "undamped exact retraining.",
-            paper_value="sharp threshold at rho(Gamma) = 1",
+            paper_value="ours: on aligned instances (Q_ij = I) the update matrix has spectral "
+            "radius rho(Gamma) by construction, so divergence above 1 is Perron-Frobenius, "
+            "not a finding; the rotated reading is rotated_frac_converged_above",
             metric="frac_converged_above",
             comparison="<=",
             target=0.0,
@@ -113,6 +134,11 @@ PAPER = Paper(
             metric="dag_frac_converged_within_depth",
             comparison=">=",
             target=1.0,
+            no_control=(
+                "An exact identity: a DAG's Gamma is nilpotent, so exact retraining reaches "
+                "the fixed point in depth + 1 rounds on every DAG instance whatever its "
+                "scalar constant; no DAG instance can be built where this must fail."
+            ),
         ),
         Claim(
             id="dag_scalar_large",
@@ -132,6 +158,11 @@ PAPER = Paper(
             metric="single_agent_agreement",
             comparison=">=",
             target=1.0,
+            no_control=(
+                "The n = 1 recursion is the scalar map theta <- b + c theta, which converges "
+                "exactly when c < 1; the three constants straddle 1, so the agreement already "
+                "includes the case (c = 1.1) where convergence must be absent."
+            ),
         ),
     ),
     deviations=(
@@ -145,6 +176,14 @@ PAPER = Paper(
         "diagonal) and DAGs without self-loops; all agents share one dimension d.",
         "The local learners are exact, damped (0.1, 0.5) and gradient (0.01, 0.1) retraining, "
         "not the paper's whole class of local-information learners.",
+        "Our instances are aligned (Q_ij = I): the update matrix then has spectral radius "
+        "rho(Gamma) exactly, which makes the threshold sharp by construction. The sweep is "
+        "run again on the same Gamma with random orthogonal couplings (rotate=True), where "
+        "rho(Gamma) < 1 is only sufficient, and reported beside it (rotated_*). Controls: "
+        "supercritical exact retraining for the bounded-excess ratio, the noise floor "
+        "predicted for twice the samples for the finite-sample z, the same learners and "
+        "construction at rho = 0.9 for the supercritical slope and fit, and the instances "
+        "above the threshold for the convergence below it.",
         "Thresholds ours: the loss scale sum_i gamma_i B^2 / 2 of claim 3, |z| <= 3 for the "
         "finite-sample claim, 1e-9 for the Perron contraction; the rest are the spec's.",
     ),
