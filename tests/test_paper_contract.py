@@ -108,7 +108,6 @@ NOT_YET_PORTED = frozenset(
         "seagram",
         "geto_lp",
         "delta_mem",
-        "monoculture",
         "cil_decentering",
         "state_pred_sep",
         "data_exchange_core",
