@@ -17,9 +17,14 @@ def test_smoke_run_metrics_figures_and_determinism():
         if not claim.tiers:
             continue
         assert math.isfinite(a.metrics[claim.metric]), claim.metric
-        # every noisy claim carries a finite, nonnegative uncertainty
-        assert claim.uncertainty, claim.id
-        assert 0 <= a.metrics[claim.uncertainty] < math.inf, claim.uncertainty
+        # every noisy claim carries an interval around its value
+        iv = a.intervals[claim.metric]
+        assert iv["lo"] <= a.metrics[claim.metric] <= iv["hi"], claim.metric
+        if claim.control:
+            assert math.isfinite(a.metrics[claim.control]), claim.control
+    # the paired difference is the baselines' error minus 1.5 times ours, draw by draw
+    assert "paired" in a.intervals["baseline_error_excess_min"]["method"]
+    assert "baseline_error_ratio_min" in a.metrics  # reported, not claimed
     assert 0 <= a.metrics["error_ours_claim_eta"] <= 0.5
     assert a.metrics["certified_frac_sdp_dmin"] == 1.0  # d = 10 uses the certified SDP
     assert a.metrics["localization_rounds_mean"] >= 1  # the band rounds ran
