@@ -95,7 +95,6 @@ NOT_YET_PORTED = frozenset(
         "lambda6_star",
         "bros",
         "blanp",
-        "sparse_scaling",
         "ecfr",
         "agentweave",
         "noise_aware_routing",
