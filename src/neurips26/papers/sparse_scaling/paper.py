@@ -179,7 +179,8 @@ PAPER = Paper(
             "small",
             "D = 2048, T in 32..1024, P in 16..2048 plus points around r_T (double-descent "
             "sweep at every T), 10 seeds, alpha in {0.5, 1, 2}, GD with 200 draws, ReLU at "
-            "D = 1024; one BLAS thread, about a minute of CPU",
+            "D = 1024, and the controls (ridge double-descent scans, dense a_T at the other "
+            "alphas); one BLAS thread, a few minutes of CPU",
         ),
         (
             "paper",
