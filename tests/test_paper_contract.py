@@ -117,7 +117,6 @@ NOT_YET_PORTED = frozenset(
         "score_kalman",
         "mcp_injector",
         "skill_laws",
-        "changepoint_bandit",
         "multiagent_neff",
         "discriminator_rl",
     }
