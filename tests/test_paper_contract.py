@@ -104,7 +104,6 @@ NOT_YET_PORTED = frozenset(
         "asvq",
         "adis_law",
         "seagram",
-        "geto_lp",
         "delta_mem",
         "cil_decentering",
         "state_pred_sep",

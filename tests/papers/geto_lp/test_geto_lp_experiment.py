@@ -20,3 +20,11 @@ def test_smoke_run_and_claims():
     assert verdicts["solve_time_32"] == "not run"
     again = experiment.run(experiment.TIERS["smoke"])
     assert again.stable_metrics() == res.stable_metrics()
+    # the blur claim's control (the full LP's exact barycenter) and diagnostic are measured
+    assert 0 < m["exact_lp_min_support_ratio"] < 3
+    assert m["entropic_min_support_ratio_largest_reg"] >= m["entropic_min_support_ratio"]
+    # the time ratio is an estimate over GETO's repeats, on the log scale
+    iv = res.intervals["solve_time_ratio_largest"]
+    assert iv["n"] == experiment.TIERS["smoke"].time_repeats
+    assert "log scale" in iv["method"] and iv["lo"] <= m["solve_time_ratio_largest"] <= iv["hi"]
+    assert "solve_time_ratio_largest_ci" not in m
