@@ -107,7 +107,6 @@ NOT_YET_PORTED = frozenset(
         "delta_mem",
         "cil_decentering",
         "state_pred_sep",
-        "data_exchange_core",
         "qnn_spectral",
         "wisp",
         "sign_code",

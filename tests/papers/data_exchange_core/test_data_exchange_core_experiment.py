@@ -23,3 +23,18 @@ def test_smoke_run_metrics_claims_and_determinism():
     assert all(png[:4] == b"\x89PNG" for png in a.figures.values())
     assert {"market", "core_found_frac"} <= set(a.tables["summary"][0])
     assert len(a.tables["instances"]) == 3
+
+
+def test_smoke_run_measures_every_control():
+    res = experiment.run(experiment.TIERS["smoke"])
+    m = res.metrics
+    for claim in get_paper("data_exchange_core").claims:
+        if claim.control:
+            assert math.isfinite(m[claim.control]), claim.control
+    # the controls are fractions of the same instances and a violation of the same search
+    assert 0.0 <= m["logit_core_found_frac"] <= 1.0 and 0.0 <= m["wta_start_core_frac"] <= 1.0
+    assert m["rs_max_min_violation"] >= 0.0
+    # the dynamic's start is no sharing: when it already passes the checks, no round is run
+    if m["wta_start_core_frac"] == 1.0:
+        assert m["wta_dynamic_mean_rounds"] == 0.0
+    assert not any(k.startswith("_") for row in res.tables["instances"] for k in row)

@@ -7,6 +7,20 @@ Learning curves of logistic regression on scikit-learn's ``digits``, ``breast_ca
 theorem's side (the closed-form violation (*) and the greedy core exchange of
 :func:`constructive_core`) beside the simulated side (the numerical core check, the
 exchange dynamic and the outer search for core exchanges). See ``paper.py`` for claims.
+
+Units: each instance (a winner-takes-all market, or a logit market solved without and
+with revenue sharing) is a unit of the experiment layer; firm sizes come from one
+generator drawn in grid order (every winner-takes-all instance, then every logit one), so
+every instance is the one the tier always drew.
+
+Controls (each the same statistic where the effect must be absent): the core searches of
+the winner-takes-all and revenue-sharing claims run again on the same logit markets
+without sharing, where the core may be empty (``logit_core_found_frac``); the emptiness
+claim's largest violation is measured again on those markets with revenue sharing, where a
+core exists (``rs_max_min_violation``); the dynamic's claim is measured again at its
+starting exchange, no sharing, under the same independent checks (``wta_start_core_frac``:
+the dynamic with zero rounds). The fractions are universal statements over the drawn
+instances ("every instance"), judged on the counts themselves.
 """
 
 from __future__ import annotations
@@ -16,8 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from neurips26.common.experiment import RunResult, param
+from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
+from neurips26.experiment import Experiment
 
 from . import (
     Market,
@@ -112,6 +127,7 @@ def _stable(search, tol: float) -> str:
 #: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
 #: one per size or data set); claims name theirs exactly. Checked by the contract test.
 METRICS: tuple[str, ...] = (
+    "logit_core_found_frac",
     "logit_frac_eps_core_empty",
     "logit_max_min_violation",
     "logit_num_eps_core_empty",
@@ -119,6 +135,7 @@ METRICS: tuple[str, ...] = (
     "num_logit_instances",
     "num_wta_instances",
     "rs_constructive_core_frac",
+    "rs_max_min_violation",
     "rs_core_found_frac",
     "rs_dynamic_core_frac",
     "theorem_guarantee_holds_frac",
@@ -128,6 +145,7 @@ METRICS: tuple[str, ...] = (
     "wta_dynamic_core_frac",
     "wta_dynamic_mean_rounds",
     "wta_full_pooling_blocked_frac",
+    "wta_start_core_frac",
     "curve_r2_*",
     "logit_frac_empty_lambda_*",
 )
@@ -149,200 +167,297 @@ CAPTIONS: dict[str, str] = {
 }
 
 
-def run(config: Config) -> RunResult:
-    """Run the reproduction at ``config``; see the module docstring."""
-    rng = np.random.default_rng(config.seed)
-    curves = {name: dataset_curve(name, num_splits=config.curve_splits) for name in config.datasets}
+def _wta(config: Config, i: int, rng, curves) -> list[dict]:
+    """Winner-takes-all instance ``i``: its row, reference pairs and dynamic trajectory."""
     kw = {"grid_step": config.grid_step, "num_restarts": config.num_restarts}
-    rows: list[dict] = []
-    pairs: list[tuple[str, float, float]] = []  # (market kind, closed form, searched)
-    trajectories: list[np.ndarray] = []
-
-    # ---------------------------------------------------------------- winner-takes-all
-    wta_found, dyn_ok, dyn_conv, pool_blocked, guarantee_ok = [], [], [], [], []
-    for i in range(config.num_wta):
-        n = config.wta_firms[i % len(config.wta_firms)]
-        name = config.datasets[i % len(config.datasets)]
-        m = _sizes(rng, n, curves[name])
-        mk = Market(m, curves[name], demand="wta")
-        con = constructive_core(mk)
-        search = find_core_exchange(mk, max_iter=config.max_iter, tol=config.tol, seed=i, **kw)
-        dyn = exchange_dynamic(mk, max_iter=config.max_iter, tol=config.tol, seed=i, **kw)
-        # Independent check of the dynamic's end point: another grid and the closed form.
-        check = core_violation(mk, dyn.alpha, grid_step=0.1, num_restarts=0, seed=10_000 + i)
-        closed = pooling_violation(mk, dyn.alpha)
-        ok = dyn.converged and check.violation <= config.tol and closed <= config.tol
-        wta_found.append(search.converged)
-        dyn_conv.append(dyn.converged)
-        dyn_ok.append(ok)
-        guarantee_ok.append(bool(np.all(con.utilities >= con.guarantee - 1e-12)))
-        trajectories.append(dyn.violations)
-        refs = {
-            "no_sharing": np.zeros((n, n)),
-            "full_pooling": np.ones((n, n)) - np.eye(n),
-            "dynamic": dyn.alpha,
-            "constructive": con.alpha,
+    n = config.wta_firms[i % len(config.wta_firms)]
+    name = config.datasets[i % len(config.datasets)]
+    m = _sizes(rng, n, curves[name])
+    mk = Market(m, curves[name], demand="wta")
+    con = constructive_core(mk)
+    search = find_core_exchange(mk, max_iter=config.max_iter, tol=config.tol, seed=i, **kw)
+    dyn = exchange_dynamic(mk, max_iter=config.max_iter, tol=config.tol, seed=i, **kw)
+    # Independent check of the dynamic's end point: another grid and the closed form.
+    check = core_violation(mk, dyn.alpha, grid_step=0.1, num_restarts=0, seed=10_000 + i)
+    closed = pooling_violation(mk, dyn.alpha)
+    ok = dyn.converged and check.violation <= config.tol and closed <= config.tol
+    # The control: the dynamic with zero rounds (its start, no sharing) under the same
+    # checks: round 0 finds no blocking coalition, and the independent ones pass.
+    start = np.zeros((n, n))
+    start_check = core_violation(mk, start, grid_step=0.1, num_restarts=0, seed=10_000 + i)
+    start_ok = (float(dyn.violations[0]) <= config.tol
+                and start_check.violation <= config.tol
+                and pooling_violation(mk, start) <= config.tol)
+    refs = {
+        "no_sharing": np.zeros((n, n)),
+        "full_pooling": np.ones((n, n)) - np.eye(n),
+        "dynamic": dyn.alpha,
+        "constructive": con.alpha,
+    }
+    pairs, v_ref = [], {}
+    for key, alpha in refs.items():
+        v_num = core_violation(mk, alpha, seed=i, **kw).violation
+        pairs.append(("wta", pooling_violation(mk, alpha), v_num))
+        v_ref[key] = v_num
+    rows = []
+    if not search.converged:  # report a failure with its instance
+        rows.append({"kind": "WTA FAILURE", "dataset": name, "sizes": str(np.round(m, 3))})
+    rows.append(
+        {
+            "kind": "wta",
+            "n": n,
+            "dataset": name,
+            "lambda": float("nan"),
+            "sizes": " ".join(f"{x:.0f}" for x in m),
+            "theorem_blocks": str(con.partition),
+            "v_no_sharing": v_ref["no_sharing"],
+            "v_full_pooling": v_ref["full_pooling"],
+            "v_dynamic": float(dyn.violations[-1]),
+            "dynamic_rounds": dyn.rounds,
+            "min_violation_found": search.min_violation_found,
+            "core_found": bool(search.converged),
+            "stable_references": _stable(search, config.tol),
+            "_dynamic_core": bool(ok),
+            "_dynamic_converged": bool(dyn.converged),
+            "_start_core": bool(start_ok),
+            "_full_pooling_blocked": bool(v_ref["full_pooling"] > config.tol),
+            "_guarantee": bool(np.all(con.utilities >= con.guarantee - 1e-12)),
+            "_pairs": pairs,
+            "_trajectory": dyn.violations,
         }
-        v_ref = {}
-        for key, alpha in refs.items():
-            v_num = core_violation(mk, alpha, seed=i, **kw).violation
-            pairs.append(("wta", pooling_violation(mk, alpha), v_num))
-            v_ref[key] = v_num
-        pool_blocked.append(v_ref["full_pooling"] > config.tol)
-        if not search.converged:  # report a failure with its instance
-            rows.append({"kind": "WTA FAILURE", "dataset": name, "sizes": str(np.round(m, 3))})
-        rows.append(
-            {
-                "kind": "wta",
-                "n": n,
-                "dataset": name,
-                "lambda": float("nan"),
-                "sizes": " ".join(f"{x:.0f}" for x in m),
-                "theorem_blocks": str(con.partition),
-                "v_no_sharing": v_ref["no_sharing"],
-                "v_full_pooling": v_ref["full_pooling"],
-                "v_dynamic": float(dyn.violations[-1]),
-                "dynamic_rounds": dyn.rounds,
-                "min_violation_found": search.min_violation_found,
-                "core_found": bool(search.converged),
-                "stable_references": _stable(search, config.tol),
-            }
-        )
+    )
+    return rows
 
-    # ---------------------------------------------------------------- logit (+ revenue sharing)
-    logit_min, logit_lam, rs_found, rs_dyn, rs_con = [], [], [], [], []
-    for i in range(config.num_logit):
-        n = config.logit_firms[i % len(config.logit_firms)]
-        name = config.datasets[i % len(config.datasets)]
-        lam = config.rationalities[i % len(config.rationalities)]
-        m = _sizes(rng, n, curves[name])
-        mk = Market(m, curves[name], demand="logit", rationality=lam)
-        res = find_core_exchange(
-            mk,
-            num_starts=config.num_starts,
-            outer_step=config.outer_step,
-            dynamic_max_iter=config.logit_dynamic_iter,
-            tol=config.tol,
-            seed=i,
-            **kw,
-        )
-        con = constructive_core(mk)
-        cand = dict(res.candidates)
-        refs = {
-            "no_sharing": np.zeros((n, n)),
-            "full_pooling": np.ones((n, n)) - np.eye(n),
-            "constructive": con.alpha,
+
+def _logit(config: Config, i: int, rng, curves) -> list[dict]:
+    """Logit instance ``i``, without and with revenue sharing: two rows."""
+    kw = {"grid_step": config.grid_step, "num_restarts": config.num_restarts}
+    n = config.logit_firms[i % len(config.logit_firms)]
+    name = config.datasets[i % len(config.datasets)]
+    lam = config.rationalities[i % len(config.rationalities)]
+    m = _sizes(rng, n, curves[name])
+    mk = Market(m, curves[name], demand="logit", rationality=lam)
+    res = find_core_exchange(
+        mk,
+        num_starts=config.num_starts,
+        outer_step=config.outer_step,
+        dynamic_max_iter=config.logit_dynamic_iter,
+        tol=config.tol,
+        seed=i,
+        **kw,
+    )
+    con = constructive_core(mk)
+    cand = dict(res.candidates)
+    refs = {
+        "no_sharing": np.zeros((n, n)),
+        "full_pooling": np.ones((n, n)) - np.eye(n),
+        "constructive": con.alpha,
+    }
+    pairs = [("logit", pooling_violation(mk, alpha), cand[key]) for key, alpha in refs.items()]
+    rows = [
+        {
+            "kind": "logit",
+            "n": n,
+            "dataset": name,
+            "lambda": lam,
+            "sizes": " ".join(f"{x:.0f}" for x in m),
+            "theorem_blocks": str(con.partition),
+            "v_no_sharing": cand["no_sharing"],
+            "v_full_pooling": cand["full_pooling"],
+            "v_dynamic": cand["dynamic"],
+            "dynamic_rounds": int(res.trajectory.size - 1),
+            "min_violation_found": res.min_violation_found,
+            "core_found": bool(res.converged),
+            "stable_references": _stable(res, config.tol),
+            "_pairs": pairs,
         }
-        for key, alpha in refs.items():
-            pairs.append(("logit", pooling_violation(mk, alpha), cand[key]))
-        logit_min.append(res.min_violation_found)
-        logit_lam.append(lam)
-        rows.append(
-            {
-                "kind": "logit",
-                "n": n,
-                "dataset": name,
-                "lambda": lam,
-                "sizes": " ".join(f"{x:.0f}" for x in m),
-                "theorem_blocks": str(con.partition),
-                "v_no_sharing": cand["no_sharing"],
-                "v_full_pooling": cand["full_pooling"],
-                "v_dynamic": cand["dynamic"],
-                "dynamic_rounds": int(res.trajectory.size - 1),
-                "min_violation_found": res.min_violation_found,
-                "core_found": bool(res.converged),
-                "stable_references": _stable(res, config.tol),
-            }
-        )
-        # Same market with equal revenue sharing inside coalitions.
-        mk_rs = Market(m, curves[name], demand="logit", rationality=lam, revenue_sharing=True)
-        res_rs = find_core_exchange(
-            mk_rs,
-            num_starts=config.num_starts,
-            outer_step=config.outer_step,
-            dynamic_max_iter=config.logit_dynamic_iter,
-            tol=config.tol,
-            seed=i,
-            **kw,
-        )
-        con_rs = constructive_core(mk_rs)
-        cand_rs = dict(res_rs.candidates)
-        singles = tuple((j,) for j in range(n))
+    ]
+    # Same market with equal revenue sharing inside coalitions.
+    mk_rs = Market(m, curves[name], demand="logit", rationality=lam, revenue_sharing=True)
+    res_rs = find_core_exchange(
+        mk_rs,
+        num_starts=config.num_starts,
+        outer_step=config.outer_step,
+        dynamic_max_iter=config.logit_dynamic_iter,
+        tol=config.tol,
+        seed=i,
+        **kw,
+    )
+    con_rs = constructive_core(mk_rs)
+    cand_rs = dict(res_rs.candidates)
+    singles = tuple((j,) for j in range(n))
+    pairs_rs = [
+        ("logit+rs", pooling_violation(mk_rs, alpha, partition=part), cand_rs[key])
         for key, alpha, part in (
             ("no_sharing", refs["no_sharing"], singles),
             ("full_pooling", refs["full_pooling"], (tuple(range(n)),)),
             ("constructive", con_rs.alpha, con_rs.partition),
-        ):
-            pairs.append(
-                ("logit+rs", pooling_violation(mk_rs, alpha, partition=part), cand_rs[key])
+        )
+    ]
+    rows.append(
+        {
+            "kind": "logit+rs",
+            "n": n,
+            "dataset": name,
+            "lambda": lam,
+            "sizes": " ".join(f"{x:.0f}" for x in m),
+            "theorem_blocks": str(con_rs.partition),
+            "v_no_sharing": cand_rs["no_sharing"],
+            "v_full_pooling": cand_rs["full_pooling"],
+            "v_dynamic": cand_rs["dynamic"],
+            "dynamic_rounds": int(res_rs.trajectory.size - 1),
+            "min_violation_found": res_rs.min_violation_found,
+            "core_found": bool(res_rs.converged),
+            "stable_references": _stable(res_rs, config.tol),
+            "_dynamic_core": bool(cand_rs["dynamic"] <= config.tol),
+            "_constructive_core": bool(cand_rs["constructive"] <= config.tol),
+            "_pairs": pairs_rs,
+        }
+    )
+    return rows
+
+
+def _frac(values) -> float:
+    return float(np.mean(values)) if len(values) else float("nan")
+
+
+def _curves(config: Config) -> dict:
+    # fitted once per process (dataset_curve caches)
+    return {name: dataset_curve(name, num_splits=config.curve_splits)
+            for name in config.datasets}
+
+
+class DataExchangeCore(Experiment):
+    """Winner-takes-all and logit markets; one unit per instance."""
+
+    Config, TIERS, METRICS, CAPTIONS = Config, TIERS, METRICS, CAPTIONS
+    UNIT_TABLE = None  # the report's table is "instances" (the old rows)
+
+    def setup(self, config, ctx):
+        # one sequential generator: every winner-takes-all instance's sizes, then every
+        # logit instance's, drawn in grid order
+        return {"cfg": config, "rng": np.random.default_rng(config.seed),
+                "curves": _curves(config)}
+
+    def grid(self, config):
+        return ([{"market": "wta", "instance": i} for i in range(config.num_wta)]
+                + [{"market": "logit", "instance": i} for i in range(config.num_logit)])
+
+    def measure(self, unit, state, ctx):
+        fn = _wta if unit["market"] == "wta" else _logit
+        return fn(state["cfg"], unit["instance"], state["rng"], state["curves"])
+
+    def summarize(self, table, config, ctx):
+        wta = [r for r in table if r["kind"] == "wta"]
+        logit = [r for r in table if r["kind"] == "logit"]
+        rs = [r for r in table if r["kind"] == "logit+rs"]
+        kinds, closed, numeric = _pairs(table)
+        exact = kinds != "logit"
+        lmin = np.array([r["min_violation_found"] for r in logit], dtype=float)
+        metrics: dict[str, float | int | bool] = {
+            "num_wta_instances": len(wta),
+            "num_logit_instances": len(logit),
+            "wta_core_found_frac": _frac([r["core_found"] for r in wta]),
+            "wta_dynamic_core_frac": _frac([r["_dynamic_core"] for r in wta]),
+            "wta_dynamic_converged_frac": _frac([r["_dynamic_converged"] for r in wta]),
+            "wta_dynamic_mean_rounds": _frac([len(r["_trajectory"]) - 1 for r in wta]),
+            "wta_full_pooling_blocked_frac": _frac([r["_full_pooling_blocked"] for r in wta]),
+            "wta_start_core_frac": _frac([r["_start_core"] for r in wta]),
+            "theorem_guarantee_holds_frac": _frac([r["_guarantee"] for r in wta]),
+            "theory_vs_search_max_abs_gap": float(np.max(np.abs(closed[exact] - numeric[exact])))
+            if exact.any()
+            else float("nan"),
+            "logit_search_above_closed_form_frac": float(
+                np.mean(numeric[~exact] >= closed[~exact] - 1e-12)
             )
-        rs_found.append(res_rs.converged)
-        rs_dyn.append(cand_rs["dynamic"] <= config.tol)
-        rs_con.append(cand_rs["constructive"] <= config.tol)
-        rows.append(
-            {
-                "kind": "logit+rs",
-                "n": n,
-                "dataset": name,
-                "lambda": lam,
-                "sizes": " ".join(f"{x:.0f}" for x in m),
-                "theorem_blocks": str(con_rs.partition),
-                "v_no_sharing": cand_rs["no_sharing"],
-                "v_full_pooling": cand_rs["full_pooling"],
-                "v_dynamic": cand_rs["dynamic"],
-                "dynamic_rounds": int(res_rs.trajectory.size - 1),
-                "min_violation_found": res_rs.min_violation_found,
-                "core_found": bool(res_rs.converged),
-                "stable_references": _stable(res_rs, config.tol),
-            }
+            if (~exact).any()
+            else float("nan"),
+            "logit_max_min_violation": float(lmin.max()) if lmin.size else float("nan"),
+            "logit_num_eps_core_empty": int((lmin > config.eps_empty).sum()),
+            "logit_frac_eps_core_empty": float(np.mean(lmin > config.eps_empty))
+            if lmin.size
+            else float("nan"),
+            "logit_core_found_frac": _frac([r["core_found"] for r in logit]),
+            "rs_core_found_frac": _frac([r["core_found"] for r in rs]),
+            "rs_constructive_core_frac": _frac([r["_constructive_core"] for r in rs]),
+            "rs_dynamic_core_frac": _frac([r["_dynamic_core"] for r in rs]),
+            "rs_max_min_violation": float(max(r["min_violation_found"] for r in rs))
+            if rs else float("nan"),
+        }
+        logit_lam = np.array([r["lambda"] for r in logit])
+        for lam in config.rationalities:
+            sel = lmin[logit_lam == lam] if lmin.size else np.zeros(0)
+            if sel.size:
+                metrics[f"logit_frac_empty_lambda_{lam:g}"] = float(
+                    np.mean(sel > config.eps_empty))
+        for name, c in _curves(config).items():
+            metrics[f"curve_r2_{name}"] = float(c.r2)
+        return metrics
+
+    def figures(self, table, summary, config):
+        rows = _rows(table)
+        kinds, closed, numeric = _pairs(table)
+        trajectories = [r["_trajectory"] for r in table if r["kind"] == "wta"]
+        return _figures(config, rows, kinds, closed, numeric, trajectories)
+
+    def tables(self, table, summary, config):
+        rows = _rows(table)
+        out = []
+        for kind in ("wta", "logit", "logit+rs"):
+            sel = [r for r in rows if r["kind"] == kind]
+            if not sel:
+                continue
+            out.append(
+                {
+                    "market": kind,
+                    "instances": len(sel),
+                    "core_found_frac": float(np.mean([r["core_found"] for r in sel])),
+                    "full_pooling_blocked_frac": float(
+                        np.mean([r["v_full_pooling"] > config.tol for r in sel])
+                    ),
+                    "no_sharing_blocked_frac": float(
+                        np.mean([r["v_no_sharing"] > config.tol for r in sel])
+                    ),
+                    "median_min_violation": float(
+                        np.median([r["min_violation_found"] for r in sel])),
+                    "max_min_violation": float(np.max([r["min_violation_found"] for r in sel])),
+                }
+            )
+        return {"summary": out, "instances": rows}
+
+    def notes(self, table, summary, config):
+        curves = _curves(config)
+        return (
+            f"Search settings: deviation grid step {config.grid_step} (|S| <= 3), "
+            f"{config.num_restarts} Nelder-Mead refinements per coalition (logit only), outer "
+            f"search: grid step {config.outer_step} over the reachable effective-data box, its "
+            f"10 best points + {config.num_starts} random starts + the dynamic "
+            f"({config.logit_dynamic_iter} rounds) + no sharing, full pooling and the theorem's "
+            "exchange. Lower-bound deviation sets: pair grid step 0.02, triple 0.1, 256 random.",
+            "Logit emptiness is certified only up to the search: every exchange evaluated has a "
+            "deviation found with gain above min_violation_found.",
+            "Curves: "
+            + "; ".join(
+                f"{k}: f(d) = {c.a_inf:.3f} - {c.c:.3g} d^-{c.gamma:.3f} (R^2 {c.r2:.3f})"
+                for k, c in curves.items()
+            ),
         )
 
-    # ---------------------------------------------------------------- metrics
-    kinds = np.array([p[0] for p in pairs])
-    closed = np.array([p[1] for p in pairs])
-    numeric = np.array([p[2] for p in pairs])
-    exact = kinds != "logit"
-    lmin = np.array(logit_min) if logit_min else np.zeros(0)
-    metrics: dict[str, float | int | bool] = {
-        "num_wta_instances": len(wta_found),
-        "num_logit_instances": len(logit_min),
-        "wta_core_found_frac": float(np.mean(wta_found)) if wta_found else float("nan"),
-        "wta_dynamic_core_frac": float(np.mean(dyn_ok)) if dyn_ok else float("nan"),
-        "wta_dynamic_converged_frac": float(np.mean(dyn_conv)) if dyn_conv else float("nan"),
-        "wta_dynamic_mean_rounds": float(np.mean([len(t) - 1 for t in trajectories]))
-        if trajectories
-        else float("nan"),
-        "wta_full_pooling_blocked_frac": float(np.mean(pool_blocked))
-        if pool_blocked
-        else float("nan"),
-        "theorem_guarantee_holds_frac": float(np.mean(guarantee_ok))
-        if guarantee_ok
-        else float("nan"),
-        "theory_vs_search_max_abs_gap": float(np.max(np.abs(closed[exact] - numeric[exact])))
-        if exact.any()
-        else float("nan"),
-        "logit_search_above_closed_form_frac": float(
-            np.mean(numeric[~exact] >= closed[~exact] - 1e-12)
-        )
-        if (~exact).any()
-        else float("nan"),
-        "logit_max_min_violation": float(lmin.max()) if lmin.size else float("nan"),
-        "logit_num_eps_core_empty": int((lmin > config.eps_empty).sum()),
-        "logit_frac_eps_core_empty": float(np.mean(lmin > config.eps_empty))
-        if lmin.size
-        else float("nan"),
-        "rs_core_found_frac": float(np.mean(rs_found)) if rs_found else float("nan"),
-        "rs_constructive_core_frac": float(np.mean(rs_con)) if rs_con else float("nan"),
-        "rs_dynamic_core_frac": float(np.mean(rs_dyn)) if rs_dyn else float("nan"),
-    }
-    for lam in config.rationalities:
-        sel = lmin[np.array(logit_lam) == lam] if lmin.size else np.zeros(0)
-        if sel.size:
-            metrics[f"logit_frac_empty_lambda_{lam:g}"] = float(np.mean(sel > config.eps_empty))
-    for name, c in curves.items():
-        metrics[f"curve_r2_{name}"] = float(c.r2)
 
-    # ---------------------------------------------------------------- figures
+def _rows(table) -> list[dict]:
+    """The instances table of the report: each row without the columns for the metrics."""
+    return [{k: v for k, v in r.items() if not k.startswith("_") and k not in
+             ("market", "instance", "unit_seconds")} for r in table]
+
+
+def _pairs(table):
+    """(market kind, closed form, searched) of every reference exchange, as arrays."""
+    pairs = [p for r in table for p in r.get("_pairs", ())]
+    return (np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]),
+            np.array([p[2] for p in pairs]))
+
+
+def _figures(config, rows, kinds, closed, numeric, trajectories) -> dict[str, bytes]:
     figures = {}
     fig, axes = new_figure(2, width=5.2, height=4.0)
     ax = axes[0]
@@ -416,46 +531,8 @@ def run(config: Config) -> RunResult:
     ax.legend(fontsize=8)
     figures["wta_dynamic"] = figure_png(fig)
 
-    # ---------------------------------------------------------------- tables and notes
-    summary = []
-    for kind in ("wta", "logit", "logit+rs"):
-        sel = [r for r in rows if r["kind"] == kind]
-        if not sel:
-            continue
-        summary.append(
-            {
-                "market": kind,
-                "instances": len(sel),
-                "core_found_frac": float(np.mean([r["core_found"] for r in sel])),
-                "full_pooling_blocked_frac": float(
-                    np.mean([r["v_full_pooling"] > config.tol for r in sel])
-                ),
-                "no_sharing_blocked_frac": float(
-                    np.mean([r["v_no_sharing"] > config.tol for r in sel])
-                ),
-                "median_min_violation": float(np.median([r["min_violation_found"] for r in sel])),
-                "max_min_violation": float(np.max([r["min_violation_found"] for r in sel])),
-            }
-        )
-    notes = (
-        f"Search settings: deviation grid step {config.grid_step} (|S| <= 3), "
-        f"{config.num_restarts} Nelder-Mead refinements per coalition (logit only), outer "
-        f"search: grid step {config.outer_step} over the reachable effective-data box, its 10 "
-        f"best points + {config.num_starts} random starts + the dynamic "
-        f"({config.logit_dynamic_iter} rounds) + no sharing, full pooling and the theorem's "
-        "exchange. Lower-bound deviation sets: pair grid step 0.02, triple 0.1, 256 random.",
-        "Logit emptiness is certified only up to the search: every exchange evaluated has a "
-        "deviation found with gain above min_violation_found.",
-        "Curves: "
-        + "; ".join(
-            f"{k}: f(d) = {c.a_inf:.3f} - {c.c:.3g} d^-{c.gamma:.3f} (R^2 {c.r2:.3f})"
-            for k, c in curves.items()
-        ),
-    )
-    return RunResult(
-        metrics=metrics,
-        tables={"summary": summary, "instances": rows},
-        figures=figures,
-        captions=CAPTIONS,
-        notes=notes,
-    )
+    return figures
+
+
+EXPERIMENT = DataExchangeCore()
+run = EXPERIMENT.run

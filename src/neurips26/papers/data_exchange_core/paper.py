@@ -32,6 +32,7 @@ PAPER = Paper(
             comparison=">=",
             target=1.0,
             tiers=_SMALL,
+            control="logit_core_found_frac",
         ),
         Claim(
             id="logit_core_can_be_empty",
@@ -44,6 +45,7 @@ PAPER = Paper(
             comparison=">",
             target=1e-3,
             tiers=_SMALL,
+            control="rs_max_min_violation",
         ),
         Claim(
             id="revenue_sharing_restores_core",
@@ -56,6 +58,7 @@ PAPER = Paper(
             comparison=">=",
             target=1.0,
             tiers=_SMALL,
+            control="logit_core_found_frac",
         ),
         Claim(
             id="dynamic_converges_wta",
@@ -68,6 +71,7 @@ PAPER = Paper(
             comparison=">=",
             target=0.95,
             tiers=_SMALL,
+            control="wta_start_core_frac",
         ),
         Claim(
             id="closed_form_matches_search",
