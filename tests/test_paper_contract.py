@@ -96,7 +96,6 @@ NOT_YET_PORTED = frozenset(
         "bros",
         "blanp",
         "ecfr",
-        "agentweave",
         "noise_aware_routing",
         "arq_vae",
         "beta_tta",
