@@ -15,7 +15,7 @@ cells (``localize_in_cells``), with its certificate's share in ``verify``: what 
 with a perfect detection phase and a certificate from fresh draws (ours can cost less where
 it verifies from detection's own draws, ``reuse_share``). Families: spread change
 points, and a clustered pair at several spacings. The last lines say whether the goal of
-issue 13 (our median queries at most MCPI's in every family) is met, against each MCPI
+the performance goal (our median queries at most MCPI's in every family) is met, against each MCPI
 stop.
 
     python benchmarks/changepoint_bandit.py [--tier smoke|small|paper]

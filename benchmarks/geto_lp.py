@@ -24,11 +24,11 @@ Times are CPU seconds of the child (the machine is shared, so wall-clock seconds
 printed too but the ratios use CPU time), build + solve (POT's one call includes its
 build). Memory is the child's peak RSS growth (HiGHS's C++ memory included). The
 largest grid each method solves within the stated budget (``--time-limit`` CPU seconds,
-``--memory-gb`` peak RSS) is printed at the end, with the issue-13 goals and whether
+``--memory-gb`` peak RSS) is printed at the end, with the performance goals and whether
 this run met them.
 
 POT's classical LP is not attempted from ``FULL_LP_OOM_GRID`` on: at ``M = 3`` the whole
-full LP runs out of 24 GB near 53 x 53 (issue 13). A memory guard estimated from the
+full LP runs out of 24 GB near 53 x 53. A memory guard estimated from the
 nonzero count (for our full LP, that of its reduced model, counted without building it)
 also skips any model expected to exceed ``--memory-gb``.
 
@@ -66,7 +66,7 @@ from neurips26.papers.geto_lp import (
 #: Peak process bytes per nonzero of the full LP (linprog + HiGHS, measured at 32 x 32,
 #: M = 3); POT's kron-based build is charged 1.5x that. Used only to skip hopeless runs.
 BYTES_PER_NNZ = 500.0
-#: The full LP (M = 3) runs out of 24 GB near this grid side (issue 13): from the same
+#: The full LP (M = 3) runs out of 24 GB near this grid side: from the same
 #: model size (``M n^2``) on, the full LP and POT are not tried.
 FULL_LP_OOM_GRID = 53
 FULL_LP_OOM_NOTE = ("the whole full LP (POT's) runs out of 24 GB near 53^2 at M = 3 (issue "
@@ -83,7 +83,7 @@ TIERS = {
     "small": {"sizes": (16, 24, 32, 48, 64), "time_limit": 600.0, "memory_gb": 8.0},
     "paper": {"sizes": (16, 24, 32, 48, 64, 96), "time_limit": 1200.0, "memory_gb": 8.0},
 }
-#: Issue-13 goals: (description, check on the collected results) evaluated in main().
+#: Performance goals: (description, check on the collected results) evaluated in main().
 GOAL_SPEEDUP_32 = 30.0
 GOAL_SECONDS_64 = 20.0
 GOAL_SECONDS_96 = 180.0
@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def _goals(results: dict, m_in: int) -> None:
-    """Print the issue-13 goals with what this run measured (n/a where not run)."""
+    """Print the performance goals with what this run measured (n/a where not run)."""
     def get(n, method, key):
         out = results.get((n, method), {})
         return out.get(key, math.nan) if out.get("status") == "optimal" else math.nan
@@ -317,7 +317,7 @@ def _goals(results: dict, m_in: int) -> None:
         (f"exact to {GOAL_REL_GAP:g} relative against POT", max(gaps, default=math.nan),
          bool(gaps) and max(gaps) <= GOAL_REL_GAP, ""),
     )
-    print("\nIssue-13 goals in this run (geto: the library default, with the reduction):")
+    print("\nPerformance goals in this run (geto: the library default, with the reduction):")
     for text, value, ok, unit in goals:
         verdict = "n/a (not run)" if not np.isfinite(value) else ("met" if ok else "NOT met")
         print(f"  {text}: {_fmt(value, '.3g')}{unit if np.isfinite(value) else ''} -> {verdict}")

@@ -22,7 +22,7 @@ hit both. The ratio judged is best-of-repeats injected over best-of-repeats dire
 of the per-repeat ratios is printed beside it (a wide range means a noisy machine, not a
 slow injector). The proxy CPU per call judged is the smallest over repeats, for the same
 reason. Goals
-(issue 14): stdio proxy <= 1.1x direct latency and <= 0.1 ms proxy CPU per call; server
+(the performance goals): stdio proxy <= 1.1x direct latency and <= 0.1 ms proxy CPU per call; server
 middleware <= 1.05x; the in-memory transport is held to the spec's 1.15x and the HTTP
 proxy (no goal in the issue) to the stdio proxy's 1.1x. Each line says whether its goal is
 met.

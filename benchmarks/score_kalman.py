@@ -11,7 +11,7 @@ Duffing networks (n = 2, 4, 8, 20 at small; 2, 4, 8, 12, 20 at paper):
    several particle counts (2,000, 10,000, 50,000 by default; ``--particles``) so that a
    PF with enough particles is in the table, with the number of runs in which the SKF
    has the lower RMSE;
-2. issue 13's goal: the SKF's time over the time of the cheapest PF whose mean RMSE is
+2. the performance goal: the SKF's time over the time of the cheapest PF whose mean RMSE is
    equal to or below the SKF's ("equal RMSE or better"), and whether it is at most 1/10.
    When no PF of the sweep reaches the SKF's RMSE the ratio against the largest PF is
    printed as an upper bound (a PF at equal RMSE needs more particles, hence more time
@@ -50,7 +50,7 @@ from neurips26.papers.score_kalman import (
 
 BURN_IN = 10
 PARTICLES = (2000, 10000, 50000)
-GOAL = 0.1  # issue 13: SKF time at most 1/10 of the PF's at equal RMSE or better
+GOAL = 0.1  # the goal: SKF time at most 1/10 of the PF's at equal RMSE or better
 
 
 def _rmse(means: np.ndarray, xs: np.ndarray) -> float:
@@ -64,7 +64,7 @@ def _timed(f, *args, **kwargs):
 
 
 def _pf_goal(err: dict, ms: dict, particles) -> str:
-    """Issue 13's time ratio at equal-or-better RMSE, as a printed verdict."""
+    """The goal's time ratio at equal-or-better RMSE, as a printed verdict."""
     skf_rmse, skf_ms = np.mean(err["skf"]), np.median(ms["skf"])
     ok = [p for p in particles if np.mean(err[f"pf{p}"]) <= skf_rmse]
     if ok:
@@ -141,7 +141,7 @@ def main() -> None:
             goals.append(f"n={2 * N:>2}: SKF failed")
         print(f"{2 * N:>3} " + " ".join(f"{cells[k]:>17}" for k in names) + f"  {wins}",
               flush=True)
-    print("\nissue 13 goal: SKF time <= 1/10 of the PF's at equal RMSE or better")
+    print("\ngoal: SKF time <= 1/10 of the PF's at equal RMSE or better")
     for g in goals:
         print("  " + g)
     print("\nfit time: MaxEnt (grid 40^n) vs score matching, full quartic basis")
