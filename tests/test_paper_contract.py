@@ -114,7 +114,6 @@ NOT_YET_PORTED = frozenset(
         "score_kalman",
         "mcp_injector",
         "skill_laws",
-        "multiagent_neff",
         "discriminator_rl",
     }
 )

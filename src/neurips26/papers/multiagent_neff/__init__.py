@@ -25,6 +25,7 @@ from .law import (
     fit_neff_law,
     kish_neff,
     neff_ratio,
+    percentile_interval,
     predict_from_pilot,
 )
 from .scaling import (
@@ -62,6 +63,7 @@ __all__ = [
     "mean_pairwise_correlation",
     "neff_curve",
     "neff_ratio",
+    "percentile_interval",
     "predict_from_pilot",
     "scaling_curve",
     "simulate_scaling",

@@ -8,8 +8,9 @@ fit the law with a two-level bootstrap (questions, runs) and read off R^2, ``(c,
 and the regime; we check the mean-field ``k * tau`` collapse on a (k, tau) grid of debate
 without re-evaluation (judged only when ``k * tau = 2`` and ``8`` clearly differ, a
 check), whether thirty dense debaters are as undiverse as one agent, the N <= 5 pilot
-extrapolation to N = 30, the placebo against self-correction, and how heterogeneity and
-sparse communication change ``c``. An oracle checks that teams with a known correctness
+extrapolation to N = 30 (against a pilot that predicts no further growth), debate and the
+placebo against self-correction, and how heterogeneity and sparse communication change
+``c``. An oracle checks that teams with a known correctness
 correlation recover Kish's design effect (``beta = 0``, ``c = rho``).
 
 Deviations from the paper
@@ -25,7 +26,15 @@ Deviations from the paper
   sampling draws), and the bootstraps of paired differences resample the same runs.
 - Uncertainties: the R^2 claim uses the bootstrap interval of the worst cell's R^2; the
   regime claims read the regime from the 95% CI of beta (the verdict is itself an
-  interval decision); the other noisy claims carry bootstrap half-widths.
+  interval decision); the curve metrics carry the percentile interval of the estimators'
+  two-level bootstrap (questions, runs), and the accuracy-gain gaps a bootstrap over runs
+  within each (task, N), paired across the two conditions.
+- Controls: the law refitted to curves whose team sizes are shuffled (``law_fits``); the
+  dense-debate cell's regime (``freeform_sc_sublinear``); the answer level's hard-ceiling
+  share (``correctness_ceiling``); self-correction's gain over self-consistency, the gap
+  the test must detect (``debate_gain_is_reevaluation``); a pilot that predicts no growth
+  beyond N = 5 (``pilot_predicts_ceiling``). The placebo, the dense-debate consensus and
+  the k*tau collapse are properties of the simulator (checks).
 - Why some claims do not reproduce or stay inconclusive (the measured values are in the
   store and the report):
 
@@ -34,17 +43,17 @@ Deviations from the paper
   keeps growing with N - 1 and answer diversity peaks at small teams and then falls to
   consensus. The law (``beta >= 0``) cannot follow a falling ``N_eff``, so the dense
   debate cells fit a little worse than the others and a pilot on N <= 5 overestimates
-  ``N_eff(30)``; real LLM debaters presumably discount redundant peers.
+  ``N_eff(30)`` (``debate_dense_neff_peak_over_final`` above 1 measures the fall); real
+  LLM debaters presumably discount redundant peers.
   (ii) ``correctness_ceiling``: sparse debate (k = 1) adds correlation only between
   agents that happened to read each other, which two random agents of a large team
-  rarely did, so its correctness-level ``beta`` stays slightly above 0 (sublinear).
+  rarely did, so its correctness-level ``beta`` stays slightly above 0 (sublinear; the
+  ``beta_*_debate_sparse_correctness`` metrics).
   (iii) ``heterogeneity_lowers_c`` (answer level): every family puts most of its mass
   on the correct answer, and that shared answer bounds how much a mix of families can
   diversify answers; heterogeneity lowers the correctness-level ``c`` far more (the
   ``c_ratio_het_over_hom_correctness_*`` metrics and the shared-difficulty sweep).
-  (iv) Heterogeneous teams draw their family mix per run, so at small N their
-  correctness points carry composition noise (whether two agents share a family); a
-  pilot fitted on N <= 5 inherits it and can miss ``N_eff(30)`` of those cells.
+  (iv) Pilot misses in the heterogeneous cells: not yet diagnosed.
   (v) ``law_fits`` is judged on the worst cell's bootstrap interval of R^2; the dense
   debate cells of (i) sit close to the 0.99 bar, so the verdict can stay inconclusive.
 """
@@ -56,8 +65,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.common.experiment import RunResult, param
+from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
+from neurips26.experiment import Estimate, Experiment, Table
 from neurips26.papers.multiagent_neff import (
     NeffFitWarning,
     correctness_neff,
@@ -66,6 +76,7 @@ from neurips26.papers.multiagent_neff import (
     make_task,
     neff_curve,
     neff_ratio,
+    percentile_interval,
     predict_from_pilot,
     simulate_scaling,
 )
@@ -201,52 +212,58 @@ def _equicorrelated(rng, num_questions: int, n: int, rho: float, p: float = 0.5)
     return np.where(copy, shared, own).astype(float)
 
 
-def _half_width(samples, ci: float = 0.95) -> float:
-    """Half-width of the central ``ci`` percentile interval of bootstrap samples."""
-    x = np.asarray(samples, dtype=float)
-    x = x[np.isfinite(x)]
-    if x.size < 2:
-        return float("nan")
-    lo, hi = np.percentile(x, [50 * (1 - ci), 50 * (1 + ci)])
-    return float((hi - lo) / 2)
+def _estimate(value: float, replicates, n: int, what: str) -> Estimate:
+    """``value`` with the percentile interval of its bootstrap ``replicates``.
+
+    The replicates come from the estimators' two-level bootstrap (questions, runs), which
+    the experiment layer's one-level resampling cannot redraw; infinite with fewer than
+    two finite replicates.
+    """
+    lo, hi = percentile_interval(replicates)
+    if not np.isfinite(value):
+        return Estimate.missing(f"{what}: the point estimate is not finite")
+    lo, hi = min(lo, value), max(hi, value)
+    return Estimate(float(value), lo, hi, f"percentile bootstrap over {what}", 0.95, int(n))
 
 
 #: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
 #: one per size or data set); claims name theirs exactly. Checked by the contract test.
 METRICS: tuple[str, ...] = (
     "all_fits_converged",
+    "answer_hard_ceiling_frac",
+    "beta_free_form_debate_sparse_correctness",
     "beta_hi_freeform_debate",
     "beta_lo_freeform_sc",
+    "beta_mcq_debate_sparse_correctness",
     "c_ratio_het_over_hom",
-    "c_ratio_het_over_hom_ci",
+    "c_ratio_het_over_hom_correctness_free_form",
+    "c_ratio_het_over_hom_correctness_mcq",
     "c_ratio_sparse_over_dense",
-    "c_ratio_sparse_over_dense_ci",
     "correctness_hard_ceiling_frac",
+    "debate_dense_neff_peak_over_final",
     "debate_vs_selfcorr_max_gap_points",
     "frac_cells_r2_gt_0.99",
     "freeform_debate_hard_ceiling",
+    "freeform_debate_sublinear",
     "freeform_sc_sublinear",
     "mcq_dense_debate_neff_max_N",
-    "mcq_dense_debate_neff_max_N_ci",
     "mcq_self_consistency_neff_max_N",
     "mf_collapse_max_diff",
-    "mf_collapse_max_diff_ci",
     "mf_kt_lo_vs_hi_max_diff",
-    "mf_kt_lo_vs_hi_max_diff_ci",
     "min_r2",
-    "min_r2_ci",
+    "min_r2_shuffled_N",
     "num_bootstrap_refits_dropped",
     "num_cells",
     "num_fits_not_converged",
     "oracle_beta",
     "oracle_c_abs_err",
     "oracle_neff_max_rel_err",
+    "pilot_flat_frac_within_15pct",
     "pilot_frac_within_15pct",
-    "pilot_frac_within_15pct_ci",
     "pilot_median_rel_err",
     "placebo_gain_growth_points",
     "placebo_vs_selfcorr_max_gap_points",
-    "placebo_vs_selfcorr_max_gap_points_ci",
+    "reeval_vs_sc_max_gap_points",
     "beta_*",
     "c_*",
     "c_ratio_het_over_hom_*",
@@ -265,84 +282,113 @@ CAPTIONS: dict[str, str] = {
     ),
     "mean_field_k_tau": (
         "R(N) = N_eff / N for debate with several (k, tau): curves with the same k*tau "
-        "should coincide, different k*tau differ (claims k_tau_collapse, k_tau_matters)."
+        "should coincide, different k*tau differ (checks k_tau_collapse, k_tau_matters)."
     ),
     "accuracy_gain": (
         "Accuracy gain from round 0 to tau against team size, for self-correction, the "
-        "content-free placebo and debate (claim placebo_tracks_self_correction)."
+        "content-free placebo and debate (claim debate_gain_is_reevaluation, check "
+        "placebo_tracks_self_correction)."
     ),
 }
 
 
-def _gain_gap(gains: dict, task_types, a: str, b: str, rng, num_bootstrap: int):
-    """Max over task types and N of |mean gain a - mean gain b| (points) and its CI half."""
+def _max_gain_gap(table: Table, a: str, b: str, *, two_sided: bool) -> float:
+    """Max over (task, N) of mean gain ``a`` - mean gain ``b`` in points (``|.|`` if two-sided).
 
-    def stat(ga, gb):
-        return max(
-            float(np.max(np.abs(ga[t].mean(axis=1) - gb[t].mean(axis=1)))) for t in task_types
-        )
-
-    point = stat(gains[a], gains[b])
-    reps = []
-    for _ in range(num_bootstrap):
-        res: dict = {a: {}, b: {}}
-        for t in task_types:
-            g = gains[a][t]  # (G, R) per team size and run
-            # runs resampled per size, paired across the two conditions (common seeds)
-            idx = rng.integers(0, g.shape[1], size=g.shape)
-            for cond in (a, b):
-                res[cond][t] = np.take_along_axis(gains[cond][t], idx, axis=1)
-        reps.append(stat(res[a], res[b]))
-    return point, _half_width(reps)
-
-
-def _pilot_frac(curves: dict, cfg: Config, n_max: int):
-    """Share of cells whose N <= pilot_max_N fit predicts N_eff(n_max) within 15%.
-
-    Returns the point value, the rows' relative errors and a bootstrap half-width (the
-    pilot refit on each bootstrap curve against the same replicate's N_eff(n_max)).
+    ``table`` holds one row per (task, condition, N, run) with column ``gain``.
     """
-    errs, per_rep, converged_fail = {}, [], 0
-    for key, curve in curves.items():
-        pilot = curve.N <= cfg.pilot_max_N
-        if not (n_max > cfg.pilot_max_N and pilot.sum() >= 3):
+    out = -np.inf
+    for (_task_type, _n), cell in table.groups("task", "N").items():
+        mean = {c: float(np.mean(g.column("gain"))) for c, g in cell.groups("condition").items()}
+        gap = mean[a] - mean[b]
+        out = max(out, abs(gap) if two_sided else gap)
+    return float(out)
+
+
+def _gain_gap(table: Table, a: str, b: str, cfg: Config, *, two_sided: bool) -> Estimate:
+    """:func:`_max_gain_gap` with a bootstrap over runs within each (task, N), paired across
+    the two conditions (common random numbers: a drawn run brings both arms)."""
+    rows = table.where(lambda r: r["condition"] in (a, b))
+    return rows.bootstrap(
+        lambda t: _max_gain_gap(t, a, b, two_sided=two_sided),
+        unit="run",
+        strata=("task", "N"),
+        num_resamples=cfg.num_bootstrap,
+        seed=cfg.seed + 777,
+    )
+
+
+def _pilot(curve, cfg: Config) -> dict:
+    """A cell's pilot: the law fitted on N <= pilot_max_N, and its no-law control.
+
+    Empty when the cell has fewer than three pilot sizes or nothing larger to predict.
+    Otherwise ``pilot_neff`` (the fit's N_eff at the largest N), ``pilot_rel_err``,
+    ``pilot_converged``, ``pilot_within`` (per bootstrap curve: whether the pilot refitted
+    on it predicts that curve's N_eff(n_max) within 15%; NaN where the refit fails) and the
+    control's ``flat_rel_err`` / ``flat_within``: N_eff(n_max) predicted, with no law, by
+    N_eff at the largest pilot size (a pilot that assumes the ceiling is already reached),
+    on the same bootstrap curves.
+    """
+    pilot = curve.N <= cfg.pilot_max_N
+    n_max = int(curve.N[-1])
+    if not (n_max > cfg.pilot_max_N and pilot.sum() >= 3):
+        return {}
+    pred = predict_from_pilot(
+        curve.N[pilot],
+        curve.ratio[pilot],
+        replicates=curve.replicates[:, pilot],
+        target_N=n_max,
+    )
+    within = []
+    for row in curve.replicates:
+        if not (np.all(np.isfinite(row)) and np.all(row > 0)):
+            within.append(np.nan)
             continue
-        pred = predict_from_pilot(
-            curve.N[pilot],
-            curve.ratio[pilot],
-            replicates=curve.replicates[:, pilot],
-            target_N=n_max,
-        )
-        converged_fail += int(not pred.fit.converged)
-        errs[key] = (pred.neff, abs(pred.neff - curve.neff[-1]) / curve.neff[-1])
-        within = []
-        for row in curve.replicates:
-            if not (np.all(np.isfinite(row)) and np.all(row > 0)):
-                within.append(np.nan)
-                continue
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", NeffFitWarning)  # counted as a miss below
-                refit = fit_neff_law(
-                    curve.N[pilot],
-                    row[pilot],
-                    num_bootstrap=0,
-                    start=(pred.fit.c, pred.fit.beta),
-                )
-            if not refit.converged:
-                within.append(np.nan)
-                continue
-            guess = float(n_max * neff_ratio(n_max, refit.c, refit.beta)[0])
-            within.append(abs(guess - row[-1] * n_max) / (row[-1] * n_max) <= 0.15)
-        per_rep.append(within)
-    if not errs:
-        return errs, float("nan"), float("nan"), converged_fail
-    frac = float(np.mean([e <= 0.15 for _, e in errs.values()]))
-    reps = np.nanmean(np.array(per_rep, dtype=float), axis=0)  # (B,)
-    return errs, frac, _half_width(reps), converged_fail
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NeffFitWarning)  # counted as a miss below
+            refit = fit_neff_law(
+                curve.N[pilot],
+                row[pilot],
+                num_bootstrap=0,
+                start=(pred.fit.c, pred.fit.beta),
+            )
+        if not refit.converged:
+            within.append(np.nan)
+            continue
+        guess = float(n_max * neff_ratio(n_max, refit.c, refit.beta)[0])
+        within.append(abs(guess - row[-1] * n_max) / (row[-1] * n_max) <= 0.15)
+    j = int(np.flatnonzero(pilot)[-1])
+    reps = curve.replicates  # (B, G) ratios
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.abs(reps[:, j] * curve.N[j] - reps[:, -1] * n_max) / (reps[:, -1] * n_max)
+    return {
+        "pilot_neff": pred.neff,
+        "pilot_rel_err": abs(pred.neff - curve.neff[-1]) / curve.neff[-1],
+        "pilot_converged": bool(pred.fit.converged),
+        "pilot_within": np.array(within, dtype=float),
+        "flat_rel_err": float(abs(curve.neff[j] - curve.neff[-1]) / curve.neff[-1]),
+        "flat_within": np.where(np.isfinite(rel), rel <= 0.15, np.nan),
+    }
 
 
-def _c_ratio(curves, task_types, num: str, den: str, reduce) -> tuple[float, float]:
-    """``reduce`` over task types of c(num) / c(den) (answer level), with a CI half-width."""
+def _pilot_share(pilots: list, err: str, within: str, cfg: Config) -> Estimate:
+    """Share of cells whose prediction of N_eff(n_max) is within 15% (``err`` <= 0.15),
+    with the percentile interval of the same share on each bootstrap curve."""
+    if not pilots:
+        return Estimate.missing(
+            f"no cell has three team sizes <= {cfg.pilot_max_N} and a larger one to predict "
+            f"(largest N = {max(cfg.N_grid)})")
+    frac = float(np.mean([p[err] <= 0.15 for p in pilots]))
+    reps = np.nanmean(np.array([p[within] for p in pilots], dtype=float), axis=0)  # (B,)
+    return _estimate(frac, reps, cfg.num_questions, _BOOT)
+
+
+#: What the estimators' bootstrap resamples.
+_BOOT = "questions and runs (two-level)"
+
+
+def _c_ratio(curves, task_types, num: str, den: str, reduce, n: int) -> Estimate:
+    """``reduce`` over task types of c(num) / c(den) (answer level), with its interval."""
     point = float(
         reduce(
             [
@@ -359,44 +405,46 @@ def _c_ratio(curves, task_types, num: str, den: str, reduce) -> tuple[float, flo
         with np.errstate(divide="ignore", invalid="ignore"):
             per_task.append(a[:m] / b[:m])  # independent simulations: pair by index
     m = min(len(x) for x in per_task)
-    if m < 2:
-        return point, float("nan")
-    return point, _half_width(reduce(np.stack([x[:m] for x in per_task]), axis=0))
+    reps = reduce(np.stack([x[:m] for x in per_task]), axis=0) if m >= 2 else []
+    return _estimate(point, reps, n, _BOOT)
 
 
-def _mean_field(cfg: Config, grid, metrics: dict, reasons: dict) -> list:
-    """The (k, tau) grid of debate without re-evaluation on the free-form task."""
+def _mf_curve(cfg: Config, task, mf_grid, k: int, tau: int):
+    """R(N) and its bootstrap replicates for debate without re-evaluation with (k, tau)."""
+    runs = simulate_scaling(
+        task,
+        N_grid=mf_grid,
+        peers=k,
+        seed=cfg.seed * 100 + 80,  # common random numbers across (k, tau)
+        condition="debate",
+        rounds=tau,
+        influence=cfg.influence,
+        sharpen=1.0,
+        agent_concentration=cfg.agent_concentration,
+        num_runs=cfg.num_runs,
+    )
+    curve = neff_curve(
+        {n: r.answers for n, r in runs.items()},
+        num_bootstrap=cfg.num_bootstrap,
+        fit=False,
+        seed=cfg.seed,  # the same question resamples for every (k, tau): paired
+    )
+    return curve.ratio, curve.replicates  # (G,), (B, G)
+
+
+def _mf_grid(cfg: Config, grid) -> tuple:
     if len(cfg.mf_peers) != len(cfg.mf_rounds):
         raise ValueError("mf_peers and mf_rounds must have the same length")
-    mf_grid = tuple(n for n in grid if n - 1 >= max(cfg.mf_peers))
-    rows: list = []
-    if not mf_grid:
-        return rows
-    ff = "free_form" if "free_form" in cfg.task_types else cfg.task_types[0]
-    task = _task(cfg, ff)
-    point, reps = {}, {}
-    for k, tau in zip(cfg.mf_peers, cfg.mf_rounds, strict=True):
-        runs = simulate_scaling(
-            task,
-            N_grid=mf_grid,
-            peers=k,
-            seed=cfg.seed * 100 + 80,  # common random numbers across (k, tau)
-            condition="debate",
-            rounds=tau,
-            influence=cfg.influence,
-            sharpen=1.0,
-            agent_concentration=cfg.agent_concentration,
-            num_runs=cfg.num_runs,
-        )
-        curve = neff_curve(
-            {n: r.answers for n, r in runs.items()},
-            num_bootstrap=cfg.num_bootstrap,
-            fit=False,
-            seed=cfg.seed,  # the same question resamples for every (k, tau): paired
-        )
-        point[(k, tau)], reps[(k, tau)] = curve.ratio, curve.replicates  # (G,), (B, G)
-        for n, rr in zip(mf_grid, curve.ratio, strict=True):
-            rows.append({"k": k, "tau": tau, "k_tau": k * tau, "N": n, "R": float(rr)})
+    return tuple(n for n in grid if n - 1 >= max(cfg.mf_peers))
+
+
+def _mf_task(cfg: Config):
+    return _task(cfg, "free_form" if "free_form" in cfg.task_types else cfg.task_types[0])
+
+
+def _mf_metrics(cfg: Config, point: dict, reps: dict) -> dict:
+    """The k*tau metrics from (k, tau) -> R(N) curves and their replicates."""
+    out: dict = {}
     by_kt: dict[int, list] = {}
     for k, tau in point:
         by_kt.setdefault(k * tau, []).append((k, tau))
@@ -413,222 +461,162 @@ def _mean_field(cfg: Config, grid, metrics: dict, reasons: dict) -> list:
         return np.max(np.abs(mean[lo] - mean[hi]), axis=-1)
 
     kt_diff = None
-    if min(by_kt) != max(by_kt):
+    if by_kt and min(by_kt) != max(by_kt):
         kt_diff = float(lo_hi(point))
-        metrics["mf_kt_lo_vs_hi_max_diff"] = kt_diff
-        metrics["mf_kt_lo_vs_hi_max_diff_ci"] = _half_width(lo_hi(reps))
-    spread = collapse(point)
+        out["mf_kt_lo_vs_hi_max_diff"] = _estimate(kt_diff, lo_hi(reps), cfg.num_questions,
+                                                   "questions (paired across k, tau)")
+    spread = collapse(point) if by_kt else None
     if spread is not None:
-        half = _half_width(collapse(reps))
         if kt_diff is not None and kt_diff >= cfg.mf_min_kt_diff:
-            metrics["mf_collapse_max_diff"] = float(spread)
-            metrics["mf_collapse_max_diff_ci"] = half
+            out["mf_collapse_max_diff"] = _estimate(float(spread), collapse(reps),
+                                                    cfg.num_questions,
+                                                    "questions (paired across k, tau)")
         else:
-            metrics["mf_collapse_max_diff"] = float("nan")
-            metrics["mf_collapse_max_diff_ci"] = float("nan")
-            reasons["mf_collapse_max_diff"] = (
+            out["mf_collapse_max_diff"] = Estimate.missing(
                 f"not judged: k*tau = {min(by_kt)} and {max(by_kt)} differ by less than "
                 f"{cfg.mf_min_kt_diff} in R(N), so peer influence is too weak for a "
                 "collapse to mean anything"
             )
-    return rows
+    return out
 
 
-def run(config: Config) -> RunResult:
-    """Run the reproduction at one tier; returns metrics, tables, figures and notes."""
-    cfg = config
-    metrics: dict = {}
-    reasons: dict = {}
-    notes: list[str] = []
-    fit_rows, acc_rows, curves = [], [], {}
-    gains: dict = {}
-    not_converged = 0
-    boot_failed = 0
-    grid = tuple(cfg.N_grid)
-    n_max = max(grid)
-    rng = np.random.default_rng(cfg.seed + 777)
+def _mean_field(cfg: Config, grid) -> tuple[dict, list]:
+    """The whole (k, tau) grid at once (for tests): its metrics and its table rows."""
+    mf_grid = _mf_grid(cfg, grid)
+    if not mf_grid:
+        return {}, []
+    task = _mf_task(cfg)
+    point, reps, rows = {}, {}, []
+    for k, tau in zip(cfg.mf_peers, cfg.mf_rounds, strict=True):
+        point[(k, tau)], reps[(k, tau)] = _mf_curve(cfg, task, mf_grid, k, tau)
+        rows += _mf_rows(k, tau, mf_grid, point[(k, tau)])
+    return _mf_metrics(cfg, point, reps), rows
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", NeffFitWarning)
-        # ---- main grid -------------------------------------------------------------
-        for ti, task_type in enumerate(cfg.task_types):
-            task = _task(cfg, task_type)
-            a = _num_answers(cfg, task_type)
-            for cond, kw in CONDITION_GRID:
-                runs = simulate_scaling(
-                    task,
-                    N_grid=grid,
-                    seed=cfg.seed * 100 + 10 * ti,  # common random numbers across conditions
-                    **_sim_kwargs(cfg, kw, a),
-                )
-                g_rows = []
-                for n, r in runs.items():
-                    accs = r.accuracy_by_round
-                    g_rows.append(100 * (r.accuracy_by_run[:, -1] - r.accuracy_by_run[:, 0]))
-                    acc_rows.append(
-                        {
-                            "task": task_type,
-                            "condition": cond,
-                            "N": n,
-                            "acc_round0": float(accs[0]),
-                            "acc_final": float(accs[-1]),
-                            "gain_points": float(100 * (accs[-1] - accs[0])),
-                        }
-                    )
-                gains.setdefault(cond, {})[task_type] = np.stack(g_rows)  # (G, R)
-                for level, key in (("answer", "answers"), ("correctness", "correct")):
-                    curve = neff_curve(
-                        {n: getattr(r, key) for n, r in runs.items()},
-                        level=level,
-                        num_bootstrap=cfg.num_bootstrap,
-                        seed=cfg.seed,
-                    )
-                    f = curve.fit
-                    curves[(task_type, cond, level)] = curve
-                    not_converged += int(not f.converged)
-                    boot_failed += f.num_bootstrap_failed
-                    fit_rows.append(
-                        {
-                            "task": task_type,
-                            "condition": cond,
-                            "level": level,
-                            "c": f.c,
-                            "c_lo": f.c_ci[0],
-                            "c_hi": f.c_ci[1],
-                            "beta": f.beta,
-                            "beta_lo": f.beta_ci[0],
-                            "beta_hi": f.beta_ci[1],
-                            "r2": f.r2,
-                            "r2_lo": f.r2_ci[0],
-                            "r2_hi": f.r2_ci[1],
-                            "regime": f.regime,
-                            "converged": f.converged,
-                            f"neff_at_{n_max}": float(curve.neff[-1]),
-                        }
-                    )
-                    tag = f"{task_type}_{cond}_{level}"
-                    metrics[f"r2_{tag}"] = float(f.r2)
-                    metrics[f"c_{tag}"] = float(f.c)
-                    metrics[f"beta_{tag}"] = float(f.beta)
 
-        # ---- claim law_fits: R^2 everywhere -----------------------------------------
-        worst = min(fit_rows, key=lambda row: row["r2"])
-        metrics["min_r2"] = float(worst["r2"])
-        metrics["min_r2_ci"] = float((worst["r2_hi"] - worst["r2_lo"]) / 2)
-        metrics["frac_cells_r2_gt_0.99"] = float(np.mean([row["r2"] > 0.99 for row in fit_rows]))
-        metrics["num_cells"] = len(fit_rows)
+def _mf_rows(k: int, tau: int, mf_grid, ratio) -> list:
+    return [{"k": k, "tau": tau, "k_tau": k * tau, "N": n, "R": float(rr)}
+            for n, rr in zip(mf_grid, ratio, strict=True)]
 
-        # ---- free-form answer regimes (the regime is read from the beta CI) ----------
-        if "free_form" in cfg.task_types:
-            sc = curves[("free_form", "self_consistency", "answer")].fit
-            db = curves[("free_form", "debate_dense", "answer")].fit
-            metrics["freeform_sc_sublinear"] = bool(sc.regime == "sublinear")
-            metrics["freeform_debate_hard_ceiling"] = bool(db.regime == "hard_ceiling")
-            metrics["beta_lo_freeform_sc"] = float(sc.beta_ci[0])
-            metrics["beta_hi_freeform_debate"] = float(db.beta_ci[1])
 
-        # ---- thirty dense debaters vs one (multiple choice) -------------------------
-        if "mcq" in cfg.task_types:
-            cur = curves[("mcq", "debate_dense", "answer")]
-            metrics["mcq_dense_debate_neff_max_N"] = float(cur.neff[-1])
-            metrics["mcq_dense_debate_neff_max_N_ci"] = _half_width(cur.replicates[:, -1] * n_max)
-            metrics["mcq_self_consistency_neff_max_N"] = float(
-                curves[("mcq", "self_consistency", "answer")].neff[-1]
+def _shuffled_r2(curve, rng) -> float:
+    """R^2 of the law refitted to ``curve`` with its N >= 2 points permuted across sizes."""
+    ratio = np.array(curve.ratio, dtype=float)
+    idx = np.flatnonzero(curve.N >= 2)
+    ratio[idx] = ratio[rng.permutation(idx)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NeffFitWarning)
+        return float(fit_neff_law(curve.N, ratio, num_bootstrap=0).r2)
+
+
+class MultiagentNeff(Experiment):
+    """The reproduction on the experiment layer (see the module docstring).
+
+    Units: the 12 (task type, condition) cells of the main grid, the shared-difficulty
+    sweep's (value, task type) cells, the mean-field (k, tau) configurations and the Kish
+    oracle. A cell's rows carry its scaling curves (fits and bootstrap replicates), so the
+    unit table is not given to the report; the fits, accuracy-gain, mean-field and sweep
+    tables are.
+    """
+
+    Config, TIERS, METRICS = Config, TIERS, METRICS
+    CAPTIONS = CAPTIONS
+    UNIT_TABLE = None
+
+    def grid(self, config: Config):
+        cfg = config
+        units = [
+            {"part": "cell", "task": t, "task_index": ti, "condition": c}
+            for ti, t in enumerate(cfg.task_types)
+            for c, _ in CONDITION_GRID
+        ]
+        units += [
+            {"part": "sweep", "task": t, "task_index": ti, "shared_difficulty": s}
+            for s in cfg.sweep_shared_difficulty
+            for ti, t in enumerate(cfg.task_types)
+        ]
+        if _mf_grid(cfg, cfg.N_grid):
+            units += [
+                {"part": "mean_field", "k": k, "tau": tau}
+                for k, tau in zip(cfg.mf_peers, cfg.mf_rounds, strict=True)
+            ]
+        units.append({"part": "oracle"})
+        return units
+
+    def measure(self, unit, state, ctx):
+        cfg = state
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", NeffFitWarning)
+            rows = getattr(self, f"_measure_{unit['part']}")(unit, cfg)
+        n_warn = sum(issubclass(w.category, NeffFitWarning) for w in caught)
+        rows[0]["fit_warnings"] = n_warn
+        return rows
+
+    def setup(self, config, ctx):
+        return config
+
+    def _measure_cell(self, unit, cfg: Config) -> list:
+        grid = tuple(cfg.N_grid)
+        ti, task_type, cond = unit["task_index"], unit["task"], unit["condition"]
+        task = _task(cfg, task_type)
+        a = _num_answers(cfg, task_type)
+        runs = simulate_scaling(
+            task,
+            N_grid=grid,
+            seed=cfg.seed * 100 + 10 * ti,  # common random numbers across conditions
+            **_sim_kwargs(cfg, dict(CONDITION_GRID)[cond], a),
+        )
+        rows: list = []
+        for level, key in (("answer", "answers"), ("correctness", "correct")):
+            curve = neff_curve(
+                {n: getattr(r, key) for n, r in runs.items()},
+                level=level,
+                num_bootstrap=cfg.num_bootstrap,
+                seed=cfg.seed,
             )
+            rows.append({"kind": "fit", "level": level, "curve": curve,
+                         **_pilot(curve, cfg)})
+        for n, r in runs.items():
+            accs = r.accuracy_by_round
+            rows.append({"kind": "acc", "N": n, "acc_round0": float(accs[0]),
+                         "acc_final": float(accs[-1]),
+                         "gain_points": float(100 * (accs[-1] - accs[0]))})
+            gain = 100 * (r.accuracy_by_run[:, -1] - r.accuracy_by_run[:, 0])
+            rows += [{"kind": "gain", "N": n, "run": j, "gain": float(g)}
+                     for j, g in enumerate(gain)]
+        return rows
 
-        # ---- correctness regimes ----------------------------------------------------
-        corr = [row for row in fit_rows if row["level"] == "correctness"]
-        metrics["correctness_hard_ceiling_frac"] = float(
-            np.mean([row["regime"] == "hard_ceiling" for row in corr])
-        )
-
-        # ---- placebo vs self-correction ---------------------------------------------
-        pl_gap, pl_half = _gain_gap(
-            gains, cfg.task_types, "placebo", "self_correction", rng, cfg.num_bootstrap
-        )
-        metrics["placebo_vs_selfcorr_max_gap_points"] = pl_gap
-        metrics["placebo_vs_selfcorr_max_gap_points_ci"] = pl_half
-        metrics["debate_vs_selfcorr_max_gap_points"] = max(
-            float(np.max(gains["debate_dense"][t].mean(1) - gains["self_correction"][t].mean(1)))
-            for t in cfg.task_types
-        )
-        # placebo effect (gain lost against self-correction) at the largest vs smallest team
-        metrics["placebo_gain_growth_points"] = max(
-            float(
-                (gains["self_correction"][t].mean(1) - gains["placebo"][t].mean(1))[-1]
-                - (gains["self_correction"][t].mean(1) - gains["placebo"][t].mean(1))[0]
+    def _measure_sweep(self, unit, cfg: Config) -> list:
+        grid = tuple(cfg.N_grid)
+        ti, task_type = unit["task_index"], unit["task"]
+        task = _task(cfg, task_type, shared_difficulty=unit["shared_difficulty"])
+        a = _num_answers(cfg, task_type)
+        cs = {}
+        for fam in (1, 3):
+            runs = simulate_scaling(
+                task,
+                N_grid=grid,
+                seed=cfg.seed * 100 + 50 + 10 * ti + fam,
+                **_sim_kwargs(cfg, {"condition": "self_consistency", "families": fam}, a),
             )
-            for t in cfg.task_types
-        )
+            for level, key in (("answer", "answers"), ("correctness", "correct")):
+                cs[(fam, level)] = neff_curve(
+                    {n: getattr(r, key) for n, r in runs.items()},
+                    level=level,
+                    num_bootstrap=0,
+                    seed=cfg.seed,
+                ).fit.c
+        return [{"kind": "sweep",
+                 "ratio_answer": cs[(3, "answer")] / cs[(1, "answer")],
+                 "ratio_correctness": cs[(3, "correctness")] / cs[(1, "correctness")]}]
 
-        # ---- pilot -------------------------------------------------------------------
-        errs, frac, frac_half, pilot_fail = _pilot_frac(curves, cfg, n_max)
-        not_converged += pilot_fail
-        for row in fit_rows:
-            key = (row["task"], row["condition"], row["level"])
-            if key in errs:
-                row["pilot_neff"], row["pilot_rel_err"] = errs[key]
-        if errs:
-            metrics["pilot_frac_within_15pct"] = frac
-            metrics["pilot_frac_within_15pct_ci"] = frac_half
-            metrics["pilot_median_rel_err"] = float(np.median([e for _, e in errs.values()]))
+    def _measure_mean_field(self, unit, cfg: Config) -> list:
+        mf_grid = _mf_grid(cfg, cfg.N_grid)
+        ratio, reps = _mf_curve(cfg, _mf_task(cfg), mf_grid, unit["k"], unit["tau"])
+        return [{"kind": "mean_field", "N_grid": mf_grid, "ratio": ratio, "replicates": reps}]
 
-        # ---- heterogeneity and communication ----------------------------------------
-        metrics["c_ratio_het_over_hom"], metrics["c_ratio_het_over_hom_ci"] = _c_ratio(
-            curves, cfg.task_types, "heterogeneous", "self_consistency", np.max
-        )
-        metrics["c_ratio_sparse_over_dense"], metrics["c_ratio_sparse_over_dense_ci"] = _c_ratio(
-            curves, cfg.task_types, "debate_sparse", "debate_dense", np.min
-        )
-
-        def c_of(task_type, cond, level="answer"):
-            return curves[(task_type, cond, level)].fit.c
-
-        for t in cfg.task_types:
-            metrics[f"c_ratio_het_over_hom_{t}"] = float(
-                c_of(t, "heterogeneous") / c_of(t, "self_consistency")
-            )
-            metrics[f"c_ratio_sparse_over_dense_{t}"] = float(
-                c_of(t, "debate_sparse") / c_of(t, "debate_dense")
-            )
-            metrics[f"c_ratio_het_over_hom_correctness_{t}"] = float(
-                c_of(t, "heterogeneous", "correctness") / c_of(t, "self_consistency", "correctness")
-            )
-        sweep_rows = []
-        for shared in cfg.sweep_shared_difficulty:
-            for ti, task_type in enumerate(cfg.task_types):
-                task = _task(cfg, task_type, shared_difficulty=shared)
-                a = _num_answers(cfg, task_type)
-                cs = {}
-                for fam in (1, 3):
-                    runs = simulate_scaling(
-                        task,
-                        N_grid=grid,
-                        seed=cfg.seed * 100 + 50 + 10 * ti + fam,
-                        **_sim_kwargs(cfg, {"condition": "self_consistency", "families": fam}, a),
-                    )
-                    for level, key in (("answer", "answers"), ("correctness", "correct")):
-                        cs[(fam, level)] = neff_curve(
-                            {n: getattr(r, key) for n, r in runs.items()},
-                            level=level,
-                            num_bootstrap=0,
-                            seed=cfg.seed,
-                        ).fit.c
-                sweep_rows.append(
-                    {
-                        "shared_difficulty": shared,
-                        "task": task_type,
-                        "ratio_answer": cs[(3, "answer")] / cs[(1, "answer")],
-                        "ratio_correctness": cs[(3, "correctness")] / cs[(1, "correctness")],
-                    }
-                )
-
-        # ---- mean field k * tau -----------------------------------------------------
-        mf_rows = _mean_field(cfg, grid, metrics, reasons)
-
-        # ---- oracle: Kish ------------------------------------------------------------
+    def _measure_oracle(self, unit, cfg: Config) -> list:
         orng = np.random.default_rng(cfg.seed + 12345)
-        og = tuple(n for n in grid if n >= 1)
+        og = tuple(n for n in cfg.N_grid if n >= 1)
         neff = np.array(
             [
                 correctness_neff(_equicorrelated(orng, cfg.oracle_questions, n, cfg.oracle_rho))
@@ -636,44 +624,188 @@ def run(config: Config) -> RunResult:
             ]
         )
         ofit = fit_neff_law(og, neff / np.array(og), num_bootstrap=0)
-        not_converged += int(not ofit.converged)
-        metrics["oracle_c_abs_err"] = float(abs(ofit.c - cfg.oracle_rho))
-        metrics["oracle_beta"] = float(ofit.beta)
-        metrics["oracle_neff_max_rel_err"] = float(
-            np.max(np.abs(neff - kish_neff(og, cfg.oracle_rho)) / kish_neff(og, cfg.oracle_rho))
+        kish = kish_neff(og, cfg.oracle_rho)
+        return [{"kind": "oracle", "converged": bool(ofit.converged),
+                 "oracle_c_abs_err": float(abs(ofit.c - cfg.oracle_rho)),
+                 "oracle_beta": float(ofit.beta),
+                 "oracle_neff_max_rel_err": float(np.max(np.abs(neff - kish) / kish))}]
+
+    # ------------------------------------------------------------------ summary
+    def summarize(self, table: Table, config: Config, ctx) -> dict:
+        cfg = config
+        m: dict = {}
+        n_max = max(cfg.N_grid)
+        nq = cfg.num_questions
+        curves = {(r["task"], r["condition"], r["level"]): r["curve"]
+                  for r in table.where(kind="fit")}
+        not_converged = sum(int(not c.fit.converged) for c in curves.values())
+        boot_failed = sum(c.fit.num_bootstrap_failed for c in curves.values())
+        for (task_type, cond, level), curve in curves.items():
+            f = curve.fit
+            tag = f"{task_type}_{cond}_{level}"
+            m[f"r2_{tag}"] = float(f.r2)
+            m[f"c_{tag}"] = float(f.c)
+            m[f"beta_{tag}"] = float(f.beta)
+
+        # ---- claim law_fits: R^2 everywhere, and the law on shuffled team sizes ------
+        worst = min(curves.values(), key=lambda c: c.fit.r2).fit
+        lo, hi = worst.r2_ci
+        m["min_r2"] = Estimate(float(worst.r2), min(lo, worst.r2), max(hi, worst.r2),
+                               f"percentile bootstrap over {_BOOT} (the worst cell)", 0.95,
+                               nq) if np.isfinite(lo) else _estimate(worst.r2, [], nq, _BOOT)
+        m["frac_cells_r2_gt_0.99"] = float(np.mean([c.fit.r2 > 0.99 for c in curves.values()]))
+        m["num_cells"] = len(curves)
+        srng = np.random.default_rng(cfg.seed + 4242)
+        m["min_r2_shuffled_N"] = min(_shuffled_r2(c, srng) for c in curves.values())
+
+        # ---- free-form answer regimes (the regime is read from the beta CI) ----------
+        if "free_form" in cfg.task_types:
+            sc = curves[("free_form", "self_consistency", "answer")].fit
+            db = curves[("free_form", "debate_dense", "answer")].fit
+            m["freeform_sc_sublinear"] = bool(sc.regime == "sublinear")
+            m["freeform_debate_hard_ceiling"] = bool(db.regime == "hard_ceiling")
+            m["freeform_debate_sublinear"] = bool(db.regime == "sublinear")
+            m["beta_lo_freeform_sc"] = float(sc.beta_ci[0])
+            m["beta_hi_freeform_debate"] = float(db.beta_ci[1])
+
+        # ---- thirty dense debaters vs one (multiple choice) -------------------------
+        if "mcq" in cfg.task_types:
+            cur = curves[("mcq", "debate_dense", "answer")]
+            m["mcq_dense_debate_neff_max_N"] = _estimate(
+                float(cur.neff[-1]), cur.replicates[:, -1] * n_max, nq, _BOOT)
+            m["mcq_self_consistency_neff_max_N"] = float(
+                curves[("mcq", "self_consistency", "answer")].neff[-1]
+            )
+        dense = [c for (_, cond, level), c in curves.items()
+                 if cond == "debate_dense" and level == "answer"]
+        m["debate_dense_neff_peak_over_final"] = max(
+            float(np.max(c.neff) / c.neff[-1]) for c in dense) if dense else float("nan")
+
+        # ---- regimes by level -------------------------------------------------------
+        for level in ("correctness", "answer"):
+            m[f"{level}_hard_ceiling_frac"] = float(np.mean(
+                [c.fit.regime == "hard_ceiling" for (_, _, lv), c in curves.items()
+                 if lv == level]))
+
+        # ---- accuracy gains: placebo, debate and re-evaluation ----------------------
+        gains = table.where(kind="gain")
+        m["placebo_vs_selfcorr_max_gap_points"] = _gain_gap(
+            gains, "placebo", "self_correction", cfg, two_sided=True)
+        m["debate_vs_selfcorr_max_gap_points"] = _gain_gap(
+            gains, "debate_dense", "self_correction", cfg, two_sided=False)
+        m["reeval_vs_sc_max_gap_points"] = _gain_gap(
+            gains, "self_correction", "self_consistency", cfg, two_sided=False)
+        mean_gain = {
+            (t, c): np.array([float(np.mean(g.column("gain")))
+                              for g in gains.where(task=t, condition=c).groups("N").values()])
+            for t in cfg.task_types for c in ("self_correction", "placebo")
+        }
+        # placebo effect (gain lost against self-correction) at the largest vs smallest team
+        m["placebo_gain_growth_points"] = max(
+            float((mean_gain[(t, "self_correction")] - mean_gain[(t, "placebo")])[-1]
+                  - (mean_gain[(t, "self_correction")] - mean_gain[(t, "placebo")])[0])
+            for t in cfg.task_types
         )
 
-    n_warn = sum(issubclass(w.category, NeffFitWarning) for w in caught)
-    metrics["num_fits_not_converged"] = int(not_converged)
-    metrics["all_fits_converged"] = bool(not_converged == 0)
-    metrics["num_bootstrap_refits_dropped"] = int(boot_failed)
-    notes.append(
-        "All least-squares fits of the law converged."
-        if not_converged == 0
-        else f"{not_converged} fits of the law did not converge ({n_warn} warnings); "
-        "their parameters are reported but unreliable."
-    )
-    notes.append(
-        f"{boot_failed} bootstrap refits were dropped (non-finite replicate, e.g. a constant "
-        "agent column in a resample, or no convergence)."
-    )
-    notes.append(
-        "CIs: 2-level bootstrap (questions jointly across team sizes, runs per team size); "
-        "regime = hard ceiling if the 95% CI of beta contains 0, linear if it reaches 1."
-    )
+        # ---- pilot and its no-law control --------------------------------------------
+        pilots = [r for r in table.where(kind="fit") if "pilot_neff" in r]
+        not_converged += sum(int(not p["pilot_converged"]) for p in pilots)
+        if pilots:
+            m["pilot_frac_within_15pct"] = _pilot_share(pilots, "pilot_rel_err",
+                                                        "pilot_within", cfg)
+            m["pilot_flat_frac_within_15pct"] = _pilot_share(pilots, "flat_rel_err",
+                                                             "flat_within", cfg)
+            m["pilot_median_rel_err"] = float(np.median([p["pilot_rel_err"] for p in pilots]))
 
-    figures = _figures(cfg, curves, mf_rows, acc_rows)
-    tables = {"fits": fit_rows, "accuracy_gain": acc_rows, "mean_field": mf_rows}
-    if sweep_rows:
-        tables["heterogeneity_sweep"] = sweep_rows
-    return RunResult(
-        metrics=metrics,
-        tables=tables,
-        figures=figures,
-        captions=CAPTIONS,
-        notes=tuple(notes),
-        reasons=reasons,
-    )
+        # ---- heterogeneity and communication ----------------------------------------
+        m["c_ratio_het_over_hom"] = _c_ratio(
+            curves, cfg.task_types, "heterogeneous", "self_consistency", np.max, nq)
+        m["c_ratio_sparse_over_dense"] = _c_ratio(
+            curves, cfg.task_types, "debate_sparse", "debate_dense", np.min, nq)
+
+        def c_of(task_type, cond, level="answer"):
+            return curves[(task_type, cond, level)].fit.c
+
+        for t in cfg.task_types:
+            m[f"c_ratio_het_over_hom_{t}"] = float(
+                c_of(t, "heterogeneous") / c_of(t, "self_consistency"))
+            m[f"c_ratio_sparse_over_dense_{t}"] = float(
+                c_of(t, "debate_sparse") / c_of(t, "debate_dense"))
+            m[f"c_ratio_het_over_hom_correctness_{t}"] = float(
+                c_of(t, "heterogeneous", "correctness") / c_of(t, "self_consistency", "correctness")
+            )
+
+        # ---- mean field k * tau -----------------------------------------------------
+        mf = table.where(kind="mean_field")
+        point = {(r["k"], r["tau"]): r["ratio"] for r in mf}
+        reps = {(r["k"], r["tau"]): r["replicates"] for r in mf}
+        m.update(_mf_metrics(cfg, point, reps))
+
+        # ---- oracle: Kish ------------------------------------------------------------
+        (orow,) = table.where(kind="oracle").rows
+        not_converged += int(not orow["converged"])
+        for k in ("oracle_c_abs_err", "oracle_beta", "oracle_neff_max_rel_err"):
+            m[k] = orow[k]
+
+        m["num_fits_not_converged"] = int(not_converged)
+        m["all_fits_converged"] = bool(not_converged == 0)
+        m["num_bootstrap_refits_dropped"] = int(boot_failed)
+        return m
+
+    def notes(self, table: Table, summary: dict, config: Config) -> tuple:
+        not_converged = summary["num_fits_not_converged"]
+        n_warn = int(sum(r.get("fit_warnings", 0) for r in table))
+        return (
+            "All least-squares fits of the law converged."
+            if not_converged == 0
+            else f"{not_converged} fits of the law did not converge ({n_warn} warnings); "
+            "their parameters are reported but unreliable.",
+            f"{summary['num_bootstrap_refits_dropped']} bootstrap refits were dropped "
+            "(non-finite replicate, e.g. a constant agent column in a resample, or no "
+            "convergence).",
+            "CIs: 2-level bootstrap (questions jointly across team sizes, runs per team size); "
+            "regime = hard ceiling if the 95% CI of beta contains 0, linear if it reaches 1. "
+            "Accuracy-gain gaps: bootstrap over runs within each (task, N), paired across "
+            "the two conditions.",
+        )
+
+    def tables(self, table: Table, summary: dict, config: Config) -> dict:
+        cfg = config
+        n_max = max(cfg.N_grid)
+        fit_rows = []
+        for r in table.where(kind="fit"):
+            key, curve = (r["task"], r["condition"], r["level"]), r["curve"]
+            f = curve.fit
+            row = {"task": key[0], "condition": key[1], "level": key[2],
+                   "c": f.c, "c_lo": f.c_ci[0], "c_hi": f.c_ci[1],
+                   "beta": f.beta, "beta_lo": f.beta_ci[0], "beta_hi": f.beta_ci[1],
+                   "r2": f.r2, "r2_lo": f.r2_ci[0], "r2_hi": f.r2_ci[1],
+                   "regime": f.regime, "converged": f.converged,
+                   f"neff_at_{n_max}": float(curve.neff[-1])}
+            if "pilot_neff" in r:
+                row["pilot_neff"], row["pilot_rel_err"] = r["pilot_neff"], r["pilot_rel_err"]
+            fit_rows.append(row)
+        acc_rows = [{k: r[k] for k in ("task", "condition", "N", "acc_round0", "acc_final",
+                                       "gain_points")} for r in table.where(kind="acc")]
+        mf_rows = [row for r in table.where(kind="mean_field")
+                   for row in _mf_rows(r["k"], r["tau"], r["N_grid"], r["ratio"])]
+        out = {"fits": fit_rows, "accuracy_gain": acc_rows, "mean_field": mf_rows}
+        sweep = [{"shared_difficulty": r["shared_difficulty"], "task": r["task"],
+                  "ratio_answer": r["ratio_answer"], "ratio_correctness": r["ratio_correctness"]}
+                 for r in table.where(kind="sweep")]
+        if sweep:
+            out["heterogeneity_sweep"] = sweep
+        return out
+
+    def figures(self, table: Table, summary: dict, config: Config) -> dict:
+        t = self.tables(table, summary, config)
+        curves = {(r["task"], r["condition"], r["level"]): r["curve"]
+                  for r in table.where(kind="fit")}
+        return _figures(config, curves, t["mean_field"], t["accuracy_gain"])
+
+
+EXPERIMENT = MultiagentNeff()
+run = EXPERIMENT.run
 
 
 def _figures(cfg: Config, curves: dict, mf_rows: list, acc_rows: list) -> dict:

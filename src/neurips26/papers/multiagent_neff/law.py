@@ -44,11 +44,29 @@ __all__ = [
     "fit_neff_law",
     "kish_neff",
     "neff_ratio",
+    "percentile_interval",
     "predict_from_pilot",
 ]
 
 #: The regimes a fit can be classified into.
 REGIMES = ("hard_ceiling", "sublinear", "linear", "indeterminate")
+
+
+def percentile_interval(samples, ci: float = 0.95) -> tuple[float, float]:
+    """Central ``ci`` percentile interval of bootstrap replicates (non-finite ones dropped).
+
+    The interval every CI of this package is read from (``NeffFit.c_ci`` and the others);
+    ``(nan, nan)`` with fewer than two finite replicates.
+
+    >>> percentile_interval([1.0, 2.0, 3.0, 4.0, 5.0], ci=0.5)
+    (2.0, 4.0)
+    """
+    x = np.asarray(samples, dtype=float).ravel()
+    x = x[np.isfinite(x)]
+    if x.size < 2:
+        return float("nan"), float("nan")
+    lo, hi = np.percentile(x, [50 * (1 - ci), 50 * (1 + ci)])
+    return float(lo), float(hi)
 
 
 class NeffFitWarning(RuntimeWarning):
