@@ -106,7 +106,6 @@ NOT_YET_PORTED = frozenset(
         "delta_mem",
         "cil_decentering",
         "state_pred_sep",
-        "qnn_spectral",
         "wisp",
         "sign_code",
         "steering_hessian",

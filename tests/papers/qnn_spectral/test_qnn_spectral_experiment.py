@@ -62,7 +62,8 @@ def test_claims_name_metrics_the_experiment_produces(smoke):
     for claim in paper.claims:
         if claim.kind == "paper":
             assert claim.tiers == ("small", "paper")
-            assert claim.uncertainty is not None and claim.uncertainty in smoke.metrics
+            assert claim.uncertainty is None and claim.metric in smoke.intervals
+            assert claim.control or claim.no_control
         else:
             assert claim.uncertainty is None
     assert names <= set(smoke.metrics)
@@ -72,3 +73,16 @@ def test_claims_name_metrics_the_experiment_produces(smoke):
 def test_bad_config():
     with pytest.raises(ValueError, match="equal length"):
         experiment.run(dataclasses.replace(experiment.TIERS["smoke"], qnn_layers=(3, 2)))
+
+
+def test_controls_are_measured_with_intervals(smoke):
+    paper = get_paper("qnn_spectral")
+    for claim in paper.claims:
+        if claim.kind == "paper" and claim.control:
+            assert claim.control in smoke.metrics, claim.id
+            iv = smoke.intervals[claim.control]
+            assert iv["lo"] <= smoke.metrics[claim.control] <= iv["hi"], claim.id
+    # the MLP's margin is the same statistic as the QNN's, on the same targets
+    assert smoke.intervals["mlp_amplitude_priority_margin"]["method"] == (
+        smoke.intervals["qnn_amplitude_priority_margin"]["method"]
+    )
