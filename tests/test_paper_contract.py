@@ -111,7 +111,6 @@ NOT_YET_PORTED = frozenset(
         "steering_hessian",
         "event_distill",
         "score_kalman",
-        "mcp_injector",
         "skill_laws",
         "discriminator_rl",
     }

@@ -13,15 +13,22 @@ def test_smoke_run_and_claims():
     assert set(r.figures) == {"completion", "recovery"}
     paper = get_paper("mcp_injector")
     verdicts = {c.id: c.verdict for c in paper.evaluate(m, "smoke")}
+    kinds = {c.id: c.kind for c in paper.claims}
+    assert kinds["large_better_without_faults"] == kinds["large_meets_more_faults"] == "check"
     assert verdicts["replayable"] == "reproduced"
     assert verdicts["completion_drop"] == "not run"
     assert e.TIERS["small"].num_tasks == 25
-    # every bootstrapped statistic carries its task-cluster half-width
+    # every bootstrapped statistic the smoke grid measures carries its task-cluster interval
     for k in e.BOOTSTRAPPED:
-        assert f"{k}_ci" in m
+        if k in m and m[k] == m[k]:
+            iv = r.intervals[k]
+            assert iv["lo"] <= m[k] <= iv["hi"] and "bootstrap over tasks" in iv["method"], k
+    # the control of large_worse_under_faults: the same difference without faults
+    assert m["small_minus_large_none"] == -m["large_minus_small_none"]
     # the replicates carry each drawn task's call records, so a measured recovery rate
-    # gets a finite half-width (smoke may inject no transient fault: then NaN and inf)
+    # gets a finite interval (smoke may inject no transient fault: then NaN, no interval)
     if m["recovery_transient"] == m["recovery_transient"]:
-        assert 0 <= m["recovery_transient_ci"] < 1
+        iv = r.intervals["recovery_transient"]
+        assert 0 <= iv["lo"] <= iv["hi"] <= 1
     else:
-        assert m["recovery_transient_ci"] == float("inf")
+        assert "recovery_transient" not in r.intervals

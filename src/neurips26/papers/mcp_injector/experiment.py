@@ -11,26 +11,24 @@
 See ``paper.py`` for the claims and tiers, ``harness.py`` for the substitute agents.
 
 Why some claims do not reproduce (the measured values are in the store and the report):
-the mechanisms hold (fidelity, replay in memory and over stdio, large agents better
-without faults, transient faults recovered and permanent ones not); the point estimates
-also have large agents meeting more faults per task and the stack mattering more than
-size, but at the small tier's 25 tasks per group their bootstrap intervals reach zero
-(inconclusive: more tasks per group would narrow them). The completion drop falls short of
-the paper's and its Mann-Whitney p-value is far from the paper's, because our
-placeholder profile's incident rate (0.1 per call, fixed before any run) is milder than
-the paper's mined faults and our grid has far fewer cells than the paper's 1,350. The
-large agent does not fall below the small one under calibrated faults, since its extra
-verification calls also fail soft under plan_execute; with its task-cluster bootstrap
-interval this claim reads inconclusive rather than refuted at the small tier. The stack x
-size interaction needs more tasks per group than the small tier runs to reach
-significance, and for the same reason the interval of eta^2(stack) - eta^2(size) can
-straddle zero (inconclusive) although the point estimate favours the stack.
+the mechanisms hold (fidelity, replay in memory and over stdio, transient faults recovered
+and permanent ones not). ``large_better_without_faults`` and ``large_meets_more_faults``
+are properties of our scripted agents (the large agent is set to accuracy 0.95 and about
+1.8x the calls) and are checks. The completion drop falls short of the paper's and its
+Mann-Whitney p-value is far from the paper's; our placeholder profile's incident rate
+(0.1 per call, fixed before any run) and our grid of far fewer cells than the paper's
+1,350 are the differences we know of, but no run here varies them (not yet diagnosed).
+The large agent does not fall below the small one under calibrated faults; the claim's
+control is the same difference without faults, where the large agent is better by
+construction. The stack claims are judged against the same ANOVA on the fault-free cells
+(stacks differ only in how they handle faults, so there the stack must not matter); at the
+small tier's 25 tasks per group their intervals can straddle zero (inconclusive).
 
 Uncertainty: the grid claims on completion, exposure and eta^2 carry a 95% task-cluster
-bootstrap half-width (``<metric>_ci``, ``num_bootstrap`` replicates that resample task
-ids and keep every cell of a drawn task, so the pairing across conditions, sizes and
-stacks is kept). The p-value claims (Mann-Whitney, the interaction) are tests in their
-own right and carry none.
+bootstrap interval (``num_bootstrap`` replicates that resample task ids and keep every
+cell of a drawn task, so the pairing across conditions, sizes and stacks is kept;
+:meth:`neurips26.experiment.Table.bootstrap` over one row per task). The p-value claims
+(Mann-Whitney, the interaction) are tests in their own right and carry none.
 """
 
 from __future__ import annotations
@@ -42,8 +40,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import chisquare
 
-from neurips26.common.experiment import RunResult, param
+from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
+from neurips26.experiment import Estimate, Experiment, Table
 
 from . import (
     FaultMode,
@@ -111,79 +110,103 @@ TIERS = {
 }
 
 
-#: Grid metrics that get a task-cluster bootstrap half-width ``<metric>_ci``.
+#: Grid metrics that get a task-cluster bootstrap interval.
 BOOTSTRAPPED = (
     "completion_drop",
     "large_minus_small_none",
     "small_minus_large_calibrated",
+    "small_minus_large_none",
     "faulted_calls_large_minus_small",
     "eta2_stack_minus_size",
+    "eta2_stack_minus_size_none",
     "recovery_transient",
 )
 
 
-def _grid_stats(an) -> dict[str, float]:
-    """The bootstrapped grid statistics of one :class:`Analysis`."""
+def _grid_stats(an, an_none) -> dict[str, float]:
+    """The bootstrapped grid statistics of one :class:`Analysis` (``an_none``: its ANOVA
+    on the fault-free cells, the stack claims' control; ``None`` when not computable)."""
     c, fc = an.completion, an.faulted_calls_per_task
     eta = an.partial_eta2
+    eta_none = an_none.partial_eta2 if an_none is not None else {}
+    small_minus_large_none = c.get(("none", "small"), math.nan) - c.get(
+        ("none", "large"), math.nan)
     return {
         "completion_drop": an.relative_drop,
-        "large_minus_small_none": c.get(("none", "large"), math.nan)
-        - c.get(("none", "small"), math.nan),
+        "large_minus_small_none": -small_minus_large_none,
         "small_minus_large_calibrated": c.get(("calibrated", "small"), math.nan)
         - c.get(("calibrated", "large"), math.nan),
+        "small_minus_large_none": small_minus_large_none,
         "faulted_calls_large_minus_small": fc.get("large", math.nan) - fc.get("small", math.nan),
         "eta2_stack_minus_size": eta["stack"] - eta["size"] if eta else math.nan,
+        "eta2_stack_minus_size_none": (
+            eta_none["stack"] - eta_none["size"] if eta_none else math.nan),
         "recovery_transient": an.recovery.get("transient", math.nan),
     }
 
 
-def _task_bootstrap(grid, cfg: Config, anova_conditions) -> dict[str, float]:
-    """95% half-widths of the grid statistics by a task-cluster bootstrap.
+def _analyse_none(grid):
+    """The stack x size ANOVA on the fault-free cells (``None`` where it cannot be fitted:
+    one stack, or no variance to split)."""
+    try:
+        an = analyse(grid, anova_conditions=("none",))
+    except (ValueError, np.linalg.LinAlgError):
+        return None
+    return an if an.partial_eta2 else None
 
-    The unit is the task: each task runs in every (condition, size, stack) cell, so a
-    replicate resamples task ids with replacement and keeps all cells and all call
-    records (``attempts``, for the recovery rates) of each drawn task (the pairing across
-    conditions, sizes and stacks stays intact). The half-width is half
-    the 2.5-97.5 percentile range of the replicates; infinite with fewer than two tasks.
-    """
+
+def _resampled(grid, by_task, att_by_task, pick):
+    """The grid of the drawn task ids ``pick`` (a task drawn twice is two tasks)."""
     import pandas as pd
 
     from .harness import GridResult
 
+    parts, atts = [], []
+    for j, t in enumerate(pick):
+        part = by_task[t].copy()
+        part["task"] = j
+        parts.append(part)
+        atts.extend({**a, "task": j} for a in att_by_task.get(t, ()))
+    return GridResult(cells=pd.concat(parts, ignore_index=True), attempts=atts)
+
+
+def _task_bootstrap(grid, an, cfg: Config, anova_conditions) -> dict[str, Estimate]:
+    """95% intervals of the grid statistics by a task-cluster bootstrap.
+
+    The unit is the task: each task runs in every (condition, size, stack) cell, so a
+    replicate resamples task ids with replacement and keeps all cells and all call
+    records (``attempts``, for the recovery rates) of each drawn task (the pairing across
+    conditions, sizes and stacks stays intact). The resampling is
+    :meth:`Table.bootstrap` over a table of one row per task; each drawn set of tasks is
+    analysed once for every statistic.
+    """
     df = grid.cells
-    tasks = np.array(sorted(df.task.unique()))
-    if tasks.size < 2:
-        return {f"{k}_ci": math.inf for k in BOOTSTRAPPED}
+    tasks = sorted(df.task.unique())
     by_task = {t: g for t, g in df.groupby("task")}
     att_by_task: dict = {}
     for a in grid.attempts:  # each call's record goes with its task
         att_by_task.setdefault(a["task"], []).append(a)
-    rng = np.random.default_rng([cfg.seed, 14])
-    reps: dict[str, list[float]] = {k: [] for k in BOOTSTRAPPED}
-    for _ in range(cfg.num_bootstrap):
-        pick = rng.choice(tasks, size=tasks.size, replace=True)
-        parts, atts = [], []
-        for j, t in enumerate(pick):  # a drawn task twice is two tasks
-            part = by_task[t].copy()
-            part["task"] = j
-            parts.append(part)
-            atts.extend({**a, "task": j} for a in att_by_task.get(t, ()))
-        sub = GridResult(cells=pd.concat(parts, ignore_index=True), attempts=atts)
-        try:
-            stats = _grid_stats(analyse(sub, anova_conditions=anova_conditions))
-        except (ValueError, np.linalg.LinAlgError):
-            continue
-        for k, v in stats.items():
-            if math.isfinite(v):
-                reps[k].append(v)
+    cache = {tuple(tasks): _grid_stats(an, _analyse_none(grid))}
+    nan_stats = dict.fromkeys(BOOTSTRAPPED, math.nan)
+
+    def stats_of(drawn: Table) -> dict[str, float]:
+        pick = tuple(drawn.column("orig", dtype=object))
+        if pick not in cache:
+            sub = _resampled(grid, by_task, att_by_task, pick)
+            try:
+                cache[pick] = _grid_stats(analyse(sub, anova_conditions=anova_conditions),
+                                          _analyse_none(sub))
+            except (ValueError, np.linalg.LinAlgError):
+                cache[pick] = nan_stats
+        return cache[pick]
+
+    units = Table([{"task": t, "orig": t} for t in tasks])
     out = {}
-    for k, v in reps.items():
-        if len(v) < 2:
-            out[f"{k}_ci"] = math.inf
-        else:
-            lo, hi = np.percentile(v, [2.5, 97.5])
-            out[f"{k}_ci"] = float(hi - lo) / 2
+    for k in BOOTSTRAPPED:
+        est = units.bootstrap(lambda d, k=k: stats_of(d)[k], unit="task",
+                              num_resamples=cfg.num_bootstrap, seed=cfg.seed * 1000 + 14)
+        if not math.isnan(est.value):
+            out[k] = est
     return out
 
 
@@ -317,35 +340,32 @@ def _figures(grid, analysis) -> dict[str, bytes]:
 #: one per size or data set); claims name theirs exactly. Checked by the contract test.
 METRICS: tuple[str, ...] = (
     "completion_drop",
-    "completion_drop_ci",
     "cpu_s",
     "eta2_stack_minus_size",
-    "eta2_stack_minus_size_ci",
+    "eta2_stack_minus_size_none",
     "faulted_calls_large_minus_small",
-    "faulted_calls_large_minus_small_ci",
     "faulted_calls_per_task_large",
     "faulted_calls_per_task_small",
     "fidelity_min_p",
     "fidelity_mode_p",
     "fidelity_persistence_p",
     "interaction_p",
+    "interaction_p_none",
     "intermittent_abs_z",
     "intermittent_rate",
     "large_minus_small_none",
-    "large_minus_small_none_ci",
     "mannwhitney_p",
     "neg_log10_mannwhitney_p",
     "num_cells",
     "recovery_permanent",
     "recovery_transient",
-    "recovery_transient_ci",
     "replay_from_log",
     "replay_num_faults",
     "replay_ok",
     "replay_other_seed_differs",
     "replay_same_seed_memory",
     "small_minus_large_calibrated",
-    "small_minus_large_calibrated_ci",
+    "small_minus_large_none",
     "wall_s",
     "calls_per_task_*",
     "completion_*_*",
@@ -369,118 +389,171 @@ CAPTIONS: dict[str, str] = {
 }
 
 
-def run(config: Config) -> RunResult:
-    """Run the reproduction at ``config``; see the module docstring."""
-    cfg = config
-    t0, c0 = time.perf_counter(), time.process_time()
-    metrics: dict[str, float | int | bool] = {}
-    metrics.update(_fidelity(cfg))
-    metrics.update(_replay(cfg))
-    grid = run_grid(
-        sizes=cfg.sizes,
-        stacks=cfg.stacks,
-        conditions=cfg.conditions,
-        num_tasks=cfg.num_tasks,
-        seed=cfg.seed,
-        client_timeout=cfg.client_timeout,
-    )
-    an = analyse(grid, anova_conditions=tuple(c for c in cfg.conditions if c != "none"))
-    df = grid.cells
-    metrics["num_cells"] = len(df)
-    metrics["completion_drop"] = an.relative_drop
-    metrics["mannwhitney_p"] = an.mannwhitney_p
-    metrics["neg_log10_mannwhitney_p"] = (
-        float(-math.log10(max(an.mannwhitney_p, 1e-300)))
-        if math.isfinite(an.mannwhitney_p)
-        else math.nan
-    )
-    for (c, s), v in an.completion.items():
-        metrics[f"completion_{c}_{s}"] = v
-    if {"small", "large"} <= set(cfg.sizes):
-        metrics["large_minus_small_none"] = an.completion.get(
-            ("none", "large"), math.nan
-        ) - an.completion.get(("none", "small"), math.nan)
-        metrics["small_minus_large_calibrated"] = an.completion.get(
-            ("calibrated", "small"), math.nan
-        ) - an.completion.get(("calibrated", "large"), math.nan)
-        fl = an.faulted_calls_per_task.get("large", math.nan)
-        fs = an.faulted_calls_per_task.get("small", math.nan)
-        metrics["faulted_calls_per_task_large"] = fl
-        metrics["faulted_calls_per_task_small"] = fs
-        metrics["faulted_calls_large_minus_small"] = fl - fs
-        for s in ("small", "large"):
-            metrics[f"calls_per_task_{s}"] = float(
-                df[(df.condition == "none") & (df["size"] == s)].num_calls.mean()
-            )
-    for k, v in an.partial_eta2.items():
-        metrics[f"partial_eta2_{k.replace(':', '_x_')}"] = v
-    if an.partial_eta2:
-        metrics["eta2_stack_minus_size"] = an.partial_eta2["stack"] - an.partial_eta2["size"]
-        metrics["interaction_p"] = an.interaction_p
-    for q, v in an.recovery.items():
-        metrics[f"recovery_{q}"] = v
-    metrics.update(_task_bootstrap(grid, cfg, tuple(c for c in cfg.conditions if c != "none")))
-    metrics["wall_s"] = time.perf_counter() - t0
-    metrics["cpu_s"] = time.process_time() - c0
-    metrics = {
-        k: (
-            bool(v)
-            if isinstance(v, (bool, np.bool_))
-            else float(v)
-            if isinstance(v, float)
-            else int(v)
-            if isinstance(v, (int, np.integer))
-            else float(v)
-        )
-        for k, v in metrics.items()
-    }
+class McpInjector(Experiment):
+    """The reproduction on the experiment layer (see the module docstring).
 
-    summary = (
-        df.groupby(["condition", "size", "stack"])
-        .agg(
-            completion=("completion", "mean"),
-            calls=("num_calls", "mean"),
-            faulted=("num_faulted", "mean"),
-            aborted=("aborted", "mean"),
-            cells=("completion", "size"),
+    Units: the schedule-fidelity check, the replay check and the grid (one
+    :func:`run_grid` over every condition, size, stack and task: the task is the
+    independent unit, resampled by the task-cluster bootstrap). The grid's row carries the
+    :class:`GridResult`, so the unit table is not given to the report.
+    """
+
+    Config, TIERS, METRICS = Config, TIERS, METRICS
+    CAPTIONS = CAPTIONS
+    VOLATILE = ("wall_s", "cpu_s")
+    UNIT_TABLE = None
+
+    def grid(self, config: Config):
+        return [{"part": "fidelity"}, {"part": "replay"}, {"part": "grid"}]
+
+    def measure(self, unit, state, ctx):
+        c0 = time.process_time()
+        cfg = state
+        if unit["part"] == "fidelity":
+            row = dict(_fidelity(cfg))
+        elif unit["part"] == "replay":
+            row = dict(_replay(cfg))
+        else:
+            row = {"grid": run_grid(
+                sizes=cfg.sizes,
+                stacks=cfg.stacks,
+                conditions=cfg.conditions,
+                num_tasks=cfg.num_tasks,
+                seed=cfg.seed,
+                client_timeout=cfg.client_timeout,
+            )}
+        row["cpu_s"] = time.process_time() - c0
+        return row
+
+    def setup(self, config: Config, ctx):
+        return config
+
+    def _analysis(self, table: Table, cfg: Config):
+        (row,) = table.where(part="grid").rows
+        grid = row["grid"]
+        return grid, analyse(grid, anova_conditions=_anova_conditions(cfg))
+
+    def summarize(self, table: Table, config: Config, ctx) -> dict:
+        cfg = config
+        metrics: dict = {}
+        for part in ("fidelity", "replay"):
+            (row,) = table.where(part=part).rows
+            metrics.update({k: v for k, v in row.items()
+                            if k not in ("part", "cpu_s", "unit_seconds")})
+        grid, an = self._analysis(table, cfg)
+        df = grid.cells
+        metrics["num_cells"] = len(df)
+        metrics["completion_drop"] = an.relative_drop
+        metrics["mannwhitney_p"] = an.mannwhitney_p
+        metrics["neg_log10_mannwhitney_p"] = (
+            float(-math.log10(max(an.mannwhitney_p, 1e-300)))
+            if math.isfinite(an.mannwhitney_p)
+            else math.nan
         )
-        .reset_index()
-    )
-    tables = {
-        "cells_by_group": [
-            {
-                k: (
-                    float(v)
-                    if isinstance(v, (float, np.floating))
-                    else int(v)
-                    if isinstance(v, (int, np.integer))
-                    else v
+        for (c, s), v in an.completion.items():
+            metrics[f"completion_{c}_{s}"] = v
+        if {"small", "large"} <= set(cfg.sizes):
+            metrics["large_minus_small_none"] = an.completion.get(
+                ("none", "large"), math.nan
+            ) - an.completion.get(("none", "small"), math.nan)
+            metrics["small_minus_large_calibrated"] = an.completion.get(
+                ("calibrated", "small"), math.nan
+            ) - an.completion.get(("calibrated", "large"), math.nan)
+            fl = an.faulted_calls_per_task.get("large", math.nan)
+            fs = an.faulted_calls_per_task.get("small", math.nan)
+            metrics["faulted_calls_per_task_large"] = fl
+            metrics["faulted_calls_per_task_small"] = fs
+            metrics["faulted_calls_large_minus_small"] = fl - fs
+            for s in ("small", "large"):
+                metrics[f"calls_per_task_{s}"] = float(
+                    df[(df.condition == "none") & (df["size"] == s)].num_calls.mean()
                 )
-                for k, v in r.items()
-            }
-            for r in summary.to_dict("records")
-        ],
-        "anova": an.anova_table,
-    }
-    mode_counts: dict[tuple, int] = {}
-    for cond, recs in grid.faults.items():
-        for r in recs:
-            key = (cond, r["mode"], r["persistence"])
-            mode_counts[key] = mode_counts.get(key, 0) + 1
-    tables["injected_faults"] = [
-        {"condition": c, "mode": m, "persistence": p, "count": n}
-        for (c, m, p), n in sorted(mode_counts.items())
-    ]
-    notes = (
-        "Substitute scripted agents on a toy travel-desk MCP server; the paper's LLM numbers "
-        "(-60%, p < 1e-56) are not comparable.",
-        "The calibrated profile has placeholder weights and a per-call incident rate of 0.1.",
-    )
-    return RunResult(
-        metrics=metrics,
-        volatile=("wall_s", "cpu_s"),
-        tables=tables,
-        figures=_figures(grid, an),
-        captions=CAPTIONS,
-        notes=notes,
-    )
+        for k, v in an.partial_eta2.items():
+            metrics[f"partial_eta2_{k.replace(':', '_x_')}"] = v
+        if an.partial_eta2:
+            metrics["eta2_stack_minus_size"] = an.partial_eta2["stack"] - an.partial_eta2["size"]
+            metrics["interaction_p"] = an.interaction_p
+            an_none = _analyse_none(grid)  # the stack claims' control: no faults
+            if an_none is not None:
+                metrics["interaction_p_none"] = an_none.interaction_p
+        for q, v in an.recovery.items():
+            metrics[f"recovery_{q}"] = v
+        metrics = {
+            k: (
+                bool(v)
+                if isinstance(v, (bool, np.bool_))
+                else float(v)
+                if isinstance(v, float)
+                else int(v)
+                if isinstance(v, (int, np.integer))
+                else float(v)
+            )
+            for k, v in metrics.items()
+        }
+        if len(df.task.unique()) >= 1:
+            for k, est in _task_bootstrap(grid, an, cfg, _anova_conditions(cfg)).items():
+                if k in metrics or k.endswith("_none"):
+                    metrics[k] = est
+        metrics["wall_s"] = float(np.sum(table.column("unit_seconds")))
+        metrics["cpu_s"] = float(np.sum(table.column("cpu_s")))
+        return metrics
+
+    def tables(self, table: Table, summary: dict, config: Config) -> dict:
+        grid, an = self._analysis(table, config)
+        df = grid.cells
+        groups = (
+            df.groupby(["condition", "size", "stack"])
+            .agg(
+                completion=("completion", "mean"),
+                calls=("num_calls", "mean"),
+                faulted=("num_faulted", "mean"),
+                aborted=("aborted", "mean"),
+                cells=("completion", "size"),
+            )
+            .reset_index()
+        )
+        tables = {
+            "cells_by_group": [
+                {
+                    k: (
+                        float(v)
+                        if isinstance(v, (float, np.floating))
+                        else int(v)
+                        if isinstance(v, (int, np.integer))
+                        else v
+                    )
+                    for k, v in r.items()
+                }
+                for r in groups.to_dict("records")
+            ],
+            "anova": an.anova_table,
+        }
+        mode_counts: dict[tuple, int] = {}
+        for cond, recs in grid.faults.items():
+            for r in recs:
+                key = (cond, r["mode"], r["persistence"])
+                mode_counts[key] = mode_counts.get(key, 0) + 1
+        tables["injected_faults"] = [
+            {"condition": c, "mode": m, "persistence": p, "count": n}
+            for (c, m, p), n in sorted(mode_counts.items())
+        ]
+        return tables
+
+    def figures(self, table: Table, summary: dict, config: Config) -> dict:
+        return _figures(*self._analysis(table, config))
+
+    def notes(self, table: Table, summary: dict, config: Config) -> tuple:
+        return (
+            "Substitute scripted agents on a toy travel-desk MCP server; the paper's LLM "
+            "numbers (-60%, p < 1e-56) are not comparable.",
+            "The calibrated profile has placeholder weights and a per-call incident rate of "
+            "0.1.",
+        )
+
+
+def _anova_conditions(cfg: Config) -> tuple:
+    return tuple(c for c in cfg.conditions if c != "none")
+
+
+EXPERIMENT = McpInjector()
+run = EXPERIMENT.run
