@@ -111,7 +111,6 @@ NOT_YET_PORTED = frozenset(
         "steering_hessian",
         "event_distill",
         "score_kalman",
-        "skill_laws",
         "discriminator_rl",
     }
 )

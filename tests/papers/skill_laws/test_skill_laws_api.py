@@ -275,6 +275,12 @@ def test_smoke_run_and_claims():
     verdicts = {c.id: c.verdict for c in paper.evaluate(res.metrics, "small")}
     assert verdicts["downstream_transfer"] == "not run"
     assert all(v != "not run" for k, v in verdicts.items() if k != "downstream_transfer")
+    # the law's control: the same R^2 on shuffled library sizes, with its interval
+    assert res.metrics["min_r2_shuffled_sizes"] < res.metrics["min_r2"]
+    iv = res.intervals["min_r2"]
+    assert iv["lo"] <= res.metrics["min_r2"] <= iv["hi"] and "stratified" in iv["method"]
+    kinds = {c.id: c.kind for c in paper.claims}
+    assert kinds["error_progression"] == kinds["optimisation_hijack"] == "check"
 
 
 def test_nested_candidates_equals_a_full_stable_argsort():

