@@ -110,7 +110,6 @@ NOT_YET_PORTED = frozenset(
         "sign_code",
         "steering_hessian",
         "event_distill",
-        "score_kalman",
         "discriminator_rl",
     }
 )

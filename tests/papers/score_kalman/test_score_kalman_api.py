@@ -150,6 +150,12 @@ def test_smoke_run_deterministic():
     assert a.stable_metrics() == b.stable_metrics()
     assert a.metrics["gaussian_kf_max_abs_diff"] < 1e-9
     assert "rmse" in a.tables and a.figures
+    assert "rmse_min_gap" in a.intervals  # one run: an infinite interval, never zero-width
+
+
+def test_timing_measures_the_maxent_control():
+    t = exp._timing(exp.TIERS["smoke"])
+    assert t["maxent_time_ratio_n3_n2"] > 0 and t["score_matching_time_ratio_n3_n2"] > 0
 
 
 def test_step_wise_predict_update_equals_filter_on_a_nonlinear_model():
