@@ -242,6 +242,11 @@ def test_smoke_run_produces_every_smoke_claim_metric():
     assert set(result.figures) >= {"tau_mapping", "selection", "cohorts"}
     again = experiment.run(experiment.TIERS["smoke"])
     assert again.stable_metrics() == result.stable_metrics()
+    # the selection claims' controls: the same statistics with a random subset
+    for name in ("random_selection_min_wins", "random_selection_min_mean_gain",
+                 "num_small_subset_match_random", "num_higher_cohort_less_reliable_random"):
+        assert name in result.metrics, name
+    assert "selection_min_wins" in result.intervals
 
 
 def test_simulation_true_reliability_is_recovered():

@@ -130,7 +130,7 @@ def test_redundancy_selection_beats_random_on_the_digits_zoo_and_greedy_does_not
     cfg = replace(experiment.TIERS["small"], num_random=40, rule="redundancy")
     s = experiment._selection(zoo.scores, cfg, np.random.default_rng(0))
     assert s["sel_num_budgets"] == 5
-    se = s["sel_mean_gain_ci"] / 1.96  # standard error of the mean gain (random subsets)
+    se = s["sel_mean_gain_se"]  # standard error of the mean gain (random subsets)
 
     def beats_random(wins: int, gain: float) -> bool:
         return wins >= 4 and gain > 3 * se
@@ -207,5 +207,7 @@ def test_strata_selection_beats_random_on_the_digits_zoo_over_realisations():
     zoo = digits_zoo(num_runs=cfg.num_runs, seed=cfg.seed)
     s = experiment._replicated_selection("digits", zoo.scores, cfg, np.random.default_rng(0))
     assert s["num_replicates"] == 4 and s["sel_num_budgets"] == 5
-    assert s["sel_wins"] >= 4 and s["sel_mean_gain"] > 0, (s["sel_wins"], s["sel_mean_gain"])
+    gain = s["sel_mean_gain"].value
+    assert s["sel_wins"] >= 4 and gain > 0, (s["sel_wins"], gain)
+    assert s["sel_mean_gain"].n == 4 and "replicates" in s["sel_mean_gain"].method
     assert s["redundancy_rule_wins"] < 4  # the same test, failed by the redundancy rule

@@ -28,7 +28,14 @@ the selection claims beside the other two rules' metrics. Each multi-run benchma
 drawn ``num_replicates`` times (a new IRT draw, ImageNet resample, digits split and zoo);
 the selection claims read the replicate means, and the interval of the mean gain is a
 Student-t interval over the replicates, so it holds the selection run's own noise and not
-only that of the random subsets.
+only that of the random subsets; the wins count carries a percentile bootstrap over the
+replicates within each benchmark.
+
+Controls: each selection claim is judged beside the same statistic with a random subset
+of the same size (the first random subset drawn for each budget) in place of the λ6★
+subset: a rule that passes only as often as a random pick is not evidence. The
+population claim's control puts the models into the two cohorts at random (a permutation
+of the split run's rows).
 
 Claims at the small tier are computed over the three multi-run benchmarks (``irt``,
 ``imagenet``, ``digits``), which stand in for the spec's digits / mnist1d / IRT trio
@@ -49,7 +56,8 @@ What reproduces and what does not, and why
   run A carries little over to the other runs (the per-item accuracies of two runs are
   only weakly correlated, while their model patterns are more persistent), and the item
   reliability estimated on one run (``R*_j^2``) does not predict which images rank models
-  stably on the others. Every rule we tried (plain greedy, the redundancy discount,
+  stably on the others (a reading of the data, not measured by a metric of this run: not
+  yet diagnosed). Every rule we tried (plain greedy, the redundancy discount,
   difficulty strata, and, not λ6★-driven, k-means clusters and a greedy on the expected
   discrimination of model pairs) then gains little over random items there, and how much
   swings from one realisation of the zoo to the next by more than the gain itself: the
@@ -62,7 +70,8 @@ What reproduces and what does not, and why
   reaches the random 200-item stability (for the reason above). On the IRT simulation the
   2PL discriminations vary only moderately (log-normal, sd 0.3), so even the most
   informative 100 items carry about the information of 200 random ones, and chosen on one
-  noisy run they fall short; the claim then holds on ImageNet only (1 of the 3).
+  noisy run they fall short (not yet diagnosed by a run that varies the discriminations);
+  the claim then holds on ImageNet only (1 of the 3).
 - Population dependence: the between-model variance shrinks markedly in the higher
   cohort, which lowers its reliability.
 """
@@ -77,9 +86,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from neurips26.common.experiment import RunResult, param
+from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.common.stats import seed_ci
+from neurips26.experiment import Estimate, Experiment, Table
 from neurips26.papers.lambda6_star import (
     IllPosedWarning,
     cohort_reliability,
@@ -286,6 +295,8 @@ def _selection(runs: np.ndarray, cfg: Config, rng: np.random.Generator) -> dict:
                 "tau_lambda6_star": stability(idx),
                 "tau_random_mean": float(taus.mean()),
                 "tau_random_std": float(taus.std(ddof=1)) if taus.size > 1 else float("nan"),
+                # the control: the first random subset taken as if it were the selection
+                "tau_random_pick": float(taus[0]),
                 "tau_item_rest": stability(irc_order[:k]),
             }
             | {f"tau_{r}": stability(alt[r, k].indices) for r in others}
@@ -296,15 +307,16 @@ def _selection(runs: np.ndarray, cfg: Config, rng: np.random.Generator) -> dict:
     ref_tau = float(rand_taus(ref_k).mean())
     gains = [r["tau_lambda6_star"] - r["tau_random_mean"] for r in rows]
     reached = [r["budget"] for r in rows if r["tau_lambda6_star"] >= ref_tau]
-    # 95% half-width of the mean gain from the random-subset means (the selected subset's
-    # own evaluation noise is averaged over the run pairs).
-    gain_ci = 1.96 * float(np.sqrt(np.sum(rand_var))) / len(rows) if rows else float("nan")
+    # standard error of the mean gain from the random-subset means (the selected subset's
+    # own evaluation noise is averaged over the run pairs)
+    gain_se = float(np.sqrt(np.sum(rand_var))) / len(rows) if rows else float("nan")
     return {
         "rows": rows,
         "sel_wins": int(sum(g > 0 for g in gains)),
         "sel_num_budgets": len(rows),
         "sel_mean_gain": float(np.mean(gains)) if gains else float("nan"),
-        "sel_mean_gain_ci": gain_ci,
+        "sel_mean_gain_se": gain_se,
+        **_control_summary(rows, ref_tau),
         **_rule_summary(rows, others),
         "num_duplicates": int(sel[budgets[0]].num_duplicates) if budgets else 0,
         "num_eval_pairs": len(pairs),
@@ -338,19 +350,39 @@ def _replicated_selection(name: str, runs: np.ndarray, cfg: Config, rng) -> dict
 
     Replicate 0 is ``runs``; replicate r >= 1 redraws the benchmark (a new IRT draw, a new
     ImageNet resample, a new digits split, zoo training and perturbations) with seed
-    ``cfg.seed + REPLICATE_STRIDE * r``. The claims read the replicate means: the gain per
-    budget, the wins (budgets whose mean gain is > 0), the mean gain with a Student-t
-    interval over the replicates (which holds the selection run's own noise, not only that
-    of the random subsets), and the smallest budget whose mean tau reaches the mean tau of
-    the random reference subsets.
+    ``cfg.seed + REPLICATE_STRIDE * r``; :func:`_combine` reads the replicate means.
     """
     reps = [_selection(runs, cfg, rng)]
     if name in MULTI_RUN:
         for r in range(1, cfg.num_replicates):
             runs_r, _ = _load(name, cfg, seed=cfg.seed + REPLICATE_STRIDE * r)
             reps.append(_selection(runs_r, cfg, rng))
-    if len(reps) == 1:
-        return reps[0] | {"num_replicates": 1}
+    return _combine(reps, cfg)
+
+
+def _control_summary(rows: list[dict], ref_tau: float) -> dict:
+    """The selection claims' control: the same statistics with a random subset (the first
+    of the random subsets of each budget) in place of the λ6★ subset."""
+    gains = [r["tau_random_pick"] - r["tau_random_mean"] for r in rows]
+    reached = [r["budget"] for r in rows if r["tau_random_pick"] >= ref_tau]
+    return {
+        "ctrl_wins": int(sum(g > 0 for g in gains)),
+        "ctrl_mean_gain": float(np.mean(gains)) if gains else float("nan"),
+        "ctrl_min_budget_match": int(min(reached)) if reached else -1,
+    }
+
+
+def _combine(reps: list[dict], cfg: Config) -> dict:
+    """The replicate means of :func:`_selection` results of one benchmark.
+
+    The claims read the replicate means: the gain per budget, the wins (budgets whose mean
+    gain is > 0), the mean gain with a Student-t interval over the replicates (which holds
+    the selection run's own noise, not only that of the random subsets; infinite with one
+    replicate), and the smallest budget whose mean tau reaches the mean tau of the random
+    reference subsets; the same for the control (a random subset as the selection).
+    ``gain_rows`` holds, per replicate and budget, both gains (for the bootstrap of the
+    wins over replicates).
+    """
     budgets = [r["budget"] for r in reps[0]["rows"]]
     budgets = [k for k in budgets if all(k in [r["budget"] for r in p["rows"]] for p in reps)]
     others = _other_rules(cfg)
@@ -360,19 +392,24 @@ def _replicated_selection(name: str, runs: np.ndarray, cfg: Config, rng) -> dict
         rows.append({key: (k if key == "budget" else float(np.mean([r[key] for r in per])))
                      for key in per[0]} | {"num_replicates": len(reps)})  # fmt: skip
     gains = [r["tau_lambda6_star"] - r["tau_random_mean"] for r in rows]
-    rep_gain = [
-        np.mean([r["tau_lambda6_star"] - r["tau_random_mean"] for r in p["rows"]
-                 if r["budget"] in budgets])
-        for p in reps
+    gain_rows = [
+        {"replicate": i, "budget": r["budget"],
+         "gain": r["tau_lambda6_star"] - r["tau_random_mean"],
+         "ctrl_gain": r["tau_random_pick"] - r["tau_random_mean"]}
+        for i, p in enumerate(reps) for r in p["rows"] if r["budget"] in budgets
     ]  # fmt: skip
     ref_tau = float(np.mean([p["ref_random_tau"] for p in reps]))
     reached = [r["budget"] for r in rows if r["tau_lambda6_star"] >= ref_tau]
+    per_rep = Table(gain_rows)
     return {
         "rows": rows,
+        "gain_rows": gain_rows,
         "sel_wins": int(sum(g > 0 for g in gains)),
         "sel_num_budgets": len(rows),
-        "sel_mean_gain": float(np.mean(gains)) if gains else float("nan"),
-        "sel_mean_gain_ci": seed_ci(rep_gain).half_width,
+        "sel_mean_gain": _replicate_mean(gains, per_rep, "gain"),
+        "ctrl_mean_gain": _replicate_mean(
+            [r["tau_random_pick"] - r["tau_random_mean"] for r in rows], per_rep, "ctrl_gain"),
+        **{k: v for k, v in _control_summary(rows, ref_tau).items() if k != "ctrl_mean_gain"},
         **_rule_summary(rows, others),
         "num_duplicates": reps[0]["num_duplicates"],
         "num_eval_pairs": reps[0]["num_eval_pairs"],
@@ -381,6 +418,29 @@ def _replicated_selection(name: str, runs: np.ndarray, cfg: Config, rng) -> dict
         "select_seconds": float(sum(p["select_seconds"] for p in reps)),
         "num_replicates": len(reps),
     }
+
+
+def _replicate_mean(gains: list, per_rep: Table, column: str) -> Estimate:
+    """The mean gain over budgets (of the replicate means) with its Student-t interval over
+    the replicates' own mean gains (infinite with one replicate)."""
+    if not gains:
+        return Estimate.missing("no budget fits every replicate")
+    e = per_rep.mean_over(column, unit="replicate")
+    return Estimate(float(np.mean(gains)), e.lo, e.hi, e.method, e.level, e.n)
+
+
+def _min_wins(column: str):
+    """The fewest budgets won over benchmarks, from replicate rows (bench, replicate,
+    budget, ``column``): a budget is won when its replicate-mean gain is > 0."""
+
+    def stat(t: Table) -> float:
+        wins = []
+        for _, g in t.groups("bench").items():
+            per = {b: float(np.mean(gb.column(column))) for b, gb in g.groups("budget").items()}
+            wins.append(sum(v > 0 for v in per.values()))
+        return float(min(wins)) if wins else float("nan")
+
+    return stat
 
 
 def _load(name: str, cfg: Config, seed: int | None = None) -> tuple[np.ndarray, dict]:
@@ -425,8 +485,11 @@ METRICS: tuple[str, ...] = (
     "num_multi_run_benchmarks",
     "num_small_subset_match",
     "num_wide_benchmarks",
+    "random_selection_min_mean_gain",
+    "random_selection_min_wins",
+    "num_higher_cohort_less_reliable_random",
+    "num_small_subset_match_random",
     "selection_min_mean_gain",
-    "selection_min_mean_gain_ci",
     "selection_min_num_budgets",
     "selection_min_wins",
     "split_half_tau_max_abs_error",
@@ -460,7 +523,6 @@ METRICS: tuple[str, ...] = (
     "*_rho_lower",
     "*_seconds",
     "*_sel_mean_gain",
-    "*_sel_mean_gain_ci",
     "*_sel_num_budgets",
     "*_sel_wins",
     "*_select_seconds",
@@ -494,122 +556,205 @@ CAPTIONS: dict[str, str] = {
 }
 
 
-def run(config: Config) -> RunResult:
-    """Run the reproduction at one tier; see the module docstring."""
-    cfg = config
-    rng = np.random.default_rng(cfg.seed)
-    metrics: dict[str, float | int | bool] = {}
-    volatile: list[str] = []
-    summary_rows, sel_rows, cohort_rows = [], [], []
-    results: dict[str, dict] = {}
-    names = list(cfg.benchmarks) + (["local"] if cfg.local_matrix else [])
-    for i, name in enumerate(names):
+class Lambda6Star(Experiment):
+    """The reproduction on the experiment layer (see the module docstring).
+
+    Units: each (benchmark, replicate); replicate 0 of a benchmark also measures its
+    reliability summary and its cohorts. One generator seeded by the run's seed (the
+    ``setup`` state) draws every random subset in unit order, as the monolithic run did.
+    Rows carry the selection results, so the unit table is not given to the report.
+    """
+
+    Config, TIERS, METRICS = Config, TIERS, METRICS
+    CAPTIONS = CAPTIONS
+    VOLATILE = ("*_seconds",)
+    UNIT_TABLE = None
+
+    def setup(self, config: Config, ctx):
+        return {"config": config, "rng": np.random.default_rng(config.seed), "runs": {}}
+
+    def grid(self, config: Config):
+        names = list(config.benchmarks) + (["local"] if config.local_matrix else [])
+        units = []
+        for i, name in enumerate(names):
+            units.append({"bench": name, "index": i, "replicate": 0})
+            if name in MULTI_RUN:
+                units += [{"bench": name, "index": i, "replicate": r}
+                          for r in range(1, config.num_replicates)]
+        return units
+
+    def measure(self, unit, state, ctx):
+        cfg, rng = state["config"], state["rng"]
+        name, r = unit["bench"], unit["replicate"]
         t0 = time.perf_counter()
+        if r > 0:
+            if not state["runs"].get(name):
+                return {}
+            runs_r, _ = _load(name, cfg, seed=cfg.seed + REPLICATE_STRIDE * r)
+            return {"sel": _selection(runs_r, cfg, rng),
+                    "seconds": time.perf_counter() - t0}
         runs, extra = _read_local(cfg.local_matrix) if name == "local" else _load(name, cfg)
-        res = _summary(runs[0], cfg, seed=cfg.seed + 100 + i)
+        res = _summary(runs[0], cfg, seed=cfg.seed + 100 + unit["index"])
         res.update(extra)
+        state["runs"][name] = runs.shape[0] >= 3
+        row = {"summary": res}
         if runs.shape[0] >= 3:
-            res["selection"] = _replicated_selection(name, runs, cfg, rng)
-            coh = cohort_reliability(runs[0], runs[1])
-            res["cohort"] = coh
-        results[name] = res
-        for key, value in res.items():
-            if isinstance(value, (bool, np.bool_)):
-                metrics[f"{name}_{key}"] = bool(value)
-            elif isinstance(value, (int, np.integer)):
-                metrics[f"{name}_{key}"] = int(value)
-            elif isinstance(value, (float, np.floating)):
-                metrics[f"{name}_{key}"] = float(value)
-        summary_rows.append(
-            {"benchmark": name}
-            | {
-                k: (round(v, 6) if isinstance(v, float) else v)
-                for k, v in res.items()
-                if isinstance(v, (int, float, bool))
-            }
-        )
-        if "selection" in res:
-            s = res["selection"]
-            for key in ("sel_wins", "sel_num_budgets", "min_budget_match", "num_duplicates",
-                        "num_eval_pairs", "num_replicates"):  # fmt: skip
-                metrics[f"{name}_{key}"] = int(s[key])
-            for key, value in s.items():
-                if key.endswith(("_rule_wins", "_rule_mean_gain")):
-                    metrics[f"{name}_{key.replace('_rule', '')}"] = value
-            for key in ("sel_mean_gain", "sel_mean_gain_ci", "ref_random_tau"):
-                metrics[f"{name}_{key}"] = float(s[key])
-            metrics[f"{name}_select_seconds"] = float(s["select_seconds"])
-            volatile.append(f"{name}_select_seconds")
-            sel_rows += [{"benchmark": name} | r for r in s["rows"]]
-            coh = res["cohort"]
-            metrics[f"{name}_rho_lower"] = coh.lower_reliability
-            metrics[f"{name}_rho_higher"] = coh.higher_reliability
-            metrics[f"{name}_lambda6_star_lower"] = coh.lower_lambda6_star
-            metrics[f"{name}_lambda6_star_higher"] = coh.higher_lambda6_star
-            cohort_rows.append(
-                {
-                    "benchmark": name,
-                    "rho_lower": coh.lower_reliability,
-                    "rho_higher": coh.higher_reliability,
-                    "lambda6_star_lower": coh.lower_lambda6_star,
-                    "lambda6_star_higher": coh.higher_lambda6_star,
-                    "model_var_lower": coh.lower_model_var,
-                    "model_var_higher": coh.higher_model_var,
-                    "items_dropped_lower": coh.lower_dropped,
-                    "items_dropped_higher": coh.higher_dropped,
+            row["sel"] = _selection(runs, cfg, rng)
+            row["cohort"] = cohort_reliability(runs[0], runs[1])
+            # the cohorts' control: models assigned to cohorts at random (a permutation of
+            # the split run's rows), so that "higher" carries no performance
+            perm = np.random.default_rng([cfg.seed, 77, unit["index"]]).permutation(
+                runs.shape[1])
+            row["cohort_random"] = cohort_reliability(runs[0][perm], runs[1])
+        row["seconds"] = time.perf_counter() - t0
+        return row
+
+    def _results(self, table: Table, config: Config) -> dict:
+        results: dict[str, dict] = {}
+        for name, g in table.groups("bench").items():
+            first = g.where(replicate=0).rows[0]
+            res = dict(first["summary"])
+            sels = [r["sel"] for r in g if "sel" in r]
+            if "sel" in first:
+                res["selection"] = _combine(sels, config)
+                res["cohort"] = first["cohort"]
+                res["cohort_random"] = first["cohort_random"]
+            res["_seconds"] = float(sum(r.get("seconds", 0.0) for r in g))
+            results[name] = res
+        return results
+
+    def summarize(self, table: Table, config: Config, ctx) -> dict:
+        results = self._results(table, config)
+        metrics: dict = {}
+        for name, res in results.items():
+            for key, value in res.items():
+                if key.startswith("_"):
+                    continue
+                if isinstance(value, (bool, np.bool_)):
+                    metrics[f"{name}_{key}"] = bool(value)
+                elif isinstance(value, (int, np.integer)):
+                    metrics[f"{name}_{key}"] = int(value)
+                elif isinstance(value, (float, np.floating)):
+                    metrics[f"{name}_{key}"] = float(value)
+            if "selection" in res:
+                s = res["selection"]
+                for key in ("sel_wins", "sel_num_budgets", "min_budget_match", "num_duplicates",
+                            "num_eval_pairs", "num_replicates"):  # fmt: skip
+                    metrics[f"{name}_{key}"] = int(s[key])
+                for key, value in s.items():
+                    if key.endswith(("_rule_wins", "_rule_mean_gain")):
+                        metrics[f"{name}_{key.replace('_rule', '')}"] = value
+                metrics[f"{name}_sel_mean_gain"] = s["sel_mean_gain"]
+                metrics[f"{name}_ref_random_tau"] = float(s["ref_random_tau"])
+                metrics[f"{name}_select_seconds"] = float(s["select_seconds"])
+                coh = res["cohort"]
+                metrics[f"{name}_rho_lower"] = coh.lower_reliability
+                metrics[f"{name}_rho_higher"] = coh.higher_reliability
+                metrics[f"{name}_lambda6_star_lower"] = coh.lower_lambda6_star
+                metrics[f"{name}_lambda6_star_higher"] = coh.higher_lambda6_star
+            metrics[f"{name}_seconds"] = res["_seconds"]
+
+        # Claim 1: variance-to-stability mapping on every benchmark.
+        metrics["split_half_tau_max_abs_error"] = max(
+            r["tau_abs_err"] for r in results.values())
+        # Claim 2: classical lambda6 collapses to 1 where K >= N, lambda6* stays in (0, 1).
+        wide = [r for r in results.values() if r["num_items"] >= r["num_models"]]
+        metrics["num_wide_benchmarks"] = len(wide)
+        if wide:
+            metrics["lambda6_ill_posed"] = bool(
+                all(
+                    abs(r["lambda6"] - 1.0) <= 1e-9
+                    and abs(r["lambda6_limit"] - 1.0) <= 1e-9
+                    and 0.0 < r["lambda6_star"] < 1.0
+                    for r in wide
+                )
+            )
+        # Claims 3-5 over the multi-run benchmarks, each beside its control (a random
+        # subset as the selection; models put into cohorts at random).
+        multi = {n: r for n, r in results.items() if "selection" in r and n in MULTI_RUN}
+        if multi:
+            sels = {n: r["selection"] for n, r in multi.items()
+                    if r["selection"]["sel_num_budgets"]}
+            gain_rows = Table([{"bench": n, **row} for n, s in sels.items()
+                               for row in s["gain_rows"]])
+            for metric, column in (("selection_min_wins", "gain"),
+                                   ("random_selection_min_wins", "ctrl_gain")):
+                est = gain_rows.bootstrap(_min_wins(column), unit="replicate", strata="bench",
+                                          seed=config.seed)
+                metrics[metric] = est  # a count, with its spread over replicates
+            metrics["selection_min_num_budgets"] = min(s["sel_num_budgets"] for s in sels.values())
+            worst = min(sels.values(), key=lambda s: s["sel_mean_gain"].value)
+            metrics["selection_min_mean_gain"] = worst["sel_mean_gain"]
+            worst_ctrl = min(sels.values(), key=lambda s: s["ctrl_mean_gain"].value)
+            metrics["random_selection_min_mean_gain"] = worst_ctrl["ctrl_mean_gain"]
+            metrics["num_small_subset_match"] = sum(
+                1 for s in sels.values() if 0 < s["min_budget_match"] <= 100)
+            metrics["num_small_subset_match_random"] = sum(
+                1 for s in sels.values() if 0 < s["ctrl_min_budget_match"] <= 100)
+            cohorts = [r["cohort"] for r in multi.values()]
+            metrics["num_higher_cohort_less_reliable"] = sum(
+                1 for c in cohorts if c.higher_reliability < c.lower_reliability
+            )
+            metrics["num_higher_cohort_less_reliable_random"] = sum(
+                1 for r in multi.values()
+                if r["cohort_random"].higher_reliability < r["cohort_random"].lower_reliability
+            )
+            metrics["num_multi_run_benchmarks"] = len(multi)
+        return metrics
+
+    def tables(self, table: Table, summary: dict, config: Config) -> dict:
+        results = self._results(table, config)
+        summary_rows, sel_rows, cohort_rows = [], [], []
+        for name, res in results.items():
+            summary_rows.append(
+                {"benchmark": name}
+                | {
+                    k: (round(v, 6) if isinstance(v, float) else v)
+                    for k, v in res.items()
+                    if isinstance(v, (int, float, bool)) and not k.startswith("_")
                 }
             )
-        metrics[f"{name}_seconds"] = time.perf_counter() - t0
-        volatile.append(f"{name}_seconds")
+            if "selection" in res:
+                sel_rows += [{"benchmark": name} | r for r in res["selection"]["rows"]]
+                coh = res["cohort"]
+                cohort_rows.append(
+                    {
+                        "benchmark": name,
+                        "rho_lower": coh.lower_reliability,
+                        "rho_higher": coh.higher_reliability,
+                        "lambda6_star_lower": coh.lower_lambda6_star,
+                        "lambda6_star_higher": coh.higher_lambda6_star,
+                        "model_var_lower": coh.lower_model_var,
+                        "model_var_higher": coh.higher_model_var,
+                        "items_dropped_lower": coh.lower_dropped,
+                        "items_dropped_higher": coh.higher_dropped,
+                        "rho_lower_random_split": res["cohort_random"].lower_reliability,
+                        "rho_higher_random_split": res["cohort_random"].higher_reliability,
+                    }
+                )
+        return {"benchmarks": summary_rows, "selection": sel_rows, "cohorts": cohort_rows}
 
-    # Claim 1: variance-to-stability mapping on every benchmark.
-    metrics["split_half_tau_max_abs_error"] = max(r["tau_abs_err"] for r in results.values())
-    # Claim 2: classical lambda6 collapses to 1 where K >= N, lambda6* stays inside (0, 1).
-    wide = [r for r in results.values() if r["num_items"] >= r["num_models"]]
-    metrics["num_wide_benchmarks"] = len(wide)
-    if wide:
-        metrics["lambda6_ill_posed"] = bool(
-            all(
-                abs(r["lambda6"] - 1.0) <= 1e-9
-                and abs(r["lambda6_limit"] - 1.0) <= 1e-9
-                and 0.0 < r["lambda6_star"] < 1.0
-                for r in wide
+    def figures(self, table: Table, summary: dict, config: Config) -> dict:
+        t = self.tables(table, summary, config)
+        return _figures(self._results(table, config), t["selection"], t["cohorts"])
+
+    def notes(self, table: Table, summary: dict, config: Config) -> tuple:
+        results = self._results(table, config)
+        multi = sorted(n for n, r in results.items() if "selection" in r and n in MULTI_RUN)
+        notes = [
+            f"claims 3-5 are computed over {multi} (multi-run benchmarks)",
+            "mmlu is a single run with K < N: only the tau mapping and lambda6 are checked there",
+        ]
+        if "irt" in results:
+            notes.append(
+                f"irt true reliability {results['irt']['true_reliability']:.4f} vs rho "
+                f"{results['irt']['rho']:.4f}, lambda6* {results['irt']['lambda6_star']:.4f}"
             )
-        )
-    # Claims 3-5 over the multi-run benchmarks.
-    multi = {n: r for n, r in results.items() if "selection" in r and n in MULTI_RUN}
-    if multi:
-        sels = [r["selection"] for r in multi.values() if r["selection"]["sel_num_budgets"]]
-        metrics["selection_min_wins"] = min(s["sel_wins"] for s in sels)
-        metrics["selection_min_num_budgets"] = min(s["sel_num_budgets"] for s in sels)
-        worst = min(sels, key=lambda s: s["sel_mean_gain"])
-        metrics["selection_min_mean_gain"] = worst["sel_mean_gain"]
-        metrics["selection_min_mean_gain_ci"] = worst["sel_mean_gain_ci"]
-        metrics["num_small_subset_match"] = sum(1 for s in sels if 0 < s["min_budget_match"] <= 100)
-        cohorts = [r["cohort"] for r in multi.values()]
-        metrics["num_higher_cohort_less_reliable"] = sum(
-            1 for c in cohorts if c.higher_reliability < c.lower_reliability
-        )
-        metrics["num_multi_run_benchmarks"] = len(multi)
+        return tuple(notes)
 
-    figures = _figures(results, sel_rows, cohort_rows)
-    notes = [
-        f"claims 3-5 are computed over {sorted(multi)} (multi-run benchmarks)",
-        "mmlu is a single run with K < N: only the tau mapping and lambda6 are checked there",
-    ]
-    if "irt" in results:
-        notes.append(
-            f"irt true reliability {results['irt']['true_reliability']:.4f} vs rho "
-            f"{results['irt']['rho']:.4f}, lambda6* {results['irt']['lambda6_star']:.4f}"
-        )
-    return RunResult(
-        metrics=metrics,
-        volatile=tuple(volatile),
-        tables={"benchmarks": summary_rows, "selection": sel_rows, "cohorts": cohort_rows},
-        figures=figures,
-        captions=CAPTIONS,
-        notes=tuple(notes),
-    )
+
+EXPERIMENT = Lambda6Star()
+run = EXPERIMENT.run
 
 
 def _figures(results: dict, sel_rows: list, cohort_rows: list) -> dict[str, bytes]:
