@@ -70,6 +70,16 @@ def test_analyzer_fit_and_select(binary):
     assert an.lambda6_star_.shrinkage == 0.2
     assert an.rho_ == pytest.approx(an.snr_ / (1 + an.snr_))
     assert an.select(5).indices.shape == (5,)
+    assert an.select(5).labels is None
+
+
+def test_analyzer_select_keeps_the_item_labels(binary):
+    # issue 30: select_items returns the chosen columns' labels; the analyzer did not
+    df = pd.DataFrame(binary, columns=[f"item{j}" for j in range(binary.shape[1])])
+    got = L.ReliabilityAnalyzer(shrinkage=0.2).fit(df).select(5)
+    direct = L.select_items(df, 5, shrinkage=0.2)
+    assert got.labels == tuple(df.columns[got.indices])
+    assert got.labels == direct.labels
 
 
 def test_cohorts_split_on_one_run_and_measure_on_another():

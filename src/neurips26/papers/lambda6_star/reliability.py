@@ -1282,6 +1282,9 @@ class ReliabilityAnalyzer(BaseEstimator):
     lambda6_ill_posed_ : bool
         Whether ``K >= N`` made classical λ6 ill-posed.
     lambda6_star_ : Lambda6Result
+    item_labels_ : tuple or None
+        The columns of a DataFrame passed to :meth:`fit` (``select`` returns the chosen
+        items' labels, as :func:`select_items` does).
 
     Examples
     --------
@@ -1302,6 +1305,8 @@ class ReliabilityAnalyzer(BaseEstimator):
         checked = _check_scores(scores)
         self.scores_ = checked.y
         self.kept_items_ = checked.kept
+        self.item_labels_ = (tuple(scores.columns) if isinstance(scores, pd.DataFrame)
+                             else None)
         self.components_ = _components(checked.y, checked.dropped)
         self.rho_ = g_coefficient(checked.y)
         self.snr_ = signal_to_noise(checked.y)
@@ -1323,10 +1328,14 @@ class ReliabilityAnalyzer(BaseEstimator):
         res = select_items(
             self.scores_, budget, rule=rule, shrinkage=self.shrinkage, solver=self.solver
         )
+        indices = self.kept_items_[res.indices]
+        labels = (tuple(self.item_labels_[i] for i in indices)
+                  if getattr(self, "item_labels_", None) is not None else None)
         return SelectionResult(
-            indices=self.kept_items_[res.indices],
+            indices=indices,
             objective_path=res.objective_path,
             shrinkage=res.shrinkage,
             num_duplicates=res.num_duplicates,
             rule=res.rule,
+            labels=labels,
         )
