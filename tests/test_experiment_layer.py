@@ -273,3 +273,13 @@ def test_cuda_is_refused_for_a_paper_without_a_gpu():
     with pytest.raises(ConfigError, match="device"):
         check_device("geto_lp", "tpu")
     assert check_device("geto_lp", "cpu") == "cpu"
+
+
+def test_estimate_from_replicates_is_the_percentile_interval():
+    reps = np.random.default_rng(0).normal(size=999)
+    e = Estimate.from_replicates(0.1, reps, n=40, unit="questions", design="two-level")
+    assert (e.lo, e.hi) == (pytest.approx(np.percentile(reps, 2.5)),
+                            pytest.approx(np.percentile(reps, 97.5)))
+    assert e.method == "percentile bootstrap over questions (two-level)" and e.n == 40
+    assert Estimate.from_replicates(1.0, [np.nan, 2.0], n=3).hi == math.inf
+    assert math.isnan(Estimate.from_replicates(math.nan, reps, n=3).value)

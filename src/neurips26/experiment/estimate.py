@@ -148,6 +148,47 @@ class Estimate:
             raise ValueError("reason: say why the quantity is not measured")
         return cls(math.nan, -math.inf, math.inf, method, None, 0, reason)
 
+    @classmethod
+    def from_replicates(cls, value: float, replicates, *, n: int, unit: str = "units",
+                        level: float = 0.95, design: str = "") -> Estimate:
+        """The percentile interval of bootstrap ``replicates`` a method computed itself.
+
+        For estimators whose resampling the layer cannot redraw (a two-level bootstrap
+        over questions and runs inside a fit): ``value`` is the estimate on all data, the
+        interval the central ``level`` share of the finite replicates. Infinite with fewer
+        than two finite replicates; NaN ``value`` gives :meth:`missing`.
+
+        Parameters
+        ----------
+        value : float
+        replicates : array_like
+            The statistic on each bootstrap resample.
+        n : int
+            The independent units resampled (for :attr:`n`).
+        unit : str
+            What a unit is, for :attr:`method`.
+        level : float
+        design : str
+            The resampling design in words (``"two-level: questions, then runs"``).
+
+        Examples
+        --------
+        >>> e = Estimate.from_replicates(3.0, [1.0, 2.0, 3.0, 4.0, 5.0], n=5, level=0.5)
+        >>> e.lo, e.hi, e.method
+        (2.0, 4.0, 'percentile bootstrap over units')
+        """
+        level = _check_level(level)
+        label = f"percentile bootstrap over {unit}" + (f" ({design})" if design else "")
+        value = float(value)
+        if math.isnan(value):
+            return cls.missing(f"the estimate over {unit} is NaN", method=label)
+        reps = np.asarray(replicates, dtype=float).ravel()
+        reps = reps[np.isfinite(reps)]
+        if reps.size < 2 or not math.isfinite(value):
+            return cls(value, -math.inf, math.inf, label, level, int(n))
+        lo, hi = np.percentile(reps, [50 * (1 - level), 50 * (1 + level)])
+        return cls(value, min(float(lo), value), max(float(hi), value), label, level, int(n))
+
     @property
     def half_width(self) -> float:
         """The larger distance from ``value`` to an end (what a symmetric ``±`` shows)."""

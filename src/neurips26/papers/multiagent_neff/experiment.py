@@ -76,7 +76,6 @@ from neurips26.papers.multiagent_neff import (
     make_task,
     neff_curve,
     neff_ratio,
-    percentile_interval,
     predict_from_pilot,
     simulate_scaling,
 )
@@ -219,11 +218,9 @@ def _estimate(value: float, replicates, n: int, what: str) -> Estimate:
     the experiment layer's one-level resampling cannot redraw; infinite with fewer than
     two finite replicates.
     """
-    lo, hi = percentile_interval(replicates)
     if not np.isfinite(value):
         return Estimate.missing(f"{what}: the point estimate is not finite")
-    lo, hi = min(lo, value), max(hi, value)
-    return Estimate(float(value), lo, hi, f"percentile bootstrap over {what}", 0.95, int(n))
+    return Estimate.from_replicates(value, replicates, n=n, unit=what)
 
 
 #: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
