@@ -18,7 +18,7 @@ Deviations from the paper
 - Substitute data: a stochastic simulator (see ``simulator.py``) stands in for Qwen,
   Llama, Ministral and Gemini teams; 12 condition cells per level instead of 44.
 - Simulator settings were fixed before the claims were evaluated: influence w = 0.5 (the
-  log-likelihood ratio of one peer answer; calibrated, as issue 12 asks, only so that
+  log-likelihood ratio of one peer answer; calibrated only so that
   k*tau = 2 and 8 differ on the mean-field grid), placebo noise of the size of one peer
   answer (``w / sqrt(A)``), sharpen gamma = 1.5, tau = 3, agent concentration 10,
   difficulty spread 1.5, independent family difficulty (``shared_difficulty = 0``).

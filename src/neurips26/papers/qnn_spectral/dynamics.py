@@ -19,7 +19,7 @@ The tangent kernel that sets ``q_k`` and the MLP baseline are in :mod:`.kernel`.
 Deviations from the paper
 -------------------------
 - The spec's learning time (first step with ``rho_k <= 0.1``) is amplitude-normalised;
-  issue 12 replaced it in the ordering statistics by the share-of-total-loss time
+  we replaced it in the ordering statistics by the share-of-total-loss time
   ``tau_share`` (ours; ``epsilon = 0.01`` by default, linearly interpolated between
   recorded steps, ``max_iter + 1`` when never reached). The spec's relative and absolute
   (``R_k <= 0.1 A_k``) times are still recorded.

@@ -21,7 +21,7 @@ Deviations from the paper
   ``C(2L, L + omega)``, like the parallel one.
 - :func:`path_counts` counts terms before the observable's light cone (terms can cancel).
 - ``encoding="golomb"``, ``encoded_qubits`` and ``block_depth > 1`` are ours: the
-  degeneracy-flat circuit that issue 12 asks for (a frequency band in which every frequency
+  degeneracy-flat circuit (a frequency band in which every frequency
   has the same path count, with the target inside it and the circuit's spectrum extending
   beyond it).
 """

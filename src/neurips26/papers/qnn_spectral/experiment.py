@@ -8,7 +8,7 @@ component is amplitude-sensitive: the time at which it has removed a fixed share
 ``epsilon`` of the total initial loss (:func:`spectral_training`, ``tau_share``). Learning
 times are rank-correlated with the amplitudes ``A_k`` and the frequency index ``k``.
 
-The primary circuit is degeneracy-flat (issue 12): one Golomb-ruler encoding block on three
+The primary circuit is degeneracy-flat: one Golomb-ruler encoding block on three
 qubits plus a trainable ancilla (``encoding="golomb"``), so that every frequency of the band
 ``1 .. 15`` is fed by the same number of circuit paths (a check claim counts them), the
 targets (``k <= 6`` and the high-frequency probe ``cos 8x``) lie inside that band, and the
@@ -32,11 +32,11 @@ Claims that do not reproduce, and why we think so
   ``mlp_amplitude_priority_margin``, the control of ``amplitude_priority``, measures
   this). Why its rank correlation with ``k`` stays short of 0.6 is not yet diagnosed. With
   the spec's amplitude-normalised time (reported in the ``ordering`` table) the MLP's
-  frequency order is clearer, but that metric cannot see amplitudes, which is why issue 12
+  frequency order is clearer, but that metric cannot see amplitudes, which is why we
   replaced it.
 - ``amplitude_priority`` is judged against its control, the MLP's margin on the same
-  targets: the share-of-total-loss time orders components by amplitude for any learner
-  (issue 30), so a pass of the QNN alone is not evidence.
+  targets: the share-of-total-loss time orders components by amplitude for any learner,
+  so a pass of the QNN alone is not evidence.
 - ``qnn_beats_mlp_high_frequency``: the degeneracy-flat circuit learns the large ``cos 8x``
   component, which no MLP moves in 400 steps, but its final error ends near a tenth of the
   best MLP's, not below it; where that error sits is not yet diagnosed. The spec's 1-qubit
@@ -49,7 +49,7 @@ Deviations from the paper
   frequencies and the MLP baselines are the spec's inferences; the paper's exact
   architectures are not given in the abstract. The Golomb-ruler encoding (a rescaled sum
   of ``Z``-string generators), the ancilla, block depth 2, centring and the
-  share-of-total-loss learning time (``epsilon = 0.01``) are ours, from issue 12.
+  share-of-total-loss learning time (``epsilon = 0.01``) are ours.
 - ``N = 72`` training points (the spec's 64 would alias the Golomb circuit's top
   frequencies 33 and 34).
 - The training loops use our torch statevector simulator (checked against PennyLane

@@ -43,7 +43,7 @@ PAPER = Paper(
                 "The metric is max(rho_A + 0.6, rho_A - rho_k) averaged over seeds, negative "
                 "when both hold. Control: the tanh MLP's margin on the same targets, which must "
                 "not pass (the share-of-total-loss time favours large components for any "
-                "learner; issue 30)."
+                "learner)."
             ),
             paper_value="qualitative (spec: rho(tau, A) < -0.6 and < rho(tau, k))",
             metric="qnn_amplitude_priority_margin",
@@ -142,7 +142,7 @@ PAPER = Paper(
                 "the primary circuit is fed by exactly the same number of circuit paths "
                 "(exact count; relative spread 0)."
             ),
-            paper_value="construction (issue 12)",
+            paper_value="construction (ours)",
             metric="flat_band_path_spread",
             comparison="==",
             target=0.0,
@@ -154,7 +154,7 @@ PAPER = Paper(
                 "Construction check: the primary circuit's spectrum extends beyond the "
                 "highest target frequency (the target does not sit at its edge)."
             ),
-            paper_value="construction (issue 12)",
+            paper_value="construction (ours)",
             metric="spectrum_headroom",
             comparison=">",
             target=0.0,
@@ -177,14 +177,14 @@ PAPER = Paper(
     deviations=(
         "Circuit families (Rot layers + CNOT ring, <Z_0>), uniform initial angles, K = 6 "
         "target frequencies and the MLP baselines are the spec's inferences.",
-        "Degeneracy control (ours, issue 12): the primary circuit encodes x with one "
+        "Degeneracy control (ours): the primary circuit encodes x with one "
         "diagonal generator whose eigenvalues are the marks of the optimal 8-mark Golomb "
         "ruler (a rescaled sum of Z strings) on 3 qubits, plus one trainable ancilla and "
         "trainable blocks of depth 2, so every frequency 1..15 has the same path count and "
         "the spectrum reaches 34. The spec's Pauli-encoded 1-qubit L = 8 circuit, whose path "
         "count C(16, 8 + k) falls with k, is kept for the flat-amplitude claim and as "
         "context.",
-        "Learning time (ours, issue 12): the time at which a component has removed 1% of the "
+        "Learning time (ours): the time at which a component has removed 1% of the "
         "total initial loss, on centred models (output at initialisation subtracted); the "
         "spec's amplitude-normalised rho_k <= 0.1 time is reported as context only.",
         "N = 72 training points (64 would alias the flat circuit's top frequencies).",

@@ -74,7 +74,7 @@ PAPER = Paper(
             kind="check",
             statement="Fewer than 10% of the SKF's prior fits drop a block's non-Gaussian "
                       "coefficients (the Gaussian fallback), at every n",
-            paper_value="construction property of our fit (issue 12), not a paper figure",
+            paper_value="construction property of our fit, not a paper figure",
             metric="skf_fallback_step_fraction",
             comparison="<",
             target=0.1,
@@ -85,7 +85,7 @@ PAPER = Paper(
             kind="check",
             statement="With a quartic basis on a linear-Gaussian model the SKF equals the "
                       "Kalman filter (no bias toward a reference quartic)",
-            paper_value="the Gaussian is in the family (oracle, issue 12: 1e-8)",
+            paper_value="the Gaussian is in the family (oracle: 1e-8)",
             metric="quartic_kf_max_abs_diff",
             comparison="abs<=",
             target=1e-8,

@@ -82,7 +82,7 @@ Deviations from the paper
   former n = 8 (and some n = 4) runs.
 - Small dense solves run with one BLAS thread (``threadpoolctl``): on a shared machine
   threaded LAPACK was 10-100x slower for these ~400 x 231 systems.
-- Cost per step (issue 13): the moment maps (``PA``, ``Pb``, the moment-ODE matrix ``G``,
+- Cost per step: the moment maps (``PA``, ``Pb``, the moment-ODE matrix ``G``,
   the binomial changes of coordinates) are sparse and applied to vectors without
   forming matrices, on the rows needed only; the fits inside the RK4 stages solve by
   Cholesky and screen their ``cond`` by LAPACK's 1-norm estimate (the eigenvalues are
