@@ -97,7 +97,6 @@ NOT_YET_PORTED = frozenset(
         "ecfr",
         "noise_aware_routing",
         "arq_vae",
-        "beta_tta",
         "qc_a2s",
         "asvq",
         "adis_law",

@@ -267,6 +267,31 @@ def test_beta_calls_the_api_once_per_sample_and_leaks_no_gradient():
     assert res.calls_per_sample == 1.0 and res.api_calls == res.num_samples == 24
 
 
+class CountOnly:
+    """A user's API: callable with a num_calls counter and nothing else (no forward_time)."""
+
+    def __init__(self, api):
+        self.api = api
+
+    def __call__(self, x):
+        return self.api(x)
+
+    @property
+    def num_calls(self):
+        return self.api.num_calls
+
+
+def test_run_accepts_an_api_without_forward_time():
+    black, steer = _nets()
+    api = BlackBoxAPI(black, input_shape=(1, 12, 12))
+    for method in (BETA(CountOnly(api), steer), NoAdaptation(CountOnly(api)),
+                   ZOOPrompt(CountOnly(api), num_directions=1)):  # fmt: skip
+        res = method.run(_stream())
+        assert res.num_samples == 24 and 0 <= res.accuracy <= 1
+        assert math.isnan(res.api_time_per_sample) and math.isnan(res.added_latency_per_sample)
+        assert res.time_per_sample > 0
+
+
 def test_beta_leaves_the_steering_model_untouched_and_is_deterministic():
     black, steer = _nets()
     before = {k: v.clone() for k, v in steer.state_dict().items()}

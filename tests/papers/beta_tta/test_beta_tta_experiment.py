@@ -22,6 +22,18 @@ def test_smoke_metrics(smoke):
     assert len(smoke.tables["streams"]) == 2 * 2  # 2 corruptions x 2 seeds
 
 
+def test_smoke_measures_the_no_adaptation_control(smoke):
+    m = smoke.metrics
+    assert 0 <= m["beta_noadapt_acc"] <= 1
+    for k in ("beta_noadapt_gain", "beta_noadapt_minus_tent", "beta_noadapt_minus_zoo",
+              "beta_noadapt_worst_drop"):
+        assert math.isfinite(m[k])
+    # The gain claims' metrics carry their interval over seeds (two seeds: finite).
+    for k in ("beta_gain", "beta_noadapt_gain", "beta_minus_zoo"):
+        iv = smoke.intervals[k]
+        assert iv["n"] == 2 and iv["lo"] <= m[k] <= iv["hi"] and iv["method"] == "t over seeds"
+
+
 def test_tiers_are_configs():
     assert set(TIERS) == {"smoke", "small", "paper"}
     assert all(isinstance(c, Config) for c in TIERS.values())

@@ -274,6 +274,16 @@ def _query(api, x: np.ndarray) -> np.ndarray:
     return p
 
 
+def _forward_time(counter) -> float:
+    """Seconds the API reports inside its forward; NaN for an API that does not time itself.
+
+    ``_check_api`` asks only for ``num_calls``: a user's API need not have a
+    ``forward_time``, and then the API time and the added latency are not measured.
+    """
+    t = getattr(counter, "forward_time", None)
+    return math.nan if t is None else float(t)
+
+
 def _mean_entropy(p: np.ndarray) -> float:
     return float(-(p * np.log(np.clip(p, TINY, None))).sum(1).mean())
 
@@ -318,9 +328,11 @@ class TTAResult:
     time_per_sample : float
         Wall seconds per sample of the whole method (volatile).
     api_time_per_sample : float
-        Of that, seconds inside the black box's forward (or round trip).
+        Of that, seconds inside the black box's forward (or round trip); NaN for an API
+        without a ``forward_time`` counter.
     added_latency_per_sample : float
-        ``time_per_sample - api_time_per_sample``: what the method adds to the black box.
+        ``time_per_sample - api_time_per_sample``: what the method adds to the black box
+        (NaN where the API time is).
     predictions : (N,) int64 ndarray
     """
 
@@ -355,7 +367,7 @@ def make_stream(x, y, *, batch_size: int = 32) -> list[tuple[np.ndarray, np.ndar
 class _Method:
     """Shared ``run``: accuracy, counted calls and timing over a stream of (x, y)."""
 
-    _counter = None  # object with num_calls and forward_time
+    _counter = None  # object with num_calls and, optionally, forward_time
 
     def step(self, x) -> TTAOutput:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -364,7 +376,7 @@ class _Method:
         """Adapt online over ``stream`` (an iterable of ``(x, y)`` batches)."""
         preds, labels = [], []
         c = self._counter
-        calls0, api0 = c.num_calls, c.forward_time
+        calls0, api0 = c.num_calls, _forward_time(c)
         tic = time.perf_counter()
         for item in stream:
             if not isinstance(item, (tuple, list)) or len(item) != 2:
@@ -380,7 +392,7 @@ class _Method:
             raise ValueError(f"stream: {len(y)} labels for {len(pred)} samples")
         n = len(y)
         calls = c.num_calls - calls0
-        api_t = c.forward_time - api0
+        api_t = _forward_time(c) - api0
         return TTAResult(float((pred == y).mean()), n, int(calls), calls / n, total / n,
                          api_t / n, (total - api_t) / n, pred)  # fmt: skip
 
