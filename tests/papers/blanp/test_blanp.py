@@ -387,6 +387,12 @@ def test_smoke_run():
     assert all(is_declared(m, METRICS) for m in res.metrics)
     assert res.metrics["check_antithetic_quadratic_error"] < 1e-8
     assert res.metrics["check_cross_layer_grad_max"] == 0.0
-    # the directional-error ratio carries its bootstrap half-width over the examples
-    h = res.metrics["directional_error_ratio_ci"]
-    assert math.isfinite(h) and 0.0 < h < res.metrics["directional_error_ratio"]
+    # the directional-error ratio carries its bootstrap interval over the examples
+    r, iv = res.metrics["directional_error_ratio"], res.intervals["directional_error_ratio"]
+    assert 0.0 < iv["lo"] <= r <= iv["hi"] < math.inf and "bootstrap" in iv["method"]
+    # the controls: the untrained network's paired gaps and backprop's memory ratio
+    for k in ("untrained_minus_bp_min", "untrained_minus_blanp_min", "untrained_minus_dgl_cnn",
+              "mem_ratio_backprop_8_2"):
+        assert math.isfinite(res.metrics[k]), k
+    assert res.metrics["untrained_minus_bp_min"] < 0  # backprop learns something
+    assert res.intervals["blanp_minus_bp_min"]["method"] == "t over seeds (paired)"
