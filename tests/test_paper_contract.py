@@ -92,7 +92,6 @@ def test_smoke_run_is_deterministic_and_claims_are_evaluated(slug):
 #: experiment layer removes its slug; the set only shrinks.
 NOT_YET_PORTED = frozenset(
     {
-        "bros",
         "ecfr",
         "noise_aware_routing",
         "arq_vae",

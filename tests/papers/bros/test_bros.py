@@ -321,3 +321,12 @@ def test_smoke_run():
         assert math.isfinite(res.metrics[name])
     assert res.metrics["memory_ratio_grad_w64"] < 0.5
     assert dataclasses.is_dataclass(E.TIERS["small"])
+    # the controls: the first-order surrogate, MA-SOBA in single-probe BROS's place, and
+    # BROS with a full-rank subspace (whose counted memory is not below MA-SOBA's)
+    for name in ("slope_gap_first_order", "acc_gap_first_order", "ma_soba_over_bros_grad",
+                 "memory_ratio_total_first_full_rank", "memory_ratio_total_min_full_rank"):
+        assert math.isfinite(res.metrics[name]), name
+    assert res.metrics["memory_ratio_total_first_full_rank"] > res.metrics[
+        "memory_ratio_total_first"]
+    # one seed at the smoke tier: the seed intervals are infinite, never zero-width
+    assert res.intervals["slope_gap"]["hi"] == math.inf

@@ -23,7 +23,16 @@ Four measurements, each through the public API:
    and MA-SOBA on full 28x28 MNIST hyper-cleaning with MLPs 784-W-W-10 for each width
    ``W``.
 
-Uncertainties are Student-t 95% half-widths over seeds (``seed_ci``).
+Intervals are Student-t 95% over seeds, paired by seed between methods
+(``Table.paired_diff``); the ratio of final gradient norms is intervalled on the log scale
+(``ratio_t_interval``, its value the geometric mean over seeds).
+
+The estimator's unbiasedness (the oracle) is a property of our construction: those claims
+are checks. Every paper claim has a control, the same statistic where the effect must be
+absent: the first-order surrogate (no Hessian term: it converges to a biased point and
+does no cleaning) in place of BROS for the convergence-order and accuracy claims; MA-SOBA
+(unbiased, full space) in place of single-probe BROS for the stalling claim; and BROS
+with a full-rank subspace (``rank_fraction = 1``) for the memory claims.
 
 Deviations from the paper
 -------------------------
@@ -36,39 +45,37 @@ Deviations from the paper
   smaller ``lr_y`` and ``lr_z`` (config fields ``bros_*``).
 - The decaying step-size schedule of Task 2 is ours (it makes the stochastic rate visible).
 
-What does not reproduce at the small tier, and why we think so
-----------------------------------------------------------------
-- Same order as MA-SOBA, and single-probe BROS stalling: under our reading of the
-  bi-probe estimator its variance is the bottleneck. ``S S^T H T T^T z`` and
-  ``J_xy T T^T z`` have a variance about ``(m/r)^2`` and ``m/r`` times that of the exact
-  terms. The noise does not vanish at the solution (``z* != 0``), so the auxiliary step
-  must be small and BROS tracks ``z*`` slowly. Over our horizon its stationarity curve
-  is flatter than MA-SOBA's. For the same reason the biased single-probe variant (whose
-  variance is lower) is not worse than BROS at this horizon: its bias floor would show
-  only once BROS's variance has been averaged away (longer runs, larger ``r``).
-- Hyper-cleaning accuracy within 1.5 points of MA-SOBA: with equal ``lr_y`` and a
-  variance-limited ``lr_z``, BROS trails MA-SOBA after a few hundred iterations. The
-  paper's runs are far longer.
-- 44.9% less memory: our counted saving stays below that figure at widths 256 and
-  1024. BROS's sketches are saved in every graph of the step, and ``y`` and ``z`` stay
-  full size (``store_z="subspace"`` is not implemented). The saving grows with width as
-  the gradient buffers come to dominate the activations.
+What does not reproduce at the small tier
+-----------------------------------------
+- Same order as MA-SOBA, and single-probe BROS stalling: not yet diagnosed. Under our
+  reading of the bi-probe estimator, ``S S^T H T T^T z`` and ``J_xy T T^T z`` have a
+  variance about ``(m/r)^2`` and ``m/r`` times that of the exact terms (a property of
+  the estimator); no run here varies ``r`` or the horizon to test whether that variance
+  is what flattens BROS's curve or hides the single-probe bias.
+- Hyper-cleaning accuracy within 1.5 points of MA-SOBA: not yet diagnosed (no run varies
+  the step sizes or the number of iterations).
+- 44.9% less memory: our counted saving stays below that figure. The per-component
+  ratios at the first width (``memory_ratio_state_first``, ``memory_ratio_saved_first``,
+  ``memory_ratio_grad_first``, the claims' diagnostics) show which part of the step does
+  not shrink: BROS's sketches are saved in every graph of the step, and ``y`` and ``z``
+  stay full size (``store_z="subspace"`` is not implemented).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
 
 from neurips26.common.data import load_mnist
-from neurips26.common.experiment import RunResult, param
+from neurips26.common.experiment import param
 from neurips26.common.models import MLPClassifier
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.common.stats import seed_ci
 from neurips26.common.torch import get_device, make_generator, seeded
+from neurips26.experiment import Experiment, ratio_t_interval
 
 from . import (
     bros_step,
@@ -128,7 +135,6 @@ class Config:
     memory_widths: tuple[int, ...] = param((256, 1024), help="MLP widths W of the memory "
                                            "count (784-W-W-10)", min=1)
     memory_batch: int = param(128, help="minibatch size of the memory count", min=1)
-    device: str = param("cpu", help="torch device", choices=("cpu", "cuda"))
 
 
 TIERS = {
@@ -145,13 +151,15 @@ TIERS = {
 METRICS = (
     "bi_probe_z", "check_single_probe_formula_z", "single_probe_bias_z",
     "slope_ma_soba", "slope_bros", "slope_bros_single", "slope_first_order",
-    "slope_gap", "slope_gap_ci",
+    "slope_gap", "slope_gap_first_order",
     "grad_sq_ma_soba", "grad_sq_bros", "grad_sq_bros_single", "grad_sq_first_order",
-    "single_over_bros_grad", "single_over_bros_grad_ci",
-    "acc_ma_soba", "acc_bros", "acc_first_order", "acc_gap", "acc_gap_ci",
+    "single_over_bros_grad", "ma_soba_over_bros_grad",
+    "acc_ma_soba", "acc_bros", "acc_first_order", "acc_gap", "acc_gap_first_order",
     "f1_ma_soba", "f1_bros", "f1_first_order",
     "memory_ratio_total_w*", "memory_ratio_state_w*", "memory_ratio_saved_w*",
     "memory_ratio_grad_w*", "memory_ratio_total_min", "memory_ratio_total_first",
+    "memory_ratio_total_min_full_rank", "memory_ratio_total_first_full_rank",
+    "memory_ratio_state_first", "memory_ratio_saved_first", "memory_ratio_grad_first",
 )  # fmt: skip
 
 
@@ -197,16 +205,9 @@ def _oracle(cfg: Config) -> dict[str, float]:
 # --- 2. convergence on the quadratic -------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class QuadRow:
-    method: str
-    seed: int
-    slope: float
-    final_grad_sq: float
-    curve: np.ndarray  # (K,) running min of ||grad Phi||^2
-
-
-def _quad_run(q: QuadraticBilevel, method: str, seed: int, cfg: Config) -> QuadRow:
+def _quad_run(q: QuadraticBilevel, method: str, seed: int, cfg: Config) -> dict:
+    """One method and seed on Task 2: the slope, the final ||grad Phi||^2 and the running
+    minimum of ||grad Phi||^2 (the figure's curve)."""
     prob = q.problem()
     state = init_state(prob)
     gen = make_generator(seed)
@@ -231,18 +232,10 @@ def _quad_run(q: QuadraticBilevel, method: str, seed: int, cfg: Config) -> QuadR
     running = np.minimum.accumulate(curve)
     ks = np.unique(np.geomspace(10, cfg.quad_iter, 20).astype(int))
     slope = float(np.polyfit(np.log(ks), np.log(running[ks - 1]), 1)[0])
-    return QuadRow(method, seed, slope, float(curve[-1]), running)
+    return {"slope": slope, "final_grad_sq": float(curve[-1]), "curve": tuple(running)}
 
 
 # --- 3. hyper-cleaning ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CleanRow:
-    method: str
-    seed: int
-    test_acc: float
-    f1: float
 
 
 def _mnist(cfg: Config, seed: int, pool: int):
@@ -262,9 +255,9 @@ def _mnist(cfg: Config, seed: int, pool: int):
     return xtr[tr], noisy, flipped, xtr[va], ds.y_train[va], xte, ds.y_test
 
 
-def _clean_run(method: str, seed: int, cfg: Config, data) -> CleanRow:
+def _clean_run(method: str, seed: int, cfg: Config, data, device: str = "cpu") -> dict:
     xtr, noisy, flipped, xva, yva, xte, yte = data
-    dev = get_device(cfg.device)
+    dev = get_device(device)
     with seeded(seed):
         model = MLPClassifier(xtr.shape[1], cfg.hidden, 10).to(dev)
     prob = hyper_cleaning_problem(model, xtr, noisy, xva, yva, mu=cfg.hc_mu)
@@ -288,103 +281,151 @@ def _clean_run(method: str, seed: int, cfg: Config, data) -> CleanRow:
     flagged = (state.x < 0).cpu().numpy()  # sigmoid(x_i) < 1/2
     tp = float((flagged & flipped).sum())
     f1 = 2 * tp / max(1.0, float(flagged.sum() + flipped.sum()))
-    return CleanRow(method, seed, float((pred == yte).mean()), f1)
+    return {"test_acc": float((pred == yte).mean()), "f1": f1}
 
 
 # --- 4. memory -----------------------------------------------------------------------------
 
 
-def _memory(cfg: Config, data) -> tuple[dict[str, float], list[dict]]:
+def _memory(cfg: Config, data, w: int) -> list[dict]:
+    """Counted bytes of one step of MA-SOBA, BROS and (the control) BROS with a full-rank
+    subspace (``rank_fraction = 1``) on the 784-w-w-10 hyper-cleaning MLP."""
     xtr, noisy, _, xva, yva, _, _ = data
-    out, rows = {}, []
-    totals = []
-    for w in cfg.memory_widths:
-        with seeded(cfg.seed):
-            model = MLPClassifier(xtr.shape[1], (w, w), 10)
-        prob = hyper_cleaning_problem(model, xtr, noisy, xva, yva, mu=cfg.hc_mu)
-        b = next(hyper_cleaning_batches(len(xtr), len(xva), cfg.memory_batch, seed=cfg.seed))
-        state = init_state(prob)
-        ma = measure_step_memory(ma_soba_step, state, prob, b, lr_x=1.0, lr_y=0.1, lr_z=0.1,
-                                 theta=cfg.theta)  # fmt: skip
-        br = measure_step_memory(bros_step, state, prob, b, lr_x=1.0, lr_y=0.1, lr_z=0.1,
-                                 theta=cfg.theta, rank_fraction=cfg.rank_fraction,
-                                 generator=make_generator(cfg.seed))  # fmt: skip
-        ratio = br.ratio(ma)
-        for comp, val in ratio.items():
-            out[f"memory_ratio_{comp}_w{w}"] = val
-        totals.append(ratio["total"])
-        for name, rep in (("ma_soba", ma), ("bros", br)):
-            rows.append({"width": w, "method": name, "state_bytes": rep.state_bytes,
-                         "saved_tensor_bytes_peak": rep.saved_tensor_bytes_peak,
-                         "grad_buffer_bytes": rep.grad_buffer_bytes,
-                         "total_bytes": rep.total_bytes})  # fmt: skip
-    out["memory_ratio_total_min"] = min(totals)
-    out["memory_ratio_total_first"] = totals[0]
-    return out, rows
+    with seeded(cfg.seed):
+        model = MLPClassifier(xtr.shape[1], (w, w), 10)
+    prob = hyper_cleaning_problem(model, xtr, noisy, xva, yva, mu=cfg.hc_mu)
+    b = next(hyper_cleaning_batches(len(xtr), len(xva), cfg.memory_batch, seed=cfg.seed))
+    state = init_state(prob)
+    ma = measure_step_memory(ma_soba_step, state, prob, b, lr_x=1.0, lr_y=0.1, lr_z=0.1,
+                             theta=cfg.theta)  # fmt: skip
+    reps = {"ma_soba": ma}
+    for name, frac in (("bros", cfg.rank_fraction), ("bros_full_rank", 1.0)):
+        reps[name] = measure_step_memory(bros_step, state, prob, b, lr_x=1.0, lr_y=0.1,
+                                         lr_z=0.1, theta=cfg.theta, rank_fraction=frac,
+                                         generator=make_generator(cfg.seed))  # fmt: skip
+    rows = []
+    for name, rep in reps.items():
+        ratio = rep.ratio(ma)
+        rows.append({"method": name, "state_bytes": rep.state_bytes,
+                     "saved_tensor_bytes_peak": rep.saved_tensor_bytes_peak,
+                     "grad_buffer_bytes": rep.grad_buffer_bytes,
+                     "total_bytes": rep.total_bytes,
+                     **{f"ratio_{comp}": val for comp, val in ratio.items()}})  # fmt: skip
+    return rows
 
 
 # --- the run --------------------------------------------------------------------------------
 
 
-def _ci(values) -> tuple[float, float]:
-    ci = seed_ci(np.asarray(values, dtype=float))
-    return ci.estimate, ci.half_width
+class BROSExperiment(Experiment):
+    """Units: the estimator oracle; each (method, seed) of Task 2; each (seed, method) of
+    hyper-cleaning; each width of the memory count."""
+
+    Config, TIERS, METRICS = Config, TIERS, METRICS
+    UNIT_TABLE = None
+    CAPTIONS: ClassVar[dict[str, str]] = {
+        "stationarity": "Task 2: running minimum of the exact ||grad Phi||^2 against "
+                        "iterations (mean over seeds); the paper's convergence-order "
+                        "statement."}  # fmt: skip
+
+    def setup(self, cfg: Config, ctx) -> dict:
+        return {"cfg": cfg, "mnist": {},
+                "quad": QuadraticBilevel.random(dim_x=cfg.dim_x, dim_y=cfg.dim_y, seed=cfg.seed)}
+
+    def grid(self, cfg: Config):
+        seeds = [cfg.seed + i for i in range(cfg.num_seeds)]
+        return [{"task": "oracle"},
+                *({"task": "quadratic", "method": m, "seed": s}
+                  for m in QUAD_METHODS for s in seeds),
+                *({"task": "hyper_cleaning", "method": m, "seed": s}
+                  for s in seeds for m in HC_METHODS),
+                *({"task": "memory", "width": w} for w in cfg.memory_widths)]
+
+    @staticmethod
+    def _data(state, seed: int, pool: int):
+        key = (seed, pool)
+        if key not in state["mnist"]:
+            state["mnist"][key] = _mnist(state["cfg"], seed, pool)
+        return state["mnist"][key]
+
+    def measure(self, unit, state, ctx):
+        cfg, task = state["cfg"], unit["task"]
+        if task == "oracle":
+            return _oracle(cfg)
+        if task == "quadratic":
+            return _quad_run(state["quad"], unit["method"], unit["seed"], cfg)
+        if task == "hyper_cleaning":
+            data = self._data(state, unit["seed"], cfg.pool)
+            return _clean_run(unit["method"], unit["seed"], cfg, data, ctx.device)
+        return _memory(cfg, self._data(state, cfg.seed, 1), unit["width"])
+
+    def summarize(self, table, cfg: Config, ctx) -> dict:
+        (oracle,) = table.where(task="oracle").rows
+        m: dict = {k: oracle[k] for k in ("bi_probe_z", "check_single_probe_formula_z",
+                                          "single_probe_bias_z")}
+        quad = table.where(task="quadratic")
+        for meth in QUAD_METHODS:
+            rows = quad.where(method=meth)
+            m[f"slope_{meth}"] = float(np.mean(rows.column("slope")))
+            m[f"grad_sq_{meth}"] = float(np.mean(rows.column("final_grad_sq")))
+        m["slope_gap"] = quad.paired_diff("slope", {"method": "bros"}, {"method": "ma_soba"})
+        m["slope_gap_first_order"] = quad.paired_diff("slope", {"method": "first_order"},
+                                                      {"method": "ma_soba"})
+        for name, (a, b) in {"single_over_bros_grad": ("bros_single", "bros"),
+                             "ma_soba_over_bros_grad": ("ma_soba", "bros")}.items():
+            ga, gb = (quad.where(method=a).column("final_grad_sq"),
+                      quad.where(method=b).column("final_grad_sq"))  # same seed order
+            m[name] = ratio_t_interval([math.sqrt(x / y) for x, y in zip(ga, gb, strict=True)])
+        clean = table.where(task="hyper_cleaning")
+        for meth in HC_METHODS:
+            rows = clean.where(method=meth)
+            m[f"acc_{meth}"] = float(np.mean(rows.column("test_acc")))
+            m[f"f1_{meth}"] = float(np.mean(rows.column("f1")))
+        m["acc_gap"] = clean.paired_diff("test_acc", {"method": "bros"}, {"method": "ma_soba"})
+        m["acc_gap_first_order"] = clean.paired_diff("test_acc", {"method": "first_order"},
+                                                     {"method": "ma_soba"})
+        mem = table.where(task="memory")
+        totals: dict[str, list[float]] = {"bros": [], "bros_full_rank": []}
+        for r in mem.where(method="bros"):
+            for comp in ("total", "state", "saved", "grad"):
+                m[f"memory_ratio_{comp}_w{r['width']}"] = r[f"ratio_{comp}"]
+        for meth, tot in totals.items():
+            tot.extend(float(v) for v in mem.where(method=meth).column("ratio_total"))
+        first = mem.where(method="bros", width=cfg.memory_widths[0]).rows[0]
+        for comp in ("state", "saved", "grad"):
+            m[f"memory_ratio_{comp}_first"] = first[f"ratio_{comp}"]
+        m["memory_ratio_total_min"] = min(totals["bros"])
+        m["memory_ratio_total_first"] = totals["bros"][0]
+        m["memory_ratio_total_min_full_rank"] = min(totals["bros_full_rank"])
+        m["memory_ratio_total_first_full_rank"] = totals["bros_full_rank"][0]
+        return m
+
+    def tables(self, table, summary, cfg: Config) -> dict:
+        quad = [{"method": r["method"], "seed": r["seed"], "slope": r["slope"],
+                 "final_grad_sq": r["final_grad_sq"]} for r in table.where(task="quadratic")]
+        clean = [{"method": r["method"], "seed": r["seed"], "test_acc": r["test_acc"],
+                  "f1": r["f1"]} for r in table.where(task="hyper_cleaning")]
+        mem = [{"width": r["width"], "method": r["method"], "state_bytes": r["state_bytes"],
+                "saved_tensor_bytes_peak": r["saved_tensor_bytes_peak"],
+                "grad_buffer_bytes": r["grad_buffer_bytes"], "total_bytes": r["total_bytes"]}
+               for r in table.where(task="memory")]  # fmt: skip
+        return {"quadratic": quad, "hyper_cleaning": clean, "memory": mem}
+
+    def figures(self, table, summary, cfg: Config) -> dict:
+        fig, axes = new_figure()
+        ax = axes[0]
+        quad = table.where(task="quadratic")
+        for meth in QUAD_METHODS:
+            curve = np.mean([r["curve"] for r in quad.where(method=meth)], axis=0)
+            ax.loglog(np.arange(1, len(curve) + 1), curve, label=meth)
+        ax.set_xlabel("iteration k")
+        ax.set_ylabel("min_{j<=k} ||grad Phi(x_j)||^2")
+        ax.legend()
+        return {"stationarity": figure_png(fig)}
+
+    def notes(self, table, summary, cfg: Config):
+        return ("one seed: the seed intervals are infinite",) if cfg.num_seeds < 2 else ()
 
 
-def run(config: Config) -> RunResult:
-    cfg = config
-    get_device(cfg.device)  # refuses cuda where none is present (Task 2 stays on the CPU)
-    seeds = [cfg.seed + i for i in range(cfg.num_seeds)]
-    metrics: dict[str, float] = dict(_oracle(cfg))
-
-    q = QuadraticBilevel.random(dim_x=cfg.dim_x, dim_y=cfg.dim_y, seed=cfg.seed)
-    quad = [_quad_run(q, m, s, cfg) for m in QUAD_METHODS for s in seeds]
-    by = {m: [r for r in quad if r.method == m] for m in QUAD_METHODS}
-    for m in QUAD_METHODS:
-        metrics[f"slope_{m}"] = float(np.mean([r.slope for r in by[m]]))
-        metrics[f"grad_sq_{m}"] = float(np.mean([r.final_grad_sq for r in by[m]]))
-    gap = [a.slope - b.slope for a, b in zip(by["bros"], by["ma_soba"], strict=True)]
-    metrics["slope_gap"], metrics["slope_gap_ci"] = _ci(gap)
-    ratio = [math.sqrt(a.final_grad_sq / b.final_grad_sq)
-             for a, b in zip(by["bros_single"], by["bros"], strict=True)]  # fmt: skip
-    metrics["single_over_bros_grad"], metrics["single_over_bros_grad_ci"] = _ci(ratio)
-
-    data = _mnist(cfg, cfg.seed, cfg.pool)
-    clean = [_clean_run(m, s, cfg, data if s == cfg.seed else _mnist(cfg, s, cfg.pool))
-             for s in seeds for m in HC_METHODS]  # fmt: skip
-    for m in HC_METHODS:
-        metrics[f"acc_{m}"] = float(np.mean([r.test_acc for r in clean if r.method == m]))
-        metrics[f"f1_{m}"] = float(np.mean([r.f1 for r in clean if r.method == m]))
-    acc = {m: [r.test_acc for r in clean if r.method == m] for m in HC_METHODS}
-    metrics["acc_gap"], metrics["acc_gap_ci"] = _ci(
-        np.subtract(acc["bros"], acc["ma_soba"]))
-
-    mem, mem_rows = _memory(cfg, _mnist(cfg, cfg.seed, 1))
-    metrics.update(mem)
-
-    fig, axes = new_figure()
-    ax = axes[0]
-    for m in QUAD_METHODS:
-        curve = np.mean([r.curve for r in by[m]], axis=0)
-        ax.loglog(np.arange(1, len(curve) + 1), curve, label=m)
-    ax.set_xlabel("iteration k")
-    ax.set_ylabel("min_{j<=k} ||grad Phi(x_j)||^2")
-    ax.legend()
-    notes = ()
-    if cfg.num_seeds < 2:
-        notes = ("one seed: the seed CIs are infinite",)
-    return RunResult(
-        metrics=metrics,
-        tables={
-            "quadratic": [{"method": r.method, "seed": r.seed, "slope": r.slope,
-                           "final_grad_sq": r.final_grad_sq} for r in quad],
-            "hyper_cleaning": [{"method": r.method, "seed": r.seed, "test_acc": r.test_acc,
-                                "f1": r.f1} for r in clean],
-            "memory": mem_rows,
-        },
-        figures={"stationarity": figure_png(fig)},
-        captions={"stationarity": "Task 2: running minimum of the exact ||grad Phi||^2 "
-                                  "against iterations (mean over seeds); the paper's "
-                                  "convergence-order statement."},
-        notes=notes,
-    )
+EXPERIMENT = BROSExperiment()
+run = EXPERIMENT.run

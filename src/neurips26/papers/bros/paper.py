@@ -1,6 +1,6 @@
 """bros: metadata and claims (standard library and the registry only)."""
 
-from neurips26.registry import Claim, Paper
+from neurips26.registry import Claim, Paper, Resources
 
 PAPER = Paper(
     slug="bros",
@@ -29,6 +29,7 @@ PAPER = Paper(
             comparison="<=",
             target=3.0,
             tiers=("small", "paper"),
+            kind="check",
         ),
         Claim(
             id="single_probe_biased",
@@ -41,6 +42,7 @@ PAPER = Paper(
             comparison=">=",
             target=10.0,
             tiers=("small", "paper"),
+            kind="check",
         ),
         Claim(
             id="single_probe_formula",
@@ -66,8 +68,8 @@ PAPER = Paper(
             metric="slope_gap",
             comparison="abs<=",
             target=0.25,
-            uncertainty="slope_gap_ci",
             tiers=("small", "paper"),
+            control="slope_gap_first_order",
         ),
         Claim(
             id="single_probe_stalls",
@@ -79,8 +81,8 @@ PAPER = Paper(
             metric="single_over_bros_grad",
             comparison=">=",
             target=5.0,
-            uncertainty="single_over_bros_grad_ci",
             tiers=("small", "paper"),
+            control="ma_soba_over_bros_grad",
         ),
         Claim(
             id="accuracy_matches",
@@ -92,8 +94,8 @@ PAPER = Paper(
             metric="acc_gap",
             comparison=">=",
             target=-0.015,
-            uncertainty="acc_gap_ci",
             tiers=("small", "paper"),
+            control="acc_gap_first_order",
         ),
         Claim(
             id="memory_saving",
@@ -106,6 +108,9 @@ PAPER = Paper(
             comparison="<=",
             target=0.8,
             tiers=("small", "paper"),
+            control="memory_ratio_total_first_full_rank",
+            diagnostics=("memory_ratio_state_first", "memory_ratio_saved_first",
+                         "memory_ratio_grad_first"),
         ),
         Claim(
             id="memory_saving_up_to",
@@ -118,6 +123,9 @@ PAPER = Paper(
             comparison="<=",
             target=0.551,
             tiers=("small", "paper"),
+            control="memory_ratio_total_min_full_rank",
+            diagnostics=("memory_ratio_state_first", "memory_ratio_saved_first",
+                         "memory_ratio_grad_first"),
         ),
     ),
     deviations=(
@@ -145,4 +153,5 @@ PAPER = Paper(
                   "MNIST images with 784-256-256-10, 20,000 iterations, 5 seeds; memory to "
                   "width 4096; not run here"),
     ),
+    resources=Resources(cpus=1, memory_gb=2.0, gpu=1),
 )
