@@ -101,7 +101,6 @@ NOT_YET_PORTED = frozenset(
         "seagram",
         "delta_mem",
         "cil_decentering",
-        "state_pred_sep",
         "wisp",
         "sign_code",
         "steering_hessian",

@@ -51,9 +51,15 @@ def test_tokens_to_reach_interpolates():
 def test_smoke_run_metrics_claims_and_cache():
     first = run(TIERS["smoke"])
     m = first.metrics
-    for name in ("gap_tokens", "gap_tokens_ci", "gap_pause", "gap_flops", "local_frac_standard",
+    for name in ("gap_tokens", "gap_pause", "gap_flops", "local_frac_standard",
                  "cache_max_abs_diff", "flop_count_rel_error", "mask_mismatches"):
         assert name in m, name
+    # the controls: the pause model in the separated model's place, the untrained GPT
+    for name in ("gap_tokens_pause", "gap_flops_pause", "local_frac_standard_untrained"):
+        assert math.isfinite(m[name]), name
+    assert 0 < m["local_frac_standard_untrained"] <= 1
+    iv = first.intervals["gap_tokens"]
+    assert iv["n"] == 2 and iv["lo"] <= m["gap_tokens"] <= iv["hi"]
     assert m["num_runs"] == 2 * 4 and m["num_cached_runs"] == 0
     assert m["mask_mismatches"] == 0 and m["flop_count_rel_error"] == 0
     assert m["cache_max_abs_diff"] < 1e-5 and m["cache_greedy_match"]
