@@ -97,7 +97,6 @@ NOT_YET_PORTED = frozenset(
         "arq_vae",
         "qc_a2s",
         "asvq",
-        "adis_law",
         "seagram",
         "delta_mem",
         "cil_decentering",

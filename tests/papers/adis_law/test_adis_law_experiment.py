@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 
@@ -23,7 +24,17 @@ def test_smoke_run_and_claims():
     assert "heldout" in res.figures
     # the behaviour statistics carry a bootstrap over the injected fit runs
     for name in ("rise_fall_fraction", "deviation_r2", "adaptation_loglog_r2"):
-        assert m[f"{name}_ci"] >= 0
+        iv = res.intervals[name]
+        assert iv["lo"] <= m[name] <= iv["hi"] and "bootstrap over runs" in iv["method"]
+    assert "stratified by group" in res.intervals["rank_spearman"]["method"]
+    # the controls are measured
+    for name in ("traj_spearman_across_decoupled", "traj_spearman_within_decoupled",
+                 "tail_rel_error_nopolicy", "rise_fall_fraction_shuffled",
+                 "adaptation_loglog_r2_steps", "rank_spearman_nearest"):
+        assert math.isfinite(m[name]), name
+    # one held-out ranking at the smoke tier: 4 policies, chance rate 2/4
+    assert m["rank_best_in_top2_chance"] == 0.5 and m["rank_best_in_top2"] in (0.0, 1.0)
+    assert res.intervals["rank_best_in_top2"]["n"] == 1
     verdicts = {c.id: c.verdict for c in get_paper("adis_law").evaluate(m, "smoke")}
     assert verdicts["policy_ranking"] == NOT_RUN  # paper claims are small/paper tier only
     assert verdicts["fit_recovers_law"] != NOT_RUN
@@ -50,7 +61,7 @@ def test_heldout_policies_form_a_latin_square():
 def test_config_ranges():
     cfg = experiment.TIERS["small"]
     with pytest.raises(ConfigError, match="device"):
-        apply_overrides(cfg, {"device": "tpu"})
+        apply_overrides(cfg, {"device": "cuda"})  # the device is the runner's, not a field
     with pytest.raises(ConfigError, match="fractions"):
         apply_overrides(cfg, {"fractions": "0.5,1.5"})
     with pytest.raises(ValueError, match="widths"):
