@@ -96,7 +96,6 @@ NOT_YET_PORTED = frozenset(
         "noise_aware_routing",
         "arq_vae",
         "qc_a2s",
-        "asvq",
         "seagram",
         "delta_mem",
         "cil_decentering",

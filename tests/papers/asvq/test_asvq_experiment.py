@@ -24,7 +24,9 @@ def test_smoke_metrics(smoke):
     assert all(is_declared(k, METRICS) for k in m)
     assert set(VOLATILE) == set(smoke.volatile)
     cfg = TIERS["smoke"]
-    assert len(smoke.tables["tokenizers"]) == (len(METHODS) + len(cfg.variants)) * cfg.num_seeds
+    # every method, the frozen-codebook control and the variants, on every seed
+    assert len(smoke.tables["tokenizers"]) == (len(METHODS) + 1 + len(cfg.variants)) * \
+        cfg.num_seeds
     for method in METHODS:
         assert 0 < m[f"usage_digits_{method}_k256"] <= 1
         assert 1 <= m[f"perplexity_digits_{method}_k256"] <= 256
@@ -34,6 +36,21 @@ def test_smoke_metrics(smoke):
     assert m["check_straight_through_error"] < 1e-6
     assert 0 < m["flops_ratio_simvq"] < 1.0  # ASVQ skips SimVQ's K x d x d product
     assert all(math.isfinite(v) for v in m.values())
+    # the controls: the frozen codebook (mu, sigma never trained) in ASVQ's place
+    for name in ("usage_ratio_vanilla_frozen", "mse_ratio_simvq_worst_frozen",
+                 "mse_std_ratio_worst_frozen", "spikes_excess_worst_frozen",
+                 "frozen_vs_best_variant"):
+        assert name in m, name
+    # ratios are geometric means over seeds, intervalled on the log scale
+    iv = smoke.intervals["usage_ratio_vanilla"]
+    assert iv["method"] == "t over seeds on the log scale" and iv["n"] == cfg.num_seeds
+    assert 0 < iv["lo"] <= m["usage_ratio_vanilla"] <= iv["hi"]
+
+
+def test_frozen_control_trains_no_codebook_parameter():
+    q = make_quantizer("asvq_frozen", 4, 8, seed=0, commitment_weight=0.25)
+    assert not any(p.requires_grad for p in q.parameters())
+    assert q.codebook.shape == (8, 4)
 
 
 def test_make_quantizer_names_every_variant():

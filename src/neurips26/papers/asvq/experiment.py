@@ -9,9 +9,18 @@ usage and perplexity, reconstruction MSE, loss spikes (steps above twice the tra
 median) and, across seeds, the spread of the final MSE. The quantizers' learned
 parameters are counted, their forward+backward FLOPs counted by torch, and their step
 times measured side by side within the run. Seeds vary the network initialisation, the
-frozen basis and the batch order; uncertainties are 95% Student-t half-widths over seeds
-of per-seed ratios (``common.stats.seed_ci``). Trained results are cached
-(``common.cache``); the cache is never needed.
+frozen basis and the batch order; a ratio between two quantizers is the geometric mean
+over seeds of the per-seed ratios, with its 95% Student-t interval on the log scale
+(``ratio_t_interval``). Trained results are cached (``common.cache``); the cache is never
+needed.
+
+The control of every quality and stability claim is the same statistic with ASVQ's
+codebook frozen (``asvq_frozen``: the same frozen Gaussian basis with ``mu = 0`` and
+``sigma = 1`` held fixed, its 2d parameters at learning rate 0, the encoder and decoder
+trained as for ASVQ), trained at every K of every data set. A gain over vanilla VQ that
+the frozen codebook shows as well is not the adaptive scale's. The cost claims are ratios
+against SimVQ itself; "decoupled" (the standard VQ loss split) is a check of our
+construction.
 
 Deviations from the paper
 -------------------------
@@ -41,23 +50,19 @@ Deviations from the paper
   seed spread and spikes <= vanilla's; FLOPs and step time <= 1.05x SimVQ's; the affine
   variant within 5% of the best variant.
 
-What does not reproduce at the small tier, and why we think so
-----------------------------------------------------------------
-- ASVQ is not competitive with SimVQ on usage or reconstruction. With 2d parameters the
-  codebook stays an axis-aligned Gaussian cloud around ``mu``; the encoder's latents fill
-  a small, correlated region of it, and only the few codes that happen to lie there are
-  used. SimVQ's d x d map can rotate and squash the whole codebook onto that region, the
-  per-dimension scales cannot. In our reading, 2d parameters are not "just enough" at
-  this scale; the paper's own reparameterization may well be richer.
-- Against vanilla VQ, ASVQ's usage is several times larger on average, but vanilla's
-  usage is so small (a handful of codes) that the per-seed ratio varies widely over 3
-  seeds and the verdict is inconclusive; the reconstruction ratio straddles 1 too.
+What does not reproduce at the small tier
+-----------------------------------------
+- ASVQ is not competitive with SimVQ on usage or reconstruction. Why is not yet
+  diagnosed: the variants (``diag``, ``per_code``, ``ema_stats``) and the frozen codebook
+  are the runs that bear on it; a richer reading of the reparameterization is not run.
+- Against vanilla VQ, vanilla's usage is so small (a handful of codes) that the per-seed
+  ratio varies widely over 3 seeds and its interval is wide; the reconstruction ratio's
+  interval straddles 1 too.
 - Stability does not improve: ASVQ has loss spikes where vanilla VQ has none on images,
-  and a larger seed spread. Every code moves whenever ``mu`` or ``sigma`` moves, so one
-  step of the scales can reassign many latents at once.
-- Step time is a little above SimVQ's at d = 32, where SimVQ's K x d x d product is
-  cheap (the spec expected the gap to vanish); ASVQ's elementwise ``mu + sigma * b`` over
-  K x d costs about as much. The counted-FLOPs claim passes, but torch's counter counts
+  and a larger seed spread. The frozen-codebook control (``mu`` and ``sigma`` never move)
+  is the run that tests whether the moving scales cause them.
+- Step time is a little above SimVQ's at d = 32 (the spec expected the gap to vanish);
+  why is not yet diagnosed. The counted-FLOPs claim passes, but torch's counter counts
   matrix products only, not the elementwise ops that replace SimVQ's product.
 - EMA VQ with dead-code expiry, a baseline with no reparameterization at all, has the
   highest usage and the lowest MSE in every setting we ran.
@@ -67,16 +72,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
 
 from neurips26.common.cache import cache_key, cached_arrays
 from neurips26.common.data import DataNotInstalledError, load_digits, load_mnist
-from neurips26.common.experiment import RunResult, param
+from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.common.stats import bootstrap_ci, seed_ci
 from neurips26.common.torch import seeded
+from neurips26.experiment import Estimate, Experiment, bootstrap_interval, ratio_t_interval
 
 from . import (
     ASVQ,
@@ -94,6 +100,9 @@ from . import (
 
 DATASETS = ("digits", "mnist", "speech")
 METHODS = ("vanilla", "ema", "simvq", "asvq")
+#: The control arm: ASVQ's frozen Gaussian codebook with mu = 0 and sigma = 1 held fixed
+#: (its 2d parameters at learning rate 0), the encoder and decoder trained as for ASVQ.
+FROZEN = "asvq_frozen"
 VARIANTS = ("diag", "per_code", "ema_stats")
 
 
@@ -120,7 +129,6 @@ class Config:
     hidden: int = param(32, help="width of the convolutions", min=1, max=1024)
     commitment_weight: float = param(0.25, help="beta", min=0.0, max=10.0)
     timing_repeats: int = param(20, help="timed quantizer steps per method", min=1)
-    device: str = param("cpu", help="torch device", choices=("cpu", "cuda"))
 
 
 TIERS = {
@@ -135,22 +143,25 @@ TIERS = {
 
 METRICS = (
     "mse_*_*_k*", "usage_*_*_k*", "perplexity_*_*_k*", "spikes_*_*_k*", "mse_std_*_*_k*",
-    "usage_ratio_vanilla", "usage_ratio_vanilla_ci", "usage_ratio_simvq",
-    "usage_ratio_simvq_ci", "mse_ratio_vanilla_worst", "mse_ratio_vanilla_worst_ci",
-    "mse_ratio_simvq_worst", "mse_ratio_simvq_worst_ci", "mse_std_ratio_worst",
-    "spikes_excess_worst", "affine_vs_best_variant", "affine_vs_best_variant_ci",
+    "usage_ratio_vanilla", "usage_ratio_simvq", "mse_ratio_vanilla_worst",
+    "mse_ratio_simvq_worst", "mse_std_ratio_worst", "spikes_excess_worst",
+    "affine_vs_best_variant",
+    "usage_ratio_vanilla_frozen", "usage_ratio_simvq_frozen", "mse_ratio_vanilla_worst_frozen",
+    "mse_ratio_simvq_worst_frozen", "mse_std_ratio_worst_frozen", "spikes_excess_worst_frozen",
+    "frozen_vs_best_variant",
     "asvq_extra_params", "simvq_extra_params", "vanilla_extra_params",
-    "flops_ratio_simvq", "step_time_ratio_simvq", "step_time_ratio_simvq_ci",
+    "flops_ratio_simvq", "step_time_ratio_simvq",
     "step_time_ratio_vanilla", "sec_per_step_asvq", "sec_per_step_simvq",
     "check_assign_mismatches", "check_straight_through_error", "check_perplexity_error",
     "check_asvq_params_error", "check_simvq_params_error", "check_decoupling_leak",
 )
-VOLATILE = ("step_time_ratio_simvq", "step_time_ratio_simvq_ci", "step_time_ratio_vanilla",
+VOLATILE = ("step_time_ratio_simvq", "step_time_ratio_vanilla",
             "sec_per_step_asvq", "sec_per_step_simvq")  # fmt: skip
 
 
 def make_quantizer(method: str, dim: int, k: int, *, seed: int, commitment_weight: float):
-    """The quantizer of ``method`` (a baseline, ``"asvq"`` or ``"asvq_<variant>"``)."""
+    """The quantizer of ``method`` (a baseline, ``"asvq"``, ``"asvq_<variant>"`` or the
+    control ``"asvq_frozen"``)."""
     kw = {"commitment_weight": commitment_weight, "seed": seed}
     if method == "vanilla":
         return VanillaVQ(dim, k, **kw)
@@ -158,6 +169,11 @@ def make_quantizer(method: str, dim: int, k: int, *, seed: int, commitment_weigh
         return EMAVQ(dim, k, **kw)
     if method == "simvq":
         return SimVQ(dim, k, **kw)
+    if method == FROZEN:  # the control: the affine ASVQ whose mu and sigma never move
+        q = ASVQ(dim, k, scale="affine", **kw)
+        q.mu.requires_grad_(False)
+        q.rho.requires_grad_(False)
+        return q
     scale = "affine" if method == "asvq" else method.removeprefix("asvq_")
     return ASVQ(dim, k, scale=scale, **kw)
 
@@ -181,19 +197,7 @@ def _data(name: str, cfg: Config):
     return _images(name, cfg)
 
 
-@dataclass(frozen=True)
-class Row:
-    dataset: str
-    method: str
-    k: int
-    seed: int
-    mse: float
-    usage: float
-    perplexity: float
-    spikes: int
-
-
-def _measure(name, data, method, k, s, cfg: Config) -> Row:
+def _measure(name, data, method, k, s, cfg: Config, device: str = "cpu") -> dict:
     x_tr, x_te = data
     batch = cfg.audio_batch_size if name == "speech" else cfg.batch_size
     seed = 1000 * cfg.seed + s
@@ -205,7 +209,7 @@ def _measure(name, data, method, k, s, cfg: Config) -> Row:
         ae = VQAutoencoder(1, quantizer=q, dim=cfg.dim, hidden=cfg.hidden, seed=seed)
         tr = train_vqae(ae, x_tr, max_iter=cfg.max_iter, lr=cfg.lr,
                         batch_size=min(batch, len(x_tr)), seed=seed,
-                        device=cfg.device)  # fmt: skip
+                        device=device)  # fmt: skip
         ev = evaluate_vqae(ae.cpu(), x_te)
         return {"eval": np.array([ev.recon_mse, ev.usage, ev.perplexity, tr.loss_spikes])}
 
@@ -214,20 +218,21 @@ def _measure(name, data, method, k, s, cfg: Config) -> Row:
                     seed, modules=("neurips26.papers.asvq",))  # fmt: skip
     arrays, _ = cached_arrays("asvq_tokenizer", key, compute)
     mse, usage, ppl, spikes = arrays["eval"].tolist()
-    return Row(name, method, k, s, mse, usage, ppl, int(spikes))
+    return {"mse": mse, "usage": usage, "perplexity": ppl, "spikes": int(spikes)}
 
 
-def _per_seed(rows, name, method, k, attr):
-    sel = sorted((r for r in rows if (r.dataset, r.method, r.k) == (name, method, k)),
-                 key=lambda r: r.seed)  # fmt: skip
-    return np.array([getattr(r, attr) for r in sel], dtype=float)
+def _per_seed(sel, attr) -> np.ndarray:
+    """Column ``attr`` of the rows ``sel`` (one setting), in seed order."""
+    rows = sorted(sel, key=lambda r: r["seed"])
+    return np.array([r[attr] for r in rows], dtype=float)
 
 
-def _ratio_ci(rows, name, a, b, k, attr):
-    ratio = _per_seed(rows, name, a, k, attr) / np.maximum(_per_seed(rows, name, b, k, attr),
-                                                           1e-12)  # fmt: skip
-    ci = seed_ci(ratio)
-    return float(ci.estimate), float(ci.half_width)
+def _ratio(at, a, b, k, attr):
+    """Geometric mean over seeds of ``attr[a] / attr[b]`` at ``K = k``, paired by seed,
+    with its Student-t interval on the log scale."""
+    num = _per_seed(at.where(method=a, k=k), attr)
+    den = np.maximum(_per_seed(at.where(method=b, k=k), attr), 1e-12)
+    return ratio_t_interval(num / den)
 
 
 def _quantizer_costs(cfg: Config, k: int) -> dict:
@@ -255,13 +260,14 @@ def _quantizer_costs(cfg: Config, k: int) -> dict:
             step(q)
             times[m].append(time.perf_counter() - t0)
     sec = {m: float(np.median(v)) for m, v in times.items()}
-    # The ratio's uncertainty: a bootstrap over the interleaved repeats (each repeat times
-    # every method once, so they are resampled as pairs), symmetric about the estimate.
+    # The ratio's interval: a bootstrap over the interleaved repeats (each repeat times
+    # every method once, so they are resampled as pairs).
     paired = np.column_stack([times["asvq"], times["simvq"]])  # (repeats, 2)
-    ci = bootstrap_ci(paired, lambda t: float(np.median(t[:, 0]) / np.median(t[:, 1])))
-    half = max(ci.high - ci.estimate, ci.estimate - ci.low)
+    ratio = bootstrap_interval(paired, lambda t: float(np.median(t[:, 0]) / np.median(t[:, 1])),
+                               num_resamples=1000, seed=0, unit="repeats")
     return {
-        "step_time_ratio_simvq_ci": float(half) if len(paired) > 1 else float("inf"),
+        "step_time_ratio_simvq_lo": ratio.lo, "step_time_ratio_simvq_hi": ratio.hi,
+        "step_time_ratio_simvq_method": ratio.method, "step_time_ratio_simvq_n": ratio.n,
         "asvq_extra_params": qs["asvq"].num_extra_parameters,
         "simvq_extra_params": qs["simvq"].num_extra_parameters,
         "vanilla_extra_params": qs["vanilla"].num_extra_parameters,
@@ -308,98 +314,159 @@ def _checks(cfg: Config) -> dict:
     }
 
 
-def run(cfg: Config) -> RunResult:
-    kmax = max(cfg.codebook_sizes)
-    image_sets = [d for d in cfg.datasets if d != "speech"]
-    img = image_sets[0] if image_sets else None
-    rows: list[Row] = []
-    notes, reasons = [], {}
-    sizes_of = {}
-    for name in cfg.datasets:
-        try:
-            data = _data(name, cfg)
-        except DataNotInstalledError as exc:
-            notes.append(f"{name} skipped: {exc}")
-            continue
-        sizes = cfg.codebook_sizes if name != "speech" else (cfg.audio_codebook_size,)
-        sizes_of[name] = sizes
-        jobs = [(m, k) for k in sizes for m in METHODS]
-        if name == img:
-            jobs += [(f"asvq_{v}", kmax) for v in cfg.variants]
-        for method, k in jobs:
-            for s in range(cfg.num_seeds):
-                rows.append(_measure(name, data, method, k, s, cfg))
-    m: dict = {}
-    for name, sizes in sizes_of.items():
-        for method in sorted({r.method for r in rows if r.dataset == name}):
-            for k in sizes:
-                vals = {a: _per_seed(rows, name, method, k, a)
-                        for a in ("mse", "usage", "perplexity", "spikes")}  # fmt: skip
-                if not len(vals["mse"]):
-                    continue
-                tag = f"{name}_{method}_k{k}"
-                m[f"mse_{tag}"] = float(vals["mse"].mean())
-                m[f"mse_std_{tag}"] = float(vals["mse"].std(ddof=1))
-                m[f"usage_{tag}"] = float(vals["usage"].mean())
-                m[f"perplexity_{tag}"] = float(vals["perplexity"].mean())
-                m[f"spikes_{tag}"] = float(vals["spikes"].mean())
-    nan = float("nan")
-    if img in sizes_of:
-        m["usage_ratio_vanilla"], m["usage_ratio_vanilla_ci"] = _ratio_ci(
-            rows, img, "asvq", "vanilla", kmax, "usage")
-        m["usage_ratio_simvq"], m["usage_ratio_simvq_ci"] = _ratio_ci(
-            rows, img, "asvq", "simvq", kmax, "usage")
-        for base in ("vanilla", "simvq"):
-            per_k = [_ratio_ci(rows, img, "asvq", base, k, "mse") for k in cfg.codebook_sizes]
-            m[f"mse_ratio_{base}_worst"], m[f"mse_ratio_{base}_worst_ci"] = max(per_k)
-        if cfg.variants:
-            names = ["asvq"] + [f"asvq_{v}" for v in cfg.variants]
-            per = np.stack([_per_seed(rows, img, n, kmax, "mse") for n in names])  # (V, S)
-            best = int(np.argmin(per.mean(1)))
-            ci = seed_ci(per[0] / per[best])
-            m["affine_vs_best_variant"], m["affine_vs_best_variant_ci"] = (
-                float(ci.estimate), float(ci.half_width))
+class ASVQExperiment(Experiment):
+    """Units: each data set's loading, then each tokenizer (data set x method x K x seed;
+    the frozen-codebook control at every K of every data set, the variants at the largest
+    image K), then the quantizer costs and the oracle checks."""
+
+    Config, TIERS, METRICS, VOLATILE = Config, TIERS, METRICS, VOLATILE
+    UNIT_TABLE = None
+    CAPTIONS: ClassVar[dict[str, str]] = {
+        "usage_mse": "Held-out codebook usage (left) and reconstruction MSE (right) against "
+                     "codebook size K on images, mean over seeds, for each quantizer and the "
+                     "frozen-codebook control (the paper's utilization / reconstruction "
+                     "comparison)."}  # fmt: skip
+
+    def setup(self, cfg: Config, ctx) -> dict:
+        return {"cfg": cfg, "data": {}}
+
+    def grid(self, cfg: Config):
+        kmax = max(cfg.codebook_sizes)
+        img = _image_set(cfg)
+        units = []
+        for name in cfg.datasets:
+            units.append({"part": "data", "dataset": name})
+            sizes = cfg.codebook_sizes if name != "speech" else (cfg.audio_codebook_size,)
+            jobs = [(m, k) for k in sizes for m in (*METHODS, FROZEN)]
+            if name == img:
+                jobs += [(f"asvq_{v}", kmax) for v in cfg.variants]
+            units += [{"part": "tokenizer", "dataset": name, "method": m, "k": k, "seed": s}
+                      for m, k in jobs for s in range(cfg.num_seeds)]
+        return [*units, {"part": "costs"}, {"part": "checks"}]
+
+    def measure(self, unit, state, ctx):
+        cfg, part = state["cfg"], unit["part"]
+        if part == "data":
+            try:
+                state["data"][unit["dataset"]] = _data(unit["dataset"], cfg)
+            except DataNotInstalledError as exc:
+                return {"loaded": False, "reason": f"{unit['dataset']} skipped: {exc}"}
+            return {"loaded": True}
+        if part == "tokenizer":
+            data = state["data"].get(unit["dataset"])
+            if data is None:
+                return []  # not installed: no row
+            return _measure(unit["dataset"], data, unit["method"], unit["k"], unit["seed"],
+                            cfg, ctx.device)
+        if part == "costs":
+            return _quantizer_costs(cfg, max(cfg.codebook_sizes))
+        return _checks(cfg)
+
+    def summarize(self, table, cfg: Config, ctx) -> dict:
+        kmax = max(cfg.codebook_sizes)
+        img = _image_set(cfg)
+        toks = table.where(part="tokenizer")
+        sizes_of = {name: (cfg.codebook_sizes if name != "speech"
+                           else (cfg.audio_codebook_size,))
+                    for name in toks.unique("dataset")}  # fmt: skip
+        m: dict = {}
+        for name, sizes in sizes_of.items():
+            at = toks.where(dataset=name)
+            for method in sorted(at.unique("method")):
+                for k in sizes:
+                    sel = at.where(method=method, k=k)
+                    if not len(sel):
+                        continue
+                    vals = {a: _per_seed(sel, a) for a in ("mse", "usage", "perplexity",
+                                                           "spikes")}
+                    tag = f"{name}_{method}_k{k}"
+                    m[f"mse_{tag}"] = float(vals["mse"].mean())
+                    m[f"mse_std_{tag}"] = float(vals["mse"].std(ddof=1))
+                    m[f"usage_{tag}"] = float(vals["usage"].mean())
+                    m[f"perplexity_{tag}"] = float(vals["perplexity"].mean())
+                    m[f"spikes_{tag}"] = float(vals["spikes"].mean())
+        if img in sizes_of:
+            at = toks.where(dataset=img)
+            for arm, sfx in (("asvq", ""), (FROZEN, "_frozen")):
+                m[f"usage_ratio_vanilla{sfx}"] = _ratio(at, arm, "vanilla", kmax, "usage")
+                m[f"usage_ratio_simvq{sfx}"] = _ratio(at, arm, "simvq", kmax, "usage")
+                for base in ("vanilla", "simvq"):
+                    per_k = [_ratio(at, arm, base, k, "mse") for k in cfg.codebook_sizes]
+                    m[f"mse_ratio_{base}_worst{sfx}"] = max(per_k, key=lambda e: e.value)
+            if cfg.variants:
+                names = ["asvq"] + [f"asvq_{v}" for v in cfg.variants]
+                per = np.stack([_per_seed(at.where(method=n, k=kmax), "mse")
+                                for n in names])  # (V, S)
+                best = int(np.argmin(per.mean(1)))
+                m["affine_vs_best_variant"] = ratio_t_interval(per[0] / per[best])
+                m["frozen_vs_best_variant"] = ratio_t_interval(
+                    _per_seed(at.where(method=FROZEN, k=kmax), "mse") / per[best])
+            else:
+                for key in ("affine_vs_best_variant", "frozen_vs_best_variant"):
+                    m[key] = Estimate.missing("no variants at this tier")
         else:
-            m["affine_vs_best_variant"] = m["affine_vs_best_variant_ci"] = nan
-            reasons["affine_vs_best_variant"] = "no variants at this tier"
-    else:
-        for key in ("usage_ratio_vanilla", "usage_ratio_simvq", "mse_ratio_vanilla_worst",
-                    "mse_ratio_simvq_worst", "affine_vs_best_variant"):
-            m[key] = m[f"{key}_ci"] = nan
-            reasons[key] = "no image data set was run"
-    std_ratios, spike_excess = [], []
-    for name, sizes in sizes_of.items():
-        k = max(sizes)
-        std_ratios.append(m[f"mse_std_{name}_asvq_k{k}"]
-                          / max(m[f"mse_std_{name}_vanilla_k{k}"], 1e-12))  # fmt: skip
-        spike_excess.append(m[f"spikes_{name}_asvq_k{k}"] - m[f"spikes_{name}_vanilla_k{k}"])
-    m["mse_std_ratio_worst"] = float(max(std_ratios)) if std_ratios else nan
-    m["spikes_excess_worst"] = float(max(spike_excess)) if spike_excess else nan
-    if "speech" in cfg.datasets and "speech" not in sizes_of:
-        reasons["mse_std_ratio_worst"] = reasons["spikes_excess_worst"] = (
-            "speech WAVs not installed: images only")
-        m["mse_std_ratio_worst"] = m["spikes_excess_worst"] = nan
-    m.update(_quantizer_costs(cfg, kmax))
-    m["check_asvq_params_error"] = m["asvq_extra_params"] - 2 * cfg.dim
-    m["check_simvq_params_error"] = m["simvq_extra_params"] - cfg.dim**2
-    m.update(_checks(cfg))
-    table = [vars(r) for r in rows]
-    return RunResult(
-        metrics=m, volatile=VOLATILE, tables={"tokenizers": table},
-        figures={"usage_mse": _figure(rows, img, cfg.codebook_sizes)} if img in sizes_of else {},
-        captions={"usage_mse": "Held-out codebook usage (left) and reconstruction MSE "
-                  "(right) against codebook size K on images, mean over seeds, for each "
-                  "quantizer (the paper's utilization / reconstruction comparison)."},
-        notes=(*notes, f"{len(rows)} tokenizers trained for {cfg.max_iter} steps"),
-        reasons=reasons,
-    )  # fmt: skip
+            for key in ("usage_ratio_vanilla", "usage_ratio_simvq", "mse_ratio_vanilla_worst",
+                        "mse_ratio_simvq_worst", "affine_vs_best_variant"):
+                for k2 in (key, f"{key}_frozen" if key != "affine_vs_best_variant"
+                           else "frozen_vs_best_variant"):
+                    m[k2] = Estimate.missing("no image data set was run")
+        for arm, sfx in (("asvq", ""), (FROZEN, "_frozen")):
+            std_ratios, spike_excess = [], []
+            for name, sizes in sizes_of.items():
+                k = max(sizes)
+                std_ratios.append(m[f"mse_std_{name}_{arm}_k{k}"]
+                                  / max(m[f"mse_std_{name}_vanilla_k{k}"], 1e-12))
+                spike_excess.append(m[f"spikes_{name}_{arm}_k{k}"]
+                                    - m[f"spikes_{name}_vanilla_k{k}"])
+            m[f"mse_std_ratio_worst{sfx}"] = (float(max(std_ratios)) if std_ratios
+                                              else float("nan"))
+            m[f"spikes_excess_worst{sfx}"] = (float(max(spike_excess)) if spike_excess
+                                              else float("nan"))
+            if "speech" in cfg.datasets and "speech" not in sizes_of:
+                for key in (f"mse_std_ratio_worst{sfx}", f"spikes_excess_worst{sfx}"):
+                    m[key] = Estimate.missing("speech WAVs not installed: images only")
+        (costs,) = table.where(part="costs").rows
+        m.update({k: v for k, v in costs.items() if k not in ("part", "unit_seconds")
+                  and not k.startswith("step_time_ratio_simvq_")})
+        m["step_time_ratio_simvq"] = Estimate(
+            costs["step_time_ratio_simvq"], costs["step_time_ratio_simvq_lo"],
+            costs["step_time_ratio_simvq_hi"], costs["step_time_ratio_simvq_method"], 0.95,
+            costs["step_time_ratio_simvq_n"])
+        m["check_asvq_params_error"] = m["asvq_extra_params"] - 2 * cfg.dim
+        m["check_simvq_params_error"] = m["simvq_extra_params"] - cfg.dim**2
+        (checks,) = table.where(part="checks").rows
+        m.update({k: v for k, v in checks.items() if k.startswith("check_")})
+        return m
+
+    def tables(self, table, summary, cfg: Config) -> dict:
+        cols = ("dataset", "method", "k", "seed", "mse", "usage", "perplexity", "spikes")
+        return {"tokenizers": [{c: r[c] for c in cols}
+                               for r in table.where(part="tokenizer")]}
+
+    def figures(self, table, summary, cfg: Config) -> dict:
+        img = _image_set(cfg)
+        toks = table.where(part="tokenizer", dataset=img)
+        if img is None or not len(toks):
+            return {}
+        return {"usage_mse": _figure(toks, cfg.codebook_sizes)}
+
+    def notes(self, table, summary, cfg: Config):
+        skipped = [r["reason"] for r in table.where(part="data") if not r["loaded"]]
+        n = len(table.where(part="tokenizer"))
+        return (*skipped, f"{n} tokenizers trained for {cfg.max_iter} steps")
 
 
-def _figure(rows, img, sizes) -> bytes:
+def _image_set(cfg: Config) -> str | None:
+    image_sets = [d for d in cfg.datasets if d != "speech"]
+    return image_sets[0] if image_sets else None
+
+
+
+def _figure(toks, sizes) -> bytes:
     fig, (a1, a2) = new_figure(2, width=8.0)
-    for method in METHODS:
-        u = [np.mean(_per_seed(rows, img, method, k, "usage")) for k in sizes]
-        e = [np.mean(_per_seed(rows, img, method, k, "mse")) for k in sizes]
+    for method in (*METHODS, FROZEN):
+        u = [np.mean(_per_seed(toks.where(method=method, k=k), "usage")) for k in sizes]
+        e = [np.mean(_per_seed(toks.where(method=method, k=k), "mse")) for k in sizes]
         a1.plot(sizes, u, marker="o", label=method)
         a2.plot(sizes, e, marker="o", label=method)
     for ax, lab in ((a1, "usage"), (a2, "recon MSE")):
@@ -408,3 +475,7 @@ def _figure(rows, img, sizes) -> bytes:
         ax.set_ylabel(lab)
     a1.legend(fontsize=8)
     return figure_png(fig)
+
+
+EXPERIMENT = ASVQExperiment()
+run = EXPERIMENT.run
