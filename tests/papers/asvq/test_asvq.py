@@ -207,6 +207,21 @@ def test_simvq_equals_the_library(rotation):
                           atol=1e-5)  # fmt: skip
 
 
+@pytest.mark.parametrize("channel_first", [False, True])
+def test_get_codes_from_indices_equals_the_library(channel_first):
+    ours = ASVQ(8, 32, seed=1, channel_first=channel_first)
+    lib = vqp.VectorQuantize(dim=8, codebook_size=32, channel_last=not channel_first)
+    with torch.no_grad():
+        lib._codebook.embed.copy_(ours.codebook.detach()[None])
+    idx = torch.randint(0, 32, (2, 5), generator=_gen(9))
+    codes = ours.get_codes_from_indices(idx)
+    assert torch.allclose(codes, lib.get_codes_from_indices(idx))
+    assert torch.equal(codes, ours.indices_to_codes(idx))
+    assert torch.equal(ours.get_output_from_indices(idx), codes)
+    with pytest.raises(ValueError, match="indices"):
+        ours.get_codes_from_indices(torch.tensor([32]))
+
+
 def test_frozen_basis_has_entries_of_variance_one_over_d():
     vq = ASVQ(32, 8192, seed=0)
     b = vq.frozen_codebook

@@ -353,6 +353,17 @@ class _Quantizer(nn.Module):
         out = self.codebook[indices.long()]
         return out.movedim(-1, 1) if self.channel_first else out
 
+    def get_codes_from_indices(self, indices: Tensor) -> Tensor:
+        """:meth:`indices_to_codes` under the name ``vector-quantize-pytorch`` uses, so a
+        decoder written for its ``VectorQuantize`` reads our codes unchanged (shape
+        ``(B, *N, d)``, or ``(B, d, *N)`` with ``channel_first=True``)."""
+        return self.indices_to_codes(indices)
+
+    def get_output_from_indices(self, indices: Tensor) -> Tensor:
+        """The quantized output of ``indices``: the codes (no output projection here), as
+        ``vector-quantize-pytorch``'s method of that name returns."""
+        return self.indices_to_codes(indices)
+
 
 def _frozen_basis(codebook_size: int, dim: int, seed: int) -> Tensor:
     gen = torch.Generator().manual_seed(int(seed) % 2**63)
