@@ -396,3 +396,12 @@ def test_smoke_run():
         assert math.isfinite(res.metrics[k]), k
     assert res.metrics["untrained_minus_bp_min"] < 0  # backprop learns something
     assert res.intervals["blanp_minus_bp_min"]["method"] == "t over seeds (paired)"
+
+
+def test_accuracy_figure_with_equal_seeds():
+    """An arm whose seeds tie (the untrained CNN at chance) draws a zero-length range."""
+    from neurips26.papers.blanp.experiment import _fig_acc
+
+    png = _fig_acc({("untrained", "digits", "cnn"): [0.1, 0.1, 0.1],
+                    ("blanp", "digits", "mlp"): [0.5, 0.6, 0.7]})
+    assert png[:4] == b"\x89PNG"

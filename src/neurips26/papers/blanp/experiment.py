@@ -512,8 +512,9 @@ def _fig_acc(acc) -> bytes:
     keys = sorted(acc)
     xs = np.arange(len(keys))
     means = [np.mean(acc[k]) for k in keys]
-    lo = [means[i] - min(acc[k]) for i, k in enumerate(keys)]
-    hi = [max(acc[k]) - means[i] for i, k in enumerate(keys)]
+    # clipped at 0: the mean of equal values can round a hair past them
+    lo = [max(0.0, means[i] - min(acc[k])) for i, k in enumerate(keys)]
+    hi = [max(0.0, max(acc[k]) - means[i]) for i, k in enumerate(keys)]
     ax.bar(xs, means, yerr=[lo, hi], capsize=2)
     ax.set_xticks(xs, [f"{d[:7]} {a} {m}" for m, d, a in keys], rotation=60, ha="right",
                   fontsize=7)  # fmt: skip
