@@ -58,9 +58,13 @@ def test_smoke_run_metrics_claims_and_cache():
     for name in ("gap_tokens_pause", "gap_flops_pause", "local_frac_standard_untrained"):
         assert math.isfinite(m[name]), name
     assert 0 < m["local_frac_standard_untrained"] <= 1
+    # the other reading of the prediction step's input, the loss claims' diagnostics
+    for name in ("gap_tokens_token", "gap_pause_token", "gap_flops_token",
+                 "val_nll_separated_token"):
+        assert math.isfinite(m[name]), name
     iv = first.intervals["gap_tokens"]
     assert iv["n"] == 2 and iv["lo"] <= m["gap_tokens"] <= iv["hi"]
-    assert m["num_runs"] == 2 * 4 and m["num_cached_runs"] == 0
+    assert m["num_runs"] == 2 * 5 and m["num_cached_runs"] == 0  # 4 models + token reading
     assert m["mask_mismatches"] == 0 and m["flop_count_rel_error"] == 0
     assert m["cache_max_abs_diff"] < 1e-5 and m["cache_greedy_match"]
     assert m["readout_grad_norm_separated"] == 0 and m["local_frac_separated"] == 0
@@ -89,8 +93,10 @@ def test_scaling_sweep_code_path():
     import dataclasses
 
     cfg = dataclasses.replace(TIERS["smoke"], layers=(1, 1), dims=(16, 32), num_seeds=2,
-                              max_iter=6)
+                              max_iter=6, token_reading=False)
     res = run(cfg)
+    assert math.isnan(res.metrics["gap_tokens_token"]) and "token_reading" in \
+        res.reasons["gap_tokens_token"]
     assert [r["dim"] for r in res.tables["sizes"]] == [16, 32]
     assert "gap_scale_slope" in res.metrics and math.isfinite(res.metrics["gap_scale_slope"])
     assert res.metrics["gap_tokens_max"] == max(r["gap_tokens"] for r in res.tables["sizes"])

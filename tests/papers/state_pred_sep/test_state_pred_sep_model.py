@@ -153,9 +153,10 @@ def test_separate_weights_reduce_to_shared_when_equal():
 
 
 @pytest.mark.parametrize("mode", ["separated", "pause"])
-@pytest.mark.parametrize("separate_weights", [False, True])
-def test_kv_cache_equals_full_forward(mode, separate_weights):
-    model = _model(mode, separate_weights=separate_weights)
+@pytest.mark.parametrize(("separate_weights", "rho_input"),
+                         [(False, "learned"), (True, "learned"), (False, "token")])
+def test_kv_cache_equals_full_forward(mode, separate_weights, rho_input):
+    model = _model(mode, separate_weights=separate_weights, rho_input=rho_input)
     idx = _idx()
     full = model(idx)[0]
     for prompt in (1, 5):
@@ -171,6 +172,16 @@ def test_kv_cache_equals_full_forward(mode, separate_weights):
     sampled = model.generate(prompt, max_new_tokens=8, seed=5)
     assert torch.equal(sampled, model.generate(prompt, max_new_tokens=8, seed=5, use_cache=False))
     assert greedy.shape == (3, 12) and torch.equal(greedy[:, :4], idx[:, :4])
+
+
+def test_token_reading_adds_the_token_embedding_to_the_prediction_step():
+    learned, token = _model("separated"), _model("separated", rho_input="token")
+    idx = _idx()
+    a, b = learned.embed(idx), token.embed(idx)  # same seed: same weights
+    assert torch.equal(a[:, 0::2], b[:, 0::2])  # the state steps are the same
+    assert torch.allclose(b[:, 1::2] - a[:, 1::2], token.gpt.tok_emb(idx), atol=1e-6)
+    with pytest.raises(ValueError, match="rho_input"):
+        SPSTransformer(CFG, rho_input="both")
 
 
 def test_generate_zero_tokens_returns_prompt():

@@ -31,10 +31,13 @@ unless the untrained GPT fails it.
 
 What does not reproduce at our scale: the paper's gains are measured at 125M-1.6B
 parameters after billions of tokens; here the models have about a hundred thousand
-parameters (small tier) and see a few hundred thousand bytes. Why the separated model does
-not beat the standard one here is not yet diagnosed by a run: the prediction step's input
-is ``e_rho`` plus the position (it does not embed the token ``x_i``, an inferred reading),
-and the other reading is not run. A gap within the seed interval is reported as
+parameters (small tier) and see a few hundred thousand bytes. The prediction step's input
+is an inferred reading: ``e_rho`` plus the position (``rho_input="learned"``, the claims'
+model), or with the token's embedding ``wte(x_i)`` added (``rho_input="token"``). The run
+trains the second reading too (``token_reading``, the arm ``separated_token``) and reports
+its gaps as the loss claims' diagnostics (``gap_tokens_token``, ``gap_pause_token``,
+``gap_flops_token``, ``token_multiplier_token``): they show how much of the separated
+model's deficit is our reading of its input. A gap within the seed interval is reported as
 inconclusive, never rounded to a win. The ``2.6x fewer tokens`` figure is measured from the
 ``standard_2x`` validation curve; when that curve never reaches the separated model's final
 loss within its budget, the multiplier is censored (reported as not measured).
@@ -79,6 +82,9 @@ from . import (
 )
 
 ARMS = ("standard", "separated", "pause", "standard_2x")
+#: The separated model under the other reading of the prediction step's input
+#: (``rho_input="token"``: ``wte(x_i) + e_rho + p_i``), trained when ``token_reading``.
+TOKEN_ARM = "separated_token"
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,8 @@ class Config:
     num_evals: int = param(4, help="validation measurements along each run", min=1)
     eval_windows: int = param(64, help="held-out windows per measurement", min=1)
     grad_batch: int = param(4, help="sequences in the gradient analysis", min=1)
+    token_reading: bool = param(True, help="also train the separated model whose prediction "
+                                "step embeds its token (the other reading; diagnostics)")
 
 
 TIERS = {
@@ -116,12 +124,14 @@ TIERS = {
 #: Every metric run() returns.
 METRICS = (
     "num_layers", "dim", "params",
-    *(f"val_nll_{arm}" for arm in ("standard", "separated", "pause", "standard_2x")),
+    *(f"val_nll_{arm}" for arm in ("standard", "separated", "pause", "standard_2x",
+                                   "separated_token")),
     *(f"{m}_{arm}" for m in ("local_frac", "same_frac", "cross_cos", "readout_grad_norm")
       for arm in ("standard", "separated", "pause")),
     "local_frac_standard_untrained",
     "gap_tokens", "gap_pause", "gap_flops", "gap_tokens_pause", "gap_flops_pause",
     "token_multiplier", "token_multiplier_pause", "token_budget_ratio",
+    "gap_tokens_token", "gap_pause_token", "gap_flops_token", "token_multiplier_token",
     "flop_ratio", "token_multiplier_censored", "gap_tokens_max", "gap_tokens_pause_max",
     "gap_scale_slope",
     "mask_mismatches",
@@ -167,11 +177,23 @@ def gpt_config(cfg: Config, size: int) -> GPTConfig:
                      num_heads=cfg.num_heads, dim=cfg.dims[size])  # fmt: skip
 
 
+def arms(cfg: Config) -> tuple[str, ...]:
+    """The trained arms: the four models, and the token reading when configured."""
+    return (*ARMS, TOKEN_ARM) if cfg.token_reading else ARMS
+
+
+def arm_mode(arm: str) -> str:
+    """The model kind an arm trains (``"standard"``, ``"separated"`` or ``"pause"``)."""
+    return {"standard_2x": "standard", TOKEN_ARM: "separated"}.get(arm, arm)
+
+
 def build(arm: str, gcfg: GPTConfig, seed: int):
     """The arm's model, initialised under ``seed`` (shared modules identical across arms)."""
     with seeded(seed):
         if arm in ("standard", "standard_2x"):
             return GPT(gcfg)
+        if arm == TOKEN_ARM:
+            return SPSTransformer(gcfg, mode="separated", rho_input="token")
         return SPSTransformer(gcfg, mode=arm)
 
 
@@ -180,7 +202,7 @@ def instances(cfg: Config) -> list[Instance]:
     for size, (layers, dim) in enumerate(zip(cfg.layers, cfg.dims, strict=True)):
         ratio = flop_ratio(gpt_config(cfg, size))
         for s in range(cfg.num_seeds):
-            for arm in ARMS:
+            for arm in arms(cfg):
                 steps = round(cfg.max_iter * ratio) if arm == "standard_2x" else cfg.max_iter
                 out.append(Instance(size, layers, dim, arm, cfg.seed + s, steps))
     return out
@@ -200,7 +222,8 @@ def train_instance(inst: Instance, cfg: Config, data: TokenSplit, device: str = 
     """Train one instance (or load it from the user cache) and return its measurements."""
     gcfg = gpt_config(cfg, inst.size)
     train_cfg = {k: v for k, v in dataclasses.asdict(cfg).items()
-                 if k not in ("seed", "layers", "dims", "num_seeds", "grad_batch")}
+                 if k not in ("seed", "layers", "dims", "num_seeds", "grad_batch",
+                              "token_reading")}
     key = cache_key("state_pred_sep", {"train": train_cfg, "inst": dataclasses.asdict(inst)},
                     inst.seed, modules=("neurips26.papers.state_pred_sep",
                                         "neurips26.common.models"))  # fmt: skip
@@ -222,7 +245,7 @@ def train_instance(inst: Instance, cfg: Config, data: TokenSplit, device: str = 
                  if k.startswith("w/")}  # fmt: skip
         model.load_state_dict(state)
     model.to("cpu").eval()
-    mode = "standard" if inst.arm == "standard_2x" else inst.arm
+    mode = arm_mode(inst.arm)
     result = LMTrainResult(
         eval_steps=tuple(int(s) for s in arrays["eval_steps"]),
         eval_nll=tuple(float(v) for v in arrays["eval_nll"]),
@@ -302,8 +325,16 @@ def summarize(table, cfg: Config) -> tuple[dict, list[dict]]:
                "gap_flops": gap("separated", "standard_2x"),
                "gap_tokens_pause": gap("pause", "standard"),
                "gap_flops_pause": gap("pause", "standard_2x")}  # fmt: skip
+        token = TOKEN_ARM in at.unique("arm")
+        missing = Estimate.missing("the token reading is not run (token_reading = False)")
+        for name, base in (("gap_tokens_token", "standard"), ("gap_pause_token", "pause"),
+                           ("gap_flops_token", "standard_2x")):
+            est[name] = gap(TOKEN_ARM, base) if token else missing
         mult = {}
-        for arm in ("separated", "pause"):
+        for arm in ("separated", "pause", TOKEN_ARM):
+            if arm not in at.unique("arm"):
+                mult[arm] = float("nan")
+                continue
             vals = []
             for s in seeds:
                 res, std2 = _result(one[arm, s]), _result(one["standard_2x", s])
@@ -314,12 +345,13 @@ def summarize(table, cfg: Config) -> tuple[dict, list[dict]]:
             "size": size, "num_layers": cfg.layers[size], "dim": cfg.dims[size],
             "params": one["standard", seeds[0]]["params"],
             **{f"val_nll_{arm}": float(np.mean(at.where(arm=arm).column("val_nll")))
-               for arm in ARMS},
+               for arm in at.unique("arm")},
             **{k: e.value for k, e in est.items()},
             **{f"{k}_lo": e.lo for k, e in est.items()},
             **{f"{k}_hi": e.hi for k, e in est.items()},
             "token_multiplier": mult["separated"],
             "token_multiplier_pause": mult["pause"],
+            "token_multiplier_token": mult[TOKEN_ARM],
             "token_budget_ratio": _result(one["standard_2x", seeds[0]]).tokens_seen
             / sep0.tokens_seen,
             "flop_ratio": flop_ratio(gpt_config(cfg, size)),
@@ -349,7 +381,7 @@ def _figure(table, cfg: Config) -> bytes:
     size = len(cfg.dims) - 1
     runs = table.where(part="train", size=size)
     fig, (ax_tok, ax_flop) = new_figure(2)
-    for arm in ARMS:
+    for arm in runs.unique("arm"):
         res = [_result(r) for r in runs.where(arm=arm)]
         tokens = np.array(res[0].eval_steps) * res[0].tokens_per_step
         nll = np.mean([r.eval_nll for r in res], axis=0)
@@ -431,7 +463,7 @@ class StatePredSep(Experiment):
         if inst.size == largest and arm in ("standard", "separated", "pause"):
             # gradient analysis on the trained models of the first seed, largest size
             row.update(_gradients(r.model, x, y))
-        if inst.size == 0 and arm in ("separated", "pause"):
+        if inst.size == 0 and arm in ("separated", "pause", TOKEN_ARM):
             # construction checks on the smallest size's trained models
             row["cache_diff"], row["cache_same"] = cache_checks(r.model, x[:2])
         if inst.size == 0 and arm in ("standard", "separated", "pause"):
@@ -468,6 +500,10 @@ class StatePredSep(Experiment):
         if _isnan(metrics["token_multiplier_pause"]):
             metrics["token_multiplier_pause"] = Estimate.missing(
                 "censored: the 2x-token standard model never reached the pause model's loss")
+        if _isnan(metrics["token_multiplier_token"]):
+            metrics["token_multiplier_token"] = Estimate.missing(
+                "censored: the 2x-token standard model never reached the token reading's loss"
+                if cfg.token_reading else "the token reading is not run (token_reading = False)")
         if len(cfg.dims) < 2:
             metrics["gap_scale_slope"] = Estimate.missing(
                 "one model size only (the scaling sweep is the paper tier)")

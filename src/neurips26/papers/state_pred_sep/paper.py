@@ -35,6 +35,7 @@ PAPER = Paper(
             target=-0.01,
             tiers=("small", "paper"),
             control="gap_tokens_pause",
+            diagnostics=("gap_tokens_token",),
         ),
         Claim(
             id="every_scale",
@@ -58,6 +59,7 @@ PAPER = Paper(
             target=2.6,
             tiers=("small", "paper"),
             control="token_multiplier_pause",
+            diagnostics=("token_multiplier_token",),
         ),
         Claim(
             id="mask_not_compute",
@@ -77,6 +79,7 @@ PAPER = Paper(
                 "where the effect is absent; a control of this comparison would compare the "
                 "pause model with itself."
             ),
+            diagnostics=("gap_pause_token",),
         ),
         Claim(
             id="compute_efficiency",
@@ -91,6 +94,7 @@ PAPER = Paper(
             tolerance=0.005,
             tiers=("small", "paper"),
             control="gap_flops_pause",
+            diagnostics=("gap_flops_token",),
         ),
         Claim(
             id="gradients_differ",
@@ -183,10 +187,11 @@ PAPER = Paper(
         "this architecture exists, so every model is trained here.",
         "Data: Python's own pydoc_data.topics help text (and, at the paper tier, standard "
         "library sources), UTF-8 bytes, a contiguous 90/10 split; NLL in nats per byte.",
-        "Inferred: the prediction embedding e_rho (one learned vector), position i shared by "
-        "x_i and rho_i, weights shared by the two streams; the pause control (same 2T steps, "
-        "causal mask) after Goyal et al. 2024; the 2x-token baseline trained for the analytic "
-        "FLOP ratio (about 2.1x) times the steps.",
+        "Inferred: the prediction embedding e_rho (one learned vector; the other reading, "
+        "which adds the token's embedding to rho_i, is trained beside it as a diagnostic), "
+        "position i shared by x_i and rho_i, weights shared by the two streams; the pause "
+        "control (same 2T steps, causal mask) after Goyal et al. 2024; the 2x-token baseline "
+        "trained for the analytic FLOP ratio (about 2.1x) times the steps.",
         "Gradient analysis: our inferred statistic (share of the state-stream gradient norm "
         "from the state's own loss, from the next-token loss, and from later positions).",
         "token_multiplier is read off the 2x-token standard model's validation curve (a "
@@ -198,7 +203,8 @@ PAPER = Paper(
     tiers=(
         ("smoke", "1 layer, width 16, T = 16, 12 steps, 2 seeds, on 54k bytes: seconds."),
         ("small", "2 layers, width 64, T = 64, 400 steps x 16 windows, 3 seeds, 4 models "
-                  "(about 3 minutes on 2 cores)."),
+                  "and the token reading of the separated model (a few minutes on 2 "
+                  "cores)."),
         ("paper", "Scaling sweep: (layers, width) = (2, 64), (4, 128), (6, 256), (8, 384), "
                   "T = 128, 3000 steps x 64 windows, 3 seeds, pydoc + stdlib text, "
                   "run with --device cuda; not run here (no GPU)."),

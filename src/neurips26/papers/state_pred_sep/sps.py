@@ -24,6 +24,9 @@ Deviations from the paper
 -------------------------
 - The prediction embedding ``e_rho`` (one learned vector) and the sharing of position
   embedding ``i`` between ``x_i`` and ``rho_i`` are inferred from the paper's figure.
+  Whether ``rho_i`` also embeds the token ``x_i`` is not said: ``rho_input="learned"``
+  (default) gives it ``e_rho + p_i`` only, ``rho_input="token"`` gives it
+  ``wte(x_i) + e_rho + p_i`` (the other reading).
 - The two streams share all weights by default; ``separate_weights=True`` gives the
   prediction steps their own MLPs (an ablation we inferred, not the paper's setting).
 - Pre-LN nanoGPT blocks (learned positions, GELU MLP of width ``4 dim``, tied head) at
@@ -59,6 +62,9 @@ from ._checks import (
 
 #: The two interleaved models; the standard model is the common GPT.
 SPS_MODES = ("separated", "pause")
+#: The two readings of the prediction step's input: ``e_rho + p_i`` alone, or with the
+#: token's embedding ``wte(x_i)`` added.
+RHO_INPUTS = ("learned", "token")
 
 
 def separation_mask(
@@ -118,6 +124,9 @@ class KVCache:
     def __init__(self, num_layers: int) -> None:
         self.kv: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * num_layers
         self.num_tokens = 0
+        #: ``wte`` of the last token (B, C), read by the next prediction step when the
+        #: model's ``rho_input`` is ``"token"``.
+        self.last_token_emb: torch.Tensor | None = None
 
 
 class SPSTransformer(nn.Module):
@@ -131,6 +140,9 @@ class SPSTransformer(nn.Module):
         The paper's mask, or the causal mask over the ``2T`` steps (the pause control).
     separate_weights : bool
         Give the prediction steps their own MLPs (an ablation; default shared).
+    rho_input : {"learned", "token"}
+        The prediction step's input: ``e_rho + p_i`` (default), or ``wte(x_i) + e_rho +
+        p_i`` (the other reading of the paper).
 
     Attributes
     ----------
@@ -156,7 +168,7 @@ class SPSTransformer(nn.Module):
     returns_loss = True
 
     def __init__(self, cfg: GPTConfig, *, mode: str = "separated",
-                 separate_weights: bool = False) -> None:  # fmt: skip
+                 separate_weights: bool = False, rho_input: str = "learned") -> None:  # fmt: skip
         super().__init__()
         if not isinstance(cfg, GPTConfig):
             raise TypeError(f"cfg must be a GPTConfig, got {type(cfg).__name__}")
@@ -168,7 +180,10 @@ class SPSTransformer(nn.Module):
         check_mode(mode, SPS_MODES)
         if not isinstance(separate_weights, bool):
             raise TypeError(f"separate_weights must be a bool, got {separate_weights!r}")
+        if rho_input not in RHO_INPUTS:
+            raise ValueError(f"rho_input must be one of {RHO_INPUTS}, got {rho_input!r}")
         self.cfg, self.mode, self.separate_weights = cfg, mode, separate_weights
+        self.rho_input = rho_input
         self.gpt = GPT(cfg)
         self.rho_emb = nn.Parameter(torch.empty(cfg.dim))
         nn.init.normal_(self.rho_emb, mean=0.0, std=0.02)
@@ -180,11 +195,12 @@ class SPSTransformer(nn.Module):
         self.register_buffer("mask", separation_mask(cfg.block_size, mode=mode), persistent=False)
 
     @classmethod
-    def from_gpt(cls, gpt: GPT, *, mode: str = "separated") -> SPSTransformer:
+    def from_gpt(cls, gpt: GPT, *, mode: str = "separated",
+                 rho_input: str = "learned") -> SPSTransformer:
         """A model whose shared modules are copies of ``gpt``'s (``e_rho`` freshly drawn)."""
         if not isinstance(gpt, GPT):
             raise TypeError(f"gpt must be a common GPT, got {type(gpt).__name__}")
-        model = cls(gpt.cfg, mode=mode)
+        model = cls(gpt.cfg, mode=mode, rho_input=rho_input)
         model.gpt.load_state_dict(gpt.state_dict())
         return model
 
@@ -220,11 +236,15 @@ class SPSTransformer(nn.Module):
                             block_size=self.cfg.block_size)  # fmt: skip
 
     def embed(self, idx: torch.Tensor) -> torch.Tensor:
-        """Interleaved input embeddings ``(B, 2T, C)``: ``[wte(x_i) + p_i, e_rho + p_i]``."""
+        """Interleaved input embeddings ``(B, 2T, C)``: ``[wte(x_i) + p_i, e_rho + p_i]``
+        (``wte(x_i)`` added to the prediction step too when ``rho_input="token"``)."""
         b, t = idx.shape
         pos = self.gpt.pos_emb(torch.arange(t, device=idx.device))  # (T, C)
-        tok = self.gpt.tok_emb(idx) + pos  # (B, T, C)
+        wte = self.gpt.tok_emb(idx)  # (B, T, C)
+        tok = wte + pos
         rho = (self.rho_emb + pos).expand(b, t, -1)  # (B, T, C)
+        if self.rho_input == "token":
+            rho = rho + wte
         return self.gpt.drop(torch.stack([tok, rho], dim=2).reshape(b, 2 * t, -1))
 
     def hidden_states(self, idx: torch.Tensor) -> list[torch.Tensor]:
@@ -284,6 +304,8 @@ class SPSTransformer(nn.Module):
         """Prediction step of the last cached token: reads the cache and itself."""
         pos = self.gpt.pos_emb.weight[cache.num_tokens - 1]
         h = (self.rho_emb + pos).expand(batch, 1, -1)  # (B, 1, C)
+        if self.rho_input == "token":
+            h = h + cache.last_token_emb[:, None]
         keep = self.mode == "pause"  # the separated model never caches a prediction step
         return self.head(self._run_cached(h, "rho", cache, keep)[:, 0])  # (B, V)
 
@@ -293,6 +315,7 @@ class SPSTransformer(nn.Module):
         idx = self._check_idx(idx)
         b, t = idx.shape
         cache = KVCache(self.cfg.num_layers)
+        cache.last_token_emb = self.gpt.tok_emb(idx[:, -1])  # (B, C)
         if self.mode == "separated":
             # the state stream never reads rho: a causal decoder over x alone
             self._run_cached(self.gpt.embed(idx), "x", cache, keep=True)
@@ -318,7 +341,9 @@ class SPSTransformer(nn.Module):
         token = check_tokens("token", token[:, None], vocab_size=self.cfg.vocab_size,
                              block_size=1)  # fmt: skip
         pos = self.gpt.pos_emb.weight[cache.num_tokens]
-        self._run_cached(self.gpt.tok_emb(token) + pos, "x", cache, keep=True)
+        emb = self.gpt.tok_emb(token)  # (B, 1, C)
+        cache.last_token_emb = emb[:, 0]  # (B, C)
+        self._run_cached(emb + pos, "x", cache, keep=True)
         cache.num_tokens += 1
         return self._rho_step(cache, token.shape[0])
 
