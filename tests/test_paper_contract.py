@@ -103,7 +103,6 @@ NOT_YET_PORTED = frozenset(
         "sign_code",
         "steering_hessian",
         "event_distill",
-        "discriminator_rl",
     }
 )
 

@@ -33,8 +33,9 @@ PAPER = Paper(
             metric="fd_eval_drop",
             comparison=">=",
             target=0.721,
-            uncertainty="fd_eval_drop_ci",
             tiers=("small", "paper"),
+            control="fd_eval_drop_zero",
+            diagnostics=("fd_phi_drop",),
         ),
         Claim(
             id="semantic_fd_drop",
@@ -46,8 +47,8 @@ PAPER = Paper(
             metric="fd_phi_drop",
             comparison=">=",
             target=0.781,
-            uncertainty="fd_phi_drop_ci",
             tiers=("small", "paper"),
+            control="fd_phi_drop_zero",
         ),
         Claim(
             id="beats_equal_compute",
@@ -60,8 +61,9 @@ PAPER = Paper(
             metric="drl_minus_cfm_fd_eval",
             comparison="<",
             target=0.0,
-            uncertainty="drl_minus_cfm_fd_eval_ci",
             tiers=("small", "paper"),
+            control="zero_minus_cfm_fd_eval",
+            diagnostics=("cfm_fd_eval_drop",),
         ),
         Claim(
             id="pretrained_space_matters",
@@ -75,8 +77,8 @@ PAPER = Paper(
             metric="drl_minus_pixel_fd_eval",
             comparison="<",
             target=0.0,
-            uncertainty="drl_minus_pixel_fd_eval_ci",
             tiers=("small", "paper"),
+            control="zero_minus_pixel_fd_eval",
         ),
         Claim(
             id="preference_rises",
@@ -90,8 +92,9 @@ PAPER = Paper(
             metric="pref_gain",
             comparison=">=",
             target=0.02,
-            uncertainty="pref_gain_ci",
             tiers=("small", "paper"),
+            control="pref_gain_zero",
+            diagnostics=("pref_base",),
         ),
         Claim(
             id="logit_is_log_ratio",
@@ -102,9 +105,10 @@ PAPER = Paper(
             ),
             paper_value="the logit estimates the log-likelihood ratio (spec: r >= 0.9)",
             metric="logit_ratio_corr",
-            uncertainty="logit_ratio_corr_ci",
             comparison=">=",
             target=0.9,
+            control="logit_ratio_corr_shuffled",
+            diagnostics=("logit_ratio_spearman",),
         ),
         Claim(
             id="pareto_front",
@@ -118,6 +122,7 @@ PAPER = Paper(
             comparison=">",
             target=0.0,
             tiers=("paper",),
+            control="pareto_hv_gain_zero",
         ),
         Claim(
             id="drl_lowers_exact_nll",
@@ -130,6 +135,7 @@ PAPER = Paper(
             comparison=">",
             target=0.0,
             kind="check",
+            control="nll2d_drop_zero",
         ),
         Claim(
             id="affine_flow_loglik",
@@ -175,5 +181,5 @@ PAPER = Paper(
                   "2,048 x 200, policy gradient, preference post-training sweep, 5 seeds; "
                   "the paper's ImageNet-scale models are documented only"),
     ),
-    resources=Resources(cpus=1, memory_gb=3.0),
+    resources=Resources(cpus=1, memory_gb=3.0, gpu=1),
 )
