@@ -94,7 +94,6 @@ NOT_YET_PORTED = frozenset(
     {
         "ecfr",
         "noise_aware_routing",
-        "arq_vae",
         "qc_a2s",
         "seagram",
         "delta_mem",

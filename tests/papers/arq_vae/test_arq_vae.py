@@ -84,6 +84,39 @@ def test_prefix_decoding_equals_sum_of_first_codes(trained, data):
             torch.testing.assert_close(dec, trained.decoder(manual), atol=1e-6, rtol=0)
 
 
+@pytest.mark.parametrize("dropout", [False, True])
+def test_training_step_decodes_the_codes_it_chose(data, dropout):
+    """The training step's reconstruction and commitment term use the code vectors chosen
+    for the batch, not the codebooks after the EMA update and dead-code restarts that the
+    same step applies in place (they move: the test checks that they did)."""
+    m = ARQVAE(16, latent_dim=6, num_levels=4, codebook_size=8, hidden=24,
+               quantize_dropout=dropout, seed=2)
+    x = torch.as_tensor(np.stack([data.features[0][:30], data.features[1][:30]]))
+    m.train()
+    m(x)  # the first step initialises the codebooks from the data
+    before = m.quantizer.codebooks.clone()
+    out = m(x)
+    after = m.quantizer.codebooks
+    L = m.num_levels
+    codes = out.codes.reshape(-1, L)
+    depth = out.depth.reshape(-1)
+    keep = (torch.arange(L) < depth[:, None]).to(before.dtype)[..., None]
+    with torch.no_grad():
+        chosen = (before[torch.arange(L), codes] * keep).sum(1)
+        moved = (after[torch.arange(L), codes] * keep).sum(1)
+        assert not torch.allclose(chosen, moved)  # the step did move the codes it chose
+        z = m.embed(x).reshape(-1, m.latent_dim)
+        expect = m.decoder(z + (chosen - z)).reshape(out.recon.shape)
+        commit = m.commitment * ((z - chosen) ** 2).sum(1).mean() / m.latent_dim
+    torch.testing.assert_close(out.recon, expect, rtol=0, atol=1e-5)
+    torch.testing.assert_close(out.commit_loss, commit, rtol=1e-6, atol=1e-7)
+    # the codes are the nearest under the codebooks the step started from
+    with torch.no_grad():
+        m.quantizer.codebooks.copy_(before)
+        ref, _ = m.quantizer.quantize(z)
+    assert torch.equal(ref, codes)
+
+
 def test_prefix_errors_by_hand(trained, data):
     x = torch.as_tensor(data.features[2])[None]
     e = trained.prefix_errors(x)[0].numpy()

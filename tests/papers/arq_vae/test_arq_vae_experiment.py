@@ -28,7 +28,22 @@ def test_smoke_metrics(smoke):
     assert math.isnan(m["real_acc_ratio"]) and "real_acc_ratio" in smoke.reasons
     nan = [k for k, v in m.items() if isinstance(v, float) and math.isnan(v)]
     assert all(k in smoke.reasons for k in nan)
-    assert len(smoke.tables["memories"]) == 2 * 2 * 6  # seeds x budgets x methods
+    # seeds x budgets x methods, and the shuffled-pairing control at the smallest budget
+    assert len(smoke.tables["memories"]) == 2 * 2 * 6 + 2
+
+
+def test_controls_are_measured(smoke):
+    """Each control is finite on the smoke run, with its interval over the two seeds."""
+    m, iv = smoke.metrics, smoke.intervals
+    for k in ("extreme_f1_ratio_kmeans", "finetune_error_drop_shuffled",
+              "finetune_f1_gain_shuffled", "unsup_edit_gap_shuffled"):
+        assert math.isfinite(m[k]), k
+        assert iv[k]["n"] == 2 and iv[k]["lo"] <= m[k] <= iv[k]["hi"], k
+    for c in PAPER.claims:
+        if c.control:
+            assert is_declared(c.control, METRICS) and c.control in m
+    # the fine-tuning drop is 1 - the geometric-mean error ratio: at most 1
+    assert iv["finetune_error_drop"]["hi"] <= 1
 
 
 def test_claims_name_declared_metrics():

@@ -160,11 +160,18 @@ class ResidualQuantizer(nn.Module):
                 self.cluster_size[lvl][dead] = 1.0
             r = r - parts[:, lvl]
 
-    def forward(self, z: torch.Tensor, *, generator=None):
-        """Quantize ``z`` (N, d): the full-depth quantized latent (straight-through) and codes.
+    def step(self, z: torch.Tensor, *, generator=None):
+        """Quantize ``z`` (N, d) and, in training mode, update the codebooks.
 
-        In training mode the codebooks are updated by EMA (initialised from the first
-        batch).
+        Returns the codes and the code vectors chosen *before* the EMA update and the
+        dead-code restarts (which move the codebooks in place), so a training step
+        decodes exactly the codes it chose, as ``vector_quantize_pytorch``'s
+        ``ResidualVQ`` does.
+
+        Returns
+        -------
+        codes : LongTensor (N, L)
+        parts : Tensor (N, L, d)
         """
         if self.training:
             gen = generator if generator is not None else make_generator(0)
@@ -174,6 +181,15 @@ class ResidualQuantizer(nn.Module):
             self._ema_update(z, codes, parts, gen)
         else:
             codes, parts = self.quantize(z)
+        return codes, parts
+
+    def forward(self, z: torch.Tensor, *, generator=None):
+        """Quantize ``z`` (N, d): the full-depth quantized latent (straight-through) and codes.
+
+        In training mode the codebooks are updated by EMA (initialised from the first
+        batch); the latent is built from the code vectors chosen before the update.
+        """
+        codes, parts = self.step(z, generator=generator)
         q = parts.sum(1)
         return z + (q - z).detach(), codes
 
@@ -347,10 +363,11 @@ class ARQVAE(nn.Module):
         z = self.embed(x)
         B, T, d = z.shape
         flat = z.reshape(B * T, d)
-        _, codes = self.quantizer(flat, generator=self._gen)
+        # The code vectors chosen for this batch, taken before the EMA update and the
+        # dead-code restarts move the codebooks: the step decodes the codes it chose.
+        codes, parts = self.quantizer.step(flat, generator=self._gen)  # (BT, L), (BT, L, d)
         L = self.num_levels
         dev = flat.device
-        parts = self.quantizer.codebooks[torch.arange(L, device=dev), codes]  # (BT, L, d)
         if self.quantize_dropout and self.training:
             depth = torch.randint(1, L + 1, (B * T,), generator=self._gen).to(dev)
         else:
