@@ -11,7 +11,22 @@ held-out denoising loss. The paper's convergence measure becomes: the training s
 needs to reach the DiT baseline's final FD, against the baseline's total steps. On the
 trained DiT baseline of the first seed, the route sensitivity ``R(r)`` is measured at
 ratios 0.1 .. 0.75; FLOPs per training step are counted by torch for each method.
-Uncertainties are 95% Student-t half-widths over seeds (``seed_ci``) of per-seed values.
+
+A unit is one seed (every method trained on that seed's batches, timesteps and noise),
+plus one each for the classifier, the route sensitivity, the FLOP counts and the checks.
+Intervals are 95% Student-t over seeds, paired on the seed for differences; speedups
+are geometric means on the log scale (Student-t on the raw scale when a seed never
+reaches the target, speedup 0); the classifier's accuracy has a Wilson interval over the
+test images.
+
+Controls: the speedup claims against DiT's own speedup (its curve against its own final
+FD: above 1 only when the FD curve is not monotone, so a speedup that noise alone can
+give); the quality claims against the reversed ordering, which routes the same mean
+share of tokens with the claimed assignment inverted (if it also beats TREAD or DiT,
+the gain is routing, not noise-aware routing); ``R(r)``'s growth against the same
+statistic on the untrained DiT (its weights moved off adaLN-zero's identity start): if
+an untrained network's sensitivity also grows with ``r``, the growth is a property of
+dropping tokens, not of a learned regularizer.
 
 Deviations from the paper
 -------------------------
@@ -40,18 +55,17 @@ What does not reproduce at the small tier, and why we think so
 The verdicts are in the store and the report. Our reading of the small-tier runs:
 
 - Quality is not measurable at this scale. After a few hundred steps the tiny DiT's
-  samples are not yet digits: the frozen classifier puts every sample in the same class
-  (conditional accuracy at chance for every method), and the FD is large and moves
-  non-monotonically between evaluations. So the FD- and accuracy-based paper claims
-  (speedup, better than TREAD, better than DiT, ordering) are inconclusive or not
-  reproduced: two seeds give Student-t half-widths far wider than the differences.
-  The paper's effects (15.6x fewer iterations at 400K steps of DiT-XL/2) are properties
-  of long training of large models, where the regularisation of high-noise samples
-  matters; here the model under-fits, and routing mostly removes compute. A speedup
-  target of 15.6x is also beyond what a run evaluated every ``max_iter / 5`` steps can
-  measure (at most 5x). The held-out denoising loss is reported beside the FD.
-- The route-sensitivity view does reproduce on the trained baseline: ``R(r)`` grows
-  with ``r``, many standard errors per step.
+  samples are not yet digits: the frozen classifier's conditional accuracy on the
+  samples (``dit_final_acc``, ``nar_final_acc``, diagnostics) stays at chance for every
+  method, and the FD moves non-monotonically between evaluations. So the FD- and
+  accuracy-based paper claims (speedup, better than TREAD, better than DiT, ordering)
+  are inconclusive or not reproduced, with seed intervals far wider than the
+  differences; whether longer training of a larger model changes that is not yet
+  diagnosed. A speedup target of 15.6x is also beyond what a run evaluated every
+  ``max_iter / 5`` steps can measure (at most 5x). The held-out denoising loss is
+  reported beside the FD (``nar_loss_gain_vs_dit``).
+- Route sensitivity: ``R(r)`` grows with ``r`` on the trained baseline; the untrained
+  control says whether that growth is specific to a trained model.
 - Compute: NAR's counted FLOPs per step are within a fraction of a percent of TREAD's
   (slightly above: attention is quadratic in the kept tokens, and NAR's groups keep
   48, 32 and 16 of 64); on a CPU NAR's three sub-batches make a step somewhat slower
@@ -63,19 +77,26 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
 
 from neurips26.common.cache import cache_key, cached_arrays, cached_module
 from neurips26.common.data import load_digits, load_fashion_mnist, load_mnist
-from neurips26.common.experiment import RunResult, param
+from neurips26.common.experiment import param
 from neurips26.common.models import SmallCNN
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.common.progress import track
-from neurips26.common.stats import seed_ci
 from neurips26.common.torch import make_generator, seeded
 from neurips26.common.train import accuracy, array_batches, cosine_schedule, train
+from neurips26.experiment import (
+    Estimate,
+    Experiment,
+    binomial_interval,
+    ratio_t_interval,
+    t_interval,
+)
 
 from . import (
     Evaluator,
@@ -129,7 +150,6 @@ class Config:
     sens_masks: int = param(16, help="routing masks per ratio for R(r)", min=2)
     clf_channels: tuple[int, ...] = param((16, 32, 32), help="classifier CNN widths", min=1)
     clf_iter: int = param(600, help="classifier training steps", min=1)
-    device: str = param("cpu", help="torch device", choices=("cpu", "cuda"))
 
 
 TIERS = {
@@ -144,24 +164,25 @@ TIERS = {
                     eval_every=5000, num_samples=5000, sample_steps=50, clf_iter=3000),
 }
 
+#: The FLOP counts and the construction checks (one unit each).
+FLOPS = ("flops_dit", "flops_tread", "flops_nar", "nar_vs_tread_flops_error",
+         "tread_vs_dit_flops", "nar_vs_dit_flops", "nar_vs_dit_span_flops")
+CHECKS = ("check_round_trip_error", "check_ratio0_error", "check_subbatch_error",
+          "check_mean_ratio_error")
+
 METRICS = (
     "clf_test_acc",
-    "clf_test_acc_ci",
     *[f"{m}_{k}" for m in METHODS for k in ("final_fd", "final_acc", "final_val_loss")],
-    *[f"{m}_speedup_vs_dit" for m in ("tread", "nar", "reversed")],
-    *[f"{m}_speedup_vs_dit_ci" for m in ("tread", "nar", "reversed")],
-    "nar_fd_gain_vs_tread", "nar_fd_gain_vs_tread_ci",
-    "nar_fd_gain_vs_dit", "nar_fd_gain_vs_dit_ci",
-    "nar_acc_gain_vs_dit", "nar_acc_gain_vs_dit_ci",
-    "nar_fd_gain_vs_reversed", "nar_fd_gain_vs_reversed_ci",
-    "nar_loss_gain_vs_dit", "nar_loss_gain_vs_dit_ci",
-    "sens_r*", "sens_min_step_z",
-    "flops_dit", "flops_tread", "flops_nar", "nar_vs_tread_flops_error", "tread_vs_dit_flops",
-    "nar_vs_dit_flops", "nar_vs_dit_span_flops",
+    *[f"{m}_speedup_vs_dit" for m in ("dit", "tread", "nar", "reversed")],
+    "nar_fd_gain_vs_tread", "reversed_fd_gain_vs_tread",
+    "nar_fd_gain_vs_dit", "reversed_fd_gain_vs_dit",
+    "nar_acc_gain_vs_dit", "reversed_acc_gain_vs_dit",
+    "nar_fd_gain_vs_reversed", "nar_loss_gain_vs_dit",
+    "sens_r*", "sens_min_step_z", "sens_min_step_z_untrained",
+    *FLOPS,
     "sec_per_step_dit", "sec_per_step_tread", "sec_per_step_nar", "sec_per_step_reversed",
     "nar_vs_dit_time_ratio", "nar_vs_tread_time_ratio",
-    "check_round_trip_error", "check_ratio0_error", "check_subbatch_error",
-    "check_mean_ratio_error",
+    *CHECKS,
 )
 VOLATILE = ("sec_per_step_dit", "sec_per_step_tread", "sec_per_step_nar",
             "sec_per_step_reversed", "nar_vs_dit_time_ratio", "nar_vs_tread_time_ratio")
@@ -219,7 +240,8 @@ class Row:
     model: MiniDiT
 
 
-def _train_run(method: str, seed: int, data, evaluator: Evaluator, cfg: Config) -> Row:
+def _train_run(method: str, seed: int, data, evaluator: Evaluator, cfg: Config,
+               device: str = "cpu") -> Row:
     """One training run; its curve and EMA weights are cached (never needed)."""
     routing, ratios = METHODS[method]
     x_tr, y_tr = data[0], data[1]
@@ -230,7 +252,7 @@ def _train_run(method: str, seed: int, data, evaluator: Evaluator, cfg: Config) 
             model, x_tr, y_tr, routing=routing, ratio=ratios[1], ratios=ratios,
             max_iter=cfg.max_iter, lr=cfg.lr, batch_size=min(cfg.batch_size, len(y_tr)),
             eval_every=cfg.eval_every, evaluator=evaluator, ema_decay=cfg.ema_decay,
-            seed=seed, device=cfg.device)  # fmt: skip
+            seed=seed, device=device)  # fmt: skip
         out = {f"w.{k}": v.detach().cpu().numpy() for k, v in ema.state_dict().items()}
         out.update(steps=res.steps, fd=res.fd, sample_acc=res.sample_acc,
                    val_loss=res.val_loss, losses=res.losses, wall_time=np.array(res.wall_time))
@@ -291,121 +313,191 @@ def _flops(cfg: Config) -> dict:
             "nar_vs_dit_span_flops": span["nar"] / span["dit"]}  # fmt: skip
 
 
-def _sensitivity(model, x_val, y_val, cfg: Config) -> dict:
+def _sensitivity(model, x_val, y_val, cfg: Config) -> list:
     x, y = torch.as_tensor(x_val), torch.as_tensor(y_val)
     t = torch.randint(0, 1000, (len(x),), generator=make_generator(cfg.seed + 7))
-    out, res = {}, []
-    for r in cfg.sens_ratios:
-        s = route_sensitivity(model, x, y, ratio=r, num_masks=cfg.sens_masks, t=t,
-                              generator=make_generator(cfg.seed + 11))  # fmt: skip
-        out[f"sens_r{r:g}"] = s.value
-        res.append(s)
-    z = [(b.value - a.value) / math.sqrt(a.std_error**2 + b.std_error**2)
-         for a, b in itertools.pairwise(res)]  # fmt: skip
-    out["sens_min_step_z"] = float(min(z)) if z else float("nan")
-    return out, res
+    return [route_sensitivity(model, x, y, ratio=r, num_masks=cfg.sens_masks, t=t,
+                              generator=make_generator(cfg.seed + 11))
+            for r in cfg.sens_ratios]  # fmt: skip
 
 
-def _ci(values) -> tuple[float, float]:
-    ci = seed_ci(np.asarray(values, dtype=float))
-    return float(ci.estimate), float(ci.half_width)
+def _min_step_z(rows) -> float:
+    """The smallest step of R(r) over consecutive ratios, in standard errors."""
+    z = [(b["R"] - a["R"]) / math.sqrt(a["std_error"] ** 2 + b["std_error"] ** 2)
+         for a, b in itertools.pairwise(rows)]  # fmt: skip
+    return float(min(z)) if z else float("nan")
 
 
-def run(cfg: Config) -> RunResult:
-    if not 0 <= cfg.route_start < cfg.route_end < cfg.depth:
-        raise ValueError(f"route_start, route_end: need 0 <= {cfg.route_start} < "
-                         f"{cfg.route_end} < depth {cfg.depth}")  # fmt: skip
-    if "dit" not in cfg.methods:
-        raise ValueError("methods: must include the 'dit' baseline")
-    data = _data(cfg)
-    x_tr, y_tr, x_te, y_te, x_val, y_val = data
-    clf = _classifier(cfg, x_tr, y_tr)
-    acc = accuracy(clf, x_te, y_te)
-    # the test images are a sample: the normal-approximation 95% binomial half-width
-    m: dict = {
-        "clf_test_acc": acc,
-        "clf_test_acc_ci": 1.96 * math.sqrt(acc * (1 - acc) / len(y_te)),
-    }
-    rows: list[Row] = []
-    for s in range(cfg.num_seeds):
-        seed = 1000 * cfg.seed + s
-        ev = Evaluator(clf, torch.as_tensor(x_te), torch.as_tensor(x_val),
+def _untrained(cfg: Config) -> MiniDiT:
+    """The control model of R(r): the seed's DiT at initialisation, its weights moved off
+    adaLN-zero's identity start (where every block is the identity and R(r) = 0)."""
+    net = _dit(cfg, 1000 * cfg.seed)
+    g = make_generator(cfg.seed + 13)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(0.05 * torch.randn(p.shape, generator=g))
+    return net.eval()
+
+
+def _speedup(values, what: str) -> Estimate:
+    """Mean speedup over seeds: geometric on the log scale; Student-t on the raw scale
+    where a seed never reached the target (speedup 0)."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return Estimate.missing(f"{what} not among the methods run")
+    return ratio_t_interval(v) if (v > 0).all() else t_interval(v)
+
+
+class NoiseAwareRoutingExperiment(Experiment):
+    """Units: the evaluation classifier, one per seed (every method trained on the same
+    batches, timesteps and noise), the route sensitivity, the FLOP counts, the checks."""
+
+    Config, TIERS, METRICS, VOLATILE = Config, TIERS, METRICS, VOLATILE
+    UNIT_TABLE = None
+    CAPTIONS: ClassVar[dict[str, str]] = {
+        "convergence": "FD in the frozen classifier's feature space (lower is better) of the "
+                       "EMA model against training steps, per method (mean over seeds); the "
+                       "paper's FID-vs-iterations convergence figure."}
+
+    def setup(self, cfg: Config, ctx):
+        if not 0 <= cfg.route_start < cfg.route_end < cfg.depth:
+            raise ValueError(f"route_start, route_end: need 0 <= {cfg.route_start} < "
+                             f"{cfg.route_end} < depth {cfg.depth}")  # fmt: skip
+        if "dit" not in cfg.methods:
+            raise ValueError("methods: must include the 'dit' baseline")
+        data = _data(cfg)
+        return {"cfg": cfg, "data": data, "clf": _classifier(cfg, data[0], data[1]),
+                "models": {}}
+
+    def grid(self, cfg: Config):
+        return [{"part": "classifier"},
+                *({"part": "seed", "seed": s} for s in range(cfg.num_seeds)),
+                {"part": "sensitivity"}, {"part": "flops"}, {"part": "checks"}]
+
+    def measure(self, unit, st, ctx):
+        cfg, data = st["cfg"], st["data"]
+        _, _, x_te, y_te, x_val, y_val = data
+        part = unit["part"]
+        if part == "classifier":
+            acc = accuracy(st["clf"], x_te, y_te)
+            return {"correct": round(acc * len(y_te)), "trials": len(y_te)}
+        if part == "sensitivity":
+            rows = []
+            for model_name, model in (("dit", st["models"]["dit"]),
+                                      ("untrained", _untrained(cfg))):
+                rows += [{"model": model_name, "ratio": s.ratio, "R": s.value,
+                          "std_error": s.std_error}
+                         for s in _sensitivity(model, x_val, y_val, cfg)]
+            return rows
+        if part == "flops":
+            return _flops(cfg)
+        if part == "checks":
+            return _checks(cfg)
+        seed = 1000 * cfg.seed + unit["seed"]
+        ev = Evaluator(st["clf"], torch.as_tensor(x_te), torch.as_tensor(x_val),
                        torch.as_tensor(y_val), num_samples=cfg.num_samples,
                        num_steps=cfg.sample_steps, seed=seed)  # fmt: skip
-        for meth in track(cfg.methods, f"noise_aware_routing seed {s}"):
-            rows.append(_train_run(meth, seed, data, ev, cfg))
-    by = {(r.method, r.seed): r for r in rows}
-    seeds = sorted({r.seed for r in rows})
-    for meth in METHODS:
-        if meth not in cfg.methods:
+        runs = {}
+        for meth in track(cfg.methods, f"noise_aware_routing seed {unit['seed']}"):
+            runs[meth] = _train_run(meth, seed, data, ev, cfg, ctx.device)
+        if unit["seed"] == 0:
+            st["models"]["dit"] = runs["dit"].model
+        target = runs["dit"].curve.fd[-1]  # DiT's final FD
+        rows = []
+        for meth, r in runs.items():
+            c = r.curve
+            # Steps to reach DiT's final FD, against DiT's total steps (for DiT itself, the
+            # control: its own curve against its own final FD).
+            steps = c.steps_to_reach(target)
+            rows.append({"kind": "run", "method": meth, "final_fd": float(c.fd[-1]),
+                         "final_acc": float(c.sample_acc[-1]),
+                         "final_val_loss": float(c.val_loss[-1]),
+                         "sec_per_step": c.wall_time / cfg.max_iter,
+                         "speedup": cfg.max_iter / steps if math.isfinite(steps) else 0.0})
+            rows += [{"kind": "curve", "method": meth, "step": int(s), "fd": float(fd),
+                      "sample_acc": float(a), "val_loss": float(vl)}
+                     for s, fd, a, vl in zip(c.steps, c.fd, c.sample_acc, c.val_loss,
+                                             strict=True)]  # fmt: skip
+        return rows
+
+    def summarize(self, table, cfg: Config, ctx):
+        clf = table.where(part="classifier").rows[0]
+        m: dict = {"clf_test_acc": binomial_interval(clf["correct"], clf["trials"],
+                                                     unit="test images")}
+        runs = table.where(kind="run")
+        for meth in METHODS:
+            arm = runs.where(method=meth)
+            if meth not in cfg.methods:
+                for k in ("final_fd", "final_acc", "final_val_loss"):
+                    m[f"{meth}_{k}"] = Estimate.missing(f"{meth} not among the methods run")
+                continue
             for k in ("final_fd", "final_acc", "final_val_loss"):
-                m[f"{meth}_{k}"] = float("nan")
-            continue
-        m[f"{meth}_final_fd"] = float(np.mean([by[meth, s].curve.fd[-1] for s in seeds]))
-        m[f"{meth}_final_acc"] = float(np.mean([by[meth, s].curve.sample_acc[-1]
-                                                for s in seeds]))  # fmt: skip
-        m[f"{meth}_final_val_loss"] = float(np.mean([by[meth, s].curve.val_loss[-1]
-                                                     for s in seeds]))  # fmt: skip
-        m[f"sec_per_step_{meth}"] = float(np.mean([by[meth, s].curve.wall_time / cfg.max_iter
-                                                   for s in seeds]))  # fmt: skip
-    reasons = {}
-    for meth in ("tread", "nar", "reversed"):
-        if meth not in cfg.methods:
-            m[f"{meth}_speedup_vs_dit"] = m[f"{meth}_speedup_vs_dit_ci"] = float("nan")
-            reasons[f"{meth}_speedup_vs_dit"] = f"{meth} not among the methods run"
-            continue
-        sp = []
-        for s in seeds:  # Steps to reach DiT's final FD, against DiT's total steps.
-            steps = by[meth, s].curve.steps_to_reach(by["dit", s].curve.fd[-1])
-            sp.append(cfg.max_iter / steps if math.isfinite(steps) else 0.0)
-        m[f"{meth}_speedup_vs_dit"], m[f"{meth}_speedup_vs_dit_ci"] = _ci(sp)
+                m[f"{meth}_{k}"] = float(np.mean(arm.column(k)))
+            m[f"sec_per_step_{meth}"] = float(np.mean(arm.column("sec_per_step")))
+        for meth in ("dit", "tread", "nar", "reversed"):
+            m[f"{meth}_speedup_vs_dit"] = _speedup(
+                runs.where(method=meth).column("speedup") if meth in cfg.methods else [],
+                meth)
 
-    def gain(a, b, field, sign=1.0):  # per-seed sign * (b - a) of the final values
-        if a not in cfg.methods or b not in cfg.methods:
-            return float("nan"), float("nan")
-        return _ci([sign * (getattr(by[b, s].curve, field)[-1] - getattr(by[a, s].curve,
-                                                                         field)[-1])
-                    for s in seeds])  # fmt: skip
+        def gain(a, b, field):  # paired over seeds: b - a of the final values
+            if a not in cfg.methods or b not in cfg.methods:
+                return Estimate.missing(f"{a} or {b} not among the methods run")
+            return runs.paired_diff(field, {"method": b}, {"method": a})
 
-    m["nar_fd_gain_vs_tread"], m["nar_fd_gain_vs_tread_ci"] = gain("nar", "tread", "fd")
-    m["nar_fd_gain_vs_dit"], m["nar_fd_gain_vs_dit_ci"] = gain("nar", "dit", "fd")
-    m["nar_fd_gain_vs_reversed"], m["nar_fd_gain_vs_reversed_ci"] = gain("nar", "reversed", "fd")
-    m["nar_loss_gain_vs_dit"], m["nar_loss_gain_vs_dit_ci"] = gain("nar", "dit", "val_loss")
-    m["nar_acc_gain_vs_dit"], m["nar_acc_gain_vs_dit_ci"] = gain("nar", "dit", "sample_acc",
-                                                                  -1.0)  # fmt: skip
-    sens, sens_res = _sensitivity(by["dit", seeds[0]].model, x_val, y_val, cfg)
-    m.update(sens)
-    m.update(_flops(cfg))
-    if "nar" in cfg.methods and "tread" in cfg.methods:
-        m["nar_vs_dit_time_ratio"] = m["sec_per_step_nar"] / m["sec_per_step_dit"]
-        m["nar_vs_tread_time_ratio"] = m["sec_per_step_nar"] / m["sec_per_step_tread"]
-    m.update(_checks(cfg))
-    volatile = tuple(k for k in VOLATILE if k in m)
-    table = [{"method": r.method, "seed": r.seed, "step": int(st), "fd": float(fd),
-              "sample_acc": float(acc), "val_loss": float(vl)}
-             for r in rows for st, fd, acc, vl in zip(r.curve.steps, r.curve.fd,
-                                                      r.curve.sample_acc, r.curve.val_loss,
-                                                      strict=True)]  # fmt: skip
-    sens_table = [{"ratio": s.ratio, "R": s.value, "std_error": s.std_error} for s in sens_res]
-    return RunResult(
-        metrics=m, volatile=volatile, tables={"curves": table, "route_sensitivity": sens_table},
-        figures={"convergence": _figure(rows, cfg)},
-        captions={"convergence": "FD in the frozen classifier's feature space (lower is "
-                  "better) of the EMA model against training steps, per method (mean over "
-                  "seeds); the paper's FID-vs-iterations convergence figure."},
-        reasons=reasons,
-        notes=(f"{len(rows)} training runs of {cfg.max_iter} steps (DiT width {cfg.dim}, "
-               f"depth {cfg.depth}, {(32 // cfg.patch_size) ** 2} tokens); curves and "
-               "weights cached per run",),
-    )  # fmt: skip
+        m["nar_fd_gain_vs_tread"] = gain("nar", "tread", "final_fd")
+        m["reversed_fd_gain_vs_tread"] = gain("reversed", "tread", "final_fd")
+        m["nar_fd_gain_vs_dit"] = gain("nar", "dit", "final_fd")
+        m["reversed_fd_gain_vs_dit"] = gain("reversed", "dit", "final_fd")
+        m["nar_fd_gain_vs_reversed"] = gain("nar", "reversed", "final_fd")
+        m["nar_loss_gain_vs_dit"] = gain("nar", "dit", "final_val_loss")
+        m["nar_acc_gain_vs_dit"] = gain("dit", "nar", "final_acc")
+        m["reversed_acc_gain_vs_dit"] = gain("dit", "reversed", "final_acc")
+        sens = table.where(part="sensitivity")
+        trained = sens.where(model="dit").rows
+        m.update({f"sens_r{r['ratio']:g}": r["R"] for r in trained})
+        m["sens_min_step_z"] = _min_step_z(trained)
+        m["sens_min_step_z_untrained"] = _min_step_z(sens.where(model="untrained").rows)
+        flops = table.where(part="flops").rows[0]
+        m.update({k: flops[k] for k in FLOPS})
+        if "nar" in cfg.methods and "tread" in cfg.methods:
+            m["nar_vs_dit_time_ratio"] = m["sec_per_step_nar"] / m["sec_per_step_dit"]
+            m["nar_vs_tread_time_ratio"] = m["sec_per_step_nar"] / m["sec_per_step_tread"]
+        checks = table.where(part="checks").rows[0]
+        m.update({k: checks[k] for k in CHECKS})
+        return m
+
+    def tables(self, table, summary, cfg: Config):
+        curves = [{"method": r["method"], "seed": 1000 * cfg.seed + r["seed"],
+                   **{k: r[k] for k in ("step", "fd", "sample_acc", "val_loss")}}
+                  for r in table.where(kind="curve")]
+        sens = [{"ratio": r["ratio"], "R": r["R"], "std_error": r["std_error"]}
+                for r in table.where(part="sensitivity", model="dit")]
+        sens_untrained = [{"ratio": r["ratio"], "R": r["R"], "std_error": r["std_error"]}
+                          for r in table.where(part="sensitivity", model="untrained")]
+        return {"curves": curves, "route_sensitivity": sens,
+                "route_sensitivity_untrained": sens_untrained}
+
+    def figures(self, table, summary, cfg: Config):
+        return {"convergence": _figure(table.where(kind="curve"), cfg)}
+
+    def notes(self, table, summary, cfg: Config):
+        n = len(table.where(kind="run"))
+        return (f"{n} training runs of {cfg.max_iter} steps (DiT width {cfg.dim}, "
+                f"depth {cfg.depth}, {(32 // cfg.patch_size) ** 2} tokens); curves and "
+                "weights cached per run",)
 
 
-def _figure(rows, cfg: Config) -> bytes:
+EXPERIMENT = NoiseAwareRoutingExperiment()
+run = EXPERIMENT.run
+
+
+def _figure(curves, cfg: Config) -> bytes:
     fig, (ax,) = new_figure(width=6.0)
     for meth in cfg.methods:
-        rs = [r for r in rows if r.method == meth]
-        fd = np.mean([r.curve.fd for r in rs], axis=0)
-        ax.plot(rs[0].curve.steps, fd, marker="o", label=meth)
+        rs = curves.where(method=meth)
+        steps = rs.unique("step")
+        fd = [np.mean(rs.where(step=s).column("fd")) for s in steps]
+        ax.plot(steps, fd, marker="o", label=meth)
     ax.set_xlabel("training step")
     ax.set_ylabel("FD (classifier features)")
     ax.set_yscale("log")
