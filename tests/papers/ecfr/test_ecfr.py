@@ -323,9 +323,22 @@ def test_smoke_run_declares_its_metrics():
     from neurips26.papers.ecfr.experiment import METRICS
 
     res = run(TIERS["smoke"])
-    assert set(res.metrics) <= set(METRICS)
-    assert res.metrics["check_strict_grad_max"] == 0.0
-    assert res.metrics["check_real_scene_ok"] == 1.0
+    m = res.metrics
+    assert set(m) <= set(METRICS)
+    assert m["check_strict_grad_max"] == 0.0
+    assert m["check_real_scene_ok"] == 1.0
+    # every paper claim's control is measured, with a bootstrap interval over test images
+    from neurips26.papers.ecfr.paper import PAPER
+
+    for c in PAPER.claims:
+        if c.control:
+            assert np.isfinite(m[c.control]), c.control
+            iv = res.intervals[c.control]
+            assert "bootstrap over images" in iv["method"] and iv["lo"] <= m[c.control] <= iv["hi"]
+    # the pixel gains: the value on full maps, the interval from the 4x-subsampled maps
+    assert m["p_auroc_gain_vs_same"] == m["p_auroc_ecfr"] - m["p_auroc_same"]
+    assert m["fused_p_auroc_gain_vs_same"] == m["p_auroc_fused"] - m["p_auroc_same"]
+    assert {r["method"] for r in res.tables["methods"]} >= {"ecfr", "same", "fused", "cfm"}
 
 
 def test_detector_refuses_holes_unless_asked_to_fill():
