@@ -99,7 +99,6 @@ NOT_YET_PORTED = frozenset(
         "wisp",
         "sign_code",
         "steering_hessian",
-        "event_distill",
     }
 )
 

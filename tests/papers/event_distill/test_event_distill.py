@@ -388,6 +388,16 @@ def test_smoke_run_returns_declared_metrics(monkeypatch):
     assert res.metrics["check_constant_no_events"] == 0.0
     assert 0 <= res.metrics["kd_clean_acc"] <= 1
     assert "real_high_noise_gain" in res.reasons
+    assert "real_high_noise_gain_rgb_teacher" in res.reasons
+    # every paper claim's control: the RGB teacher's student, measured the same way
+    from neurips26.papers.event_distill.paper import PAPER
+
+    for c in PAPER.claims:
+        if c.kind == "paper":
+            assert c.control == f"{c.metric}_rgb_teacher"
+    assert np.isfinite(res.metrics["shape_bias_gain_rgb_teacher"])
+    assert res.intervals["shape_bias_gain_rgb_teacher"]["n"] == 1
+    assert {r["model"] for r in res.tables["probes"]} == {"kd", "vanilla", "kd_rgb"}
 
 
 def _probe_row(model, seed, v):
@@ -415,10 +425,11 @@ def test_baseline_cosine_and_its_seed_bootstrap():
         return out
 
     # every baseline improves along KD's own direction on every seed: cosine 1, no spread
-    same = _summarize(cfg, rows(lambda b, s: (s + 1.0) * kd), 0.5)
-    assert same["baseline_max_cosine"] == pytest.approx(1.0)
-    assert same["baseline_max_cosine_ci"] == pytest.approx(0.0, abs=1e-12)
+    same = _summarize(cfg, rows(lambda b, s: (s + 1.0) * kd), 0.5)["baseline_max_cosine"]
+    assert same.value == pytest.approx(1.0)
+    assert same.hi - same.lo == pytest.approx(0.0, abs=1e-12)
+    assert same.method == "percentile bootstrap over seeds" and same.n == 3
     # orthogonal-ish noise per seed: the cosine falls and its interval opens
-    noisy = _summarize(cfg, rows(lambda b, s: rng.normal(size=7)), 0.5)
-    assert noisy["baseline_max_cosine"] < 0.99
-    assert noisy["baseline_max_cosine_ci"] > 0.0
+    noisy = _summarize(cfg, rows(lambda b, s: rng.normal(size=7)), 0.5)["baseline_max_cosine"]
+    assert noisy.value < 0.99
+    assert noisy.hi - noisy.lo > 0.0

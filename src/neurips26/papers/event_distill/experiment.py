@@ -15,10 +15,16 @@ Three arms:
 3. Real photos (scikit-image): checks that the simulator puts events on edges and is
    invariant to a global brightness scaling.
 
-Uncertainties are Student-t half-widths over seeds of paired per-seed differences
-(``seed_ci``); the cosine of KD's probe improvements with the baselines' is a percentile
+A unit is one texture contrast and seed (every model of that world), the real-image
+arm, or the simulator checks. Intervals are 95% Student-t over seeds of paired per-seed
+differences; the cosine of KD's probe improvements with the baselines' is a percentile
 bootstrap over seeds (a seed's KD, vanilla and baseline models drawn together); the
-real-image arm's is a paired bootstrap over test images.
+real-image arm's is a percentile bootstrap over test images of the paired difference.
+
+Control of every paper claim: the same statistic for the student of an RGB teacher (the
+seed's vanilla model, fed the RGB images) trained by the same distillation
+(``*_rgb_teacher``). A change that this student shows too comes from distillation itself
+(soft targets), not from the event modality the paper credits.
 
 Deviations from the paper
 -------------------------
@@ -42,24 +48,23 @@ What does not reproduce at the small tier, and why we think so
 - Shape bias, colour invariance, high-frequency robustness, the spectral trade-off, the
   early-layer change and the downstream prior: the KD student is not measurably different
   from the vanilla model (or is slightly worse), on procedural and on real images. The
-  root cause we see is the teacher: at texture contrast 0.5 the event teacher is itself
-  less shape-biased on cue-conflict event frames than the vanilla RGB model is on images,
-  because textures moving under the saccade produce as many events as the shape's outline
-  does, so there is no contour bias to transfer. Lower texture contrast (the paper tier's
-  sweep) or a higher contrast threshold would thin texture events; we have not run that
-  sweep.
+  teacher's own shape bias on cue-conflict event frames against the vanilla model's on
+  images (``teacher_shape_bias``, ``vanilla_shape_bias``, diagnostics) says whether the
+  teacher has a contour bias to transfer at all; why the simulated events give it none
+  is not yet diagnosed (the texture-contrast sweep of the paper tier is not run).
 - The CNNs are small and trained briefly (the 2-core budget); at widths 16-64 clean
   accuracy is well below what the procedural task allows, and per-seed differences are
   noisy, so many verdicts are inconclusive rather than decided.
-- The distinctness claim (cosine below 0.9 to every baseline): KD's improvement vector is
-  small and noisy, so its cosine with the baselines' moves from seed to seed, and the seed
-  bootstrap cannot place it on either side of 0.9 with three seeds. A low cosine here
-  would say more about that noise than about KD pointing somewhere new.
+- The distinctness claim (cosine below 0.9 to every baseline): KD's improvement vector
+  is small, so its cosine with the baselines' moves from seed to seed; the RGB teacher's
+  student, measured the same way, shows whether a low cosine is specific to the event
+  teacher.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -73,10 +78,10 @@ from neurips26.common.data import (
     load_photos,
     photo_views,
 )
-from neurips26.common.experiment import RunResult, param
+from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.common.stats import bootstrap_ci, seed_ci
 from neurips26.common.threads import limit_threads
+from neurips26.experiment import Estimate, Experiment, Table, bootstrap_interval, t_interval
 
 from . import (
     BANDS,
@@ -135,7 +140,6 @@ class Config:
     real_num_test: int = param(300, help="real test images", min=16)
     num_photos: int = param(6, help="scikit-image photos of the simulator checks", min=0,
                             max=16)
-    device: str = param("cpu", help="torch device", choices=("cpu", "cuda"))
 
 
 TIERS = {
@@ -151,12 +155,13 @@ TIERS = {
 }
 
 METRICS = (
-    "shape_bias_gain", "shape_bias_gain_ci", "color_drop_excess", "color_drop_excess_ci",
-    "high_noise_gain", "high_noise_gain_ci", "mid_noise_drop_diff", "mid_noise_drop_diff_ci",
-    "shuffle_drop_diff", "shuffle_drop_diff_ci", "blur_gain", "blur_gain_ci",
-    "filter_chroma_diff", "filter_chroma_diff_ci", "baseline_max_cosine",
-    "baseline_max_cosine_ci",
-    "downstream_gain", "downstream_gain_ci", "real_high_noise_gain", "real_high_noise_gain_ci",
+    "shape_bias_gain", "color_drop_excess", "high_noise_gain", "mid_noise_drop_diff",
+    "shuffle_drop_diff", "blur_gain", "filter_chroma_diff", "baseline_max_cosine",
+    "downstream_gain", "real_high_noise_gain",
+    *(f"{k}_rgb_teacher" for k in ("shape_bias_gain", "color_drop_excess", "high_noise_gain",
+                                   "mid_noise_drop_diff", "shuffle_drop_diff", "blur_gain",
+                                   "filter_chroma_diff", "downstream_gain",
+                                   "baseline_max_cosine", "real_high_noise_gain")),
     "kd_clean_acc", "vanilla_clean_acc", "teacher_event_acc", "teacher_shape_bias",
     "kd_shape_bias", "vanilla_shape_bias", "real_kd_acc", "real_vanilla_acc",
     "check_teacher_learns", "check_ramp_exact", "check_constant_no_events",
@@ -177,7 +182,7 @@ def _events(cfg: Config, x: np.ndarray, seed: int) -> np.ndarray:
 def _train_key(cfg: Config) -> dict:
     d = asdict(cfg)
     for k in ("seed", "num_test", "num_cue", "strengths", "downstream_per_class",
-              "downstream_num", "real_num_test", "num_photos", "device", "num_seeds",
+              "downstream_num", "real_num_test", "num_photos", "num_seeds",
               "baseline_seeds", "texture_contrasts"):
         d.pop(k)
     return d
@@ -220,11 +225,12 @@ def _world(cfg: Config, tc: float, seed: int) -> World:
     return World(tc, seed, train, test, cue, down, ev["ev"])
 
 
-def _models(cfg: Config, w: World, with_baselines: bool) -> tuple[dict, torch.nn.Module]:
+def _models(cfg: Config, w: World, with_baselines: bool,
+            device: str = "cpu") -> tuple[dict, torch.nn.Module]:
     tc, seed, x, y = w.tc, w.seed, w.train.x, w.train.shape_y
     ch = cfg.channels
     tr = dict(epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=seed,
-              device=cfg.device)
+              device=device)
     teacher = _fit("teacher", cfg, seed, {"tc": tc}, lambda: make_cnn(2, 8, channels=ch,
                    seed=seed), lambda m: train_classifier(m, w.ev_train, y, **tr))
 
@@ -252,6 +258,12 @@ def _models(cfg: Config, w: World, with_baselines: bool) -> tuple[dict, torch.nn
         models["sobel"] = _fit("sobel", cfg, seed, {"tc": tc},
                                lambda: SobelInput(make_cnn(4, 8, channels=ch, seed=seed + 1)),
                                lambda m: train_classifier(m, x, y, **tr))
+    # The control student: the same distillation from an RGB teacher (this seed's vanilla
+    # model, fed the RGB images), trained last so the other models are unchanged.
+    van = models["vanilla"]
+    models["kd_rgb"] = _fit("kd_rgb", cfg, seed, {"tc": tc}, rgb(), lambda m: distill(
+        van, m, x, y, x, temperature=cfg.temperature, alpha=cfg.alpha,
+        feature_weight=cfg.feature_weight, **tr))
     return models, teacher
 
 
@@ -287,46 +299,56 @@ def _blur(r: dict) -> float:
     return float(np.mean([v for k, v in r.items() if k.startswith("blur_")]))
 
 
-def _ci(values) -> tuple[float, float]:
-    v = np.asarray(values, dtype=float)
-    ci = seed_ci(v)
-    return ci.estimate, ci.half_width
+#: The claims' statistics of a distilled student against vanilla; each is measured for
+#: the event teacher's student ("kd") and, as its control, for the student of an RGB
+#: teacher (the vanilla model of the same seed) trained by the same distillation ("kd_rgb").
+STATS = ("shape_bias_gain", "color_drop_excess", "high_noise_gain", "mid_noise_drop_diff",
+         "shuffle_drop_diff", "blur_gain", "filter_chroma_diff", "downstream_gain",
+         "baseline_max_cosine")
+#: Suffix of the control metrics.
+CONTROL = "_rgb_teacher"
 
 
-def _summarize(cfg: Config, rows: list[dict], tc: float) -> dict:
+def _seed_mean(values) -> Estimate:
+    return t_interval(np.asarray(values, dtype=float))
+
+
+def _summarize(cfg: Config, rows, tc: float, student: str = "kd") -> dict:
+    """The claims' statistics of ``student`` against vanilla at texture contrast ``tc``."""
     smax = f"{max(cfg.strengths):g}"
     by = {(r["model"], r["seed"]): r for r in rows if r["texture_contrast"] == tc}
     seeds = sorted({s for (_, s) in by})
-    pairs = [(by[("kd", s)], by[("vanilla", s)]) for s in seeds]
+    pairs = [(by[(student, s)], by[("vanilla", s)]) for s in seeds]
     imp = np.stack([_improvements(k, v, smax) for k, v in pairs])  # (S, 7)
     out = {}
     names = ("shape_bias_gain", None, "high_noise_gain", "mid_noise_drop_diff",
              "shuffle_drop_diff", "blur_gain", None)
     for j, name in enumerate(names):
         if name:
-            out[name], out[f"{name}_ci"] = _ci(imp[:, j])
-    # Colour: KD's mean drop minus half of vanilla's (claim: <= 0).
+            out[name] = _seed_mean(imp[:, j])
+    # Colour: the student's mean drop minus half of vanilla's (claim: <= 0).
     def cdrop(q):
         return q["clean_acc"] - 0.5 * (q["color_grayscale"] + q["color_hue"])
 
-    out["color_drop_excess"], out["color_drop_excess_ci"] = _ci(
-        [cdrop(k) - 0.5 * cdrop(v) for k, v in pairs])
-    out["filter_chroma_diff"], out["filter_chroma_diff_ci"] = _ci(
-        [k["filter_chroma"] - v["filter_chroma"] for k, v in pairs])
-    out["downstream_gain"], out["downstream_gain_ci"] = _ci(
-        [k["downstream_acc"] - v["downstream_acc"] for k, v in pairs])
-    out["kd_clean_acc"] = float(np.mean([k["clean_acc"] for k, _ in pairs]))
-    out["vanilla_clean_acc"] = float(np.mean([v["clean_acc"] for _, v in pairs]))
-    out["kd_shape_bias"] = float(np.mean([k["shape_bias"] for k, _ in pairs]))
-    out["vanilla_shape_bias"] = float(np.mean([v["shape_bias"] for _, v in pairs]))
+    out["color_drop_excess"] = _seed_mean([cdrop(k) - 0.5 * cdrop(v) for k, v in pairs])
+    out["filter_chroma_diff"] = _seed_mean([k["filter_chroma"] - v["filter_chroma"]
+                                            for k, v in pairs])
+    out["downstream_gain"] = _seed_mean([k["downstream_acc"] - v["downstream_acc"]
+                                         for k, v in pairs])
+    if student == "kd":
+        out["kd_clean_acc"] = float(np.mean([k["clean_acc"] for k, _ in pairs]))
+        out["vanilla_clean_acc"] = float(np.mean([v["clean_acc"] for _, v in pairs]))
+        out["kd_shape_bias"] = float(np.mean([k["shape_bias"] for k, _ in pairs]))
+        out["vanilla_shape_bias"] = float(np.mean([v["shape_bias"] for _, v in pairs]))
     # per baseline and seed: its probe improvements over that seed's vanilla model
     base_imp = {b: {s: _improvements(by[(b, s)], by[("vanilla", s)], smax)
                     for s in seeds if (b, s) in by} for b in BASELINES}
 
     def max_cosine(idx):
-        """Largest cosine of KD's mean improvement vector with a baseline's, on seeds idx."""
-        pick = [seeds[i] for i in idx.astype(int)]
-        kd_vec = imp[idx.astype(int)].mean(0)  # imp's rows follow seeds
+        """Largest cosine of the student's mean improvement vector with a baseline's, on
+        seeds idx."""
+        pick = [seeds[i] for i in idx]
+        kd_vec = imp[idx].mean(0)  # imp's rows follow seeds
         cos = []
         for b in BASELINES:
             bs = [s for s in pick if s in base_imp[b]]
@@ -337,11 +359,13 @@ def _summarize(cfg: Config, rows: list[dict], tc: float) -> dict:
             cos.append(float(kd_vec @ v / denom) if denom > 0 else float("nan"))
         return max(cos) if cos else float("nan")
 
-    # seeds resampled (KD, vanilla and the baselines of a seed together); the estimate is
-    # max_cosine over all seeds
-    ci = bootstrap_ci(np.arange(len(seeds), dtype=float), max_cosine, num_bootstrap=400,
-                      seed=cfg.seed)
-    out["baseline_max_cosine"], out["baseline_max_cosine_ci"] = ci.estimate, ci.half_width
+    # seeds resampled (the student, vanilla and the baselines of a seed together); the
+    # estimate is max_cosine over all seeds
+    units = Table({"seed": i, "index": i} for i in range(len(seeds)))
+    cos = units.bootstrap(lambda t: max_cosine(t.column("index", dtype=int)), unit="seed",
+                          num_resamples=400, seed=cfg.seed)
+    out["baseline_max_cosine"] = (cos if np.isfinite(cos.value) else Estimate.missing(
+        "no baseline trained (baseline_seeds = 0)"))
     return out
 
 
@@ -369,9 +393,9 @@ def _tint(x: np.ndarray, rng) -> np.ndarray:
     return np.clip(bg * lo * (1 - a) + fg * (lo + 0.55) * a, 0, 1).astype(np.float32)
 
 
-def _real_arm(cfg: Config) -> tuple[dict, dict, list]:
+def _real_arm(cfg: Config, device: str = "cpu") -> tuple[dict, dict, list]:
     nan = float("nan")
-    names = ("real_high_noise_gain", "real_high_noise_gain_ci", "real_kd_acc",
+    names = ("real_high_noise_gain", f"real_high_noise_gain{CONTROL}", "real_kd_acc",
              "real_vanilla_acc")
     if cfg.real_dataset == "none":
         why = "real-image arm switched off (real_dataset='none')"
@@ -387,7 +411,7 @@ def _real_arm(cfg: Config) -> tuple[dict, dict, list]:
     K = ds.num_classes
     seed = cfg.seed
     tr = dict(epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=seed,
-              device=cfg.device)
+              device=device)
     extra = {"real": cfg.real_dataset, "n": cfg.real_num_train}
     ev = _events(cfg, xtr, seed)
     teacher = _fit("real_teacher", cfg, seed, extra, lambda: make_cnn(2, K, channels=cfg.channels,
@@ -398,14 +422,22 @@ def _real_arm(cfg: Config) -> tuple[dict, dict, list]:
                                                 **tr))
     van = _fit("real_vanilla", cfg, seed, extra, lambda: make_cnn(3, K, channels=cfg.channels,
                seed=seed + 1), lambda m: train_classifier(m, xtr, ytr, **tr))
+    # the control: the same distillation from an RGB teacher (the vanilla model)
+    kd_rgb = _fit("real_kd_rgb", cfg, seed, extra, lambda: make_cnn(
+        3, K, channels=cfg.channels, seed=seed + 1), lambda m: distill(
+            van, m, xtr, ytr, xtr, temperature=cfg.temperature, alpha=cfg.alpha, **tr))
     noisy = add_band_noise(xte, BANDS["high"], max(cfg.strengths), seed=seed)
-    ck = predict_logits(kd, noisy).argmax(1) == yte
     cv = predict_logits(van, noisy).argmax(1) == yte
-    diff = ck.astype(float) - cv.astype(float)
-    boots = [diff[rng.integers(0, len(diff), len(diff))].mean() for _ in range(400)]
-    lo, hi = np.percentile(boots, [2.5, 97.5])
+    out = {}
+    for key, student in (("real_high_noise_gain", kd), (f"real_high_noise_gain{CONTROL}",
+                                                        kd_rgb)):
+        ck = predict_logits(student, noisy).argmax(1) == yte
+        diff = ck.astype(float) - cv.astype(float)
+        # paired over test images: a percentile bootstrap of the mean difference
+        out[key] = bootstrap_interval(diff, np.mean, num_resamples=400, seed=cfg.seed,
+                                      unit="test images")
     table = []
-    for name, m in (("kd", kd), ("vanilla", van)):
+    for name, m in (("kd", kd), ("vanilla", van), ("kd_rgb", kd_rgb)):
         row = {"model": name, "clean_acc": float((predict_logits(m, xte).argmax(1) == yte).mean())}
         for s in cfg.strengths:
             z = add_band_noise(xte, BANDS["high"], s, seed=seed)
@@ -413,9 +445,7 @@ def _real_arm(cfg: Config) -> tuple[dict, dict, list]:
         row["blur_1.5"] = float((predict_logits(m, gaussian_blur(xte, 1.5)).argmax(1)
                                  == yte).mean())
         table.append(row)
-    out = {"real_high_noise_gain": float(diff.mean()), "real_high_noise_gain_ci":
-           float((hi - lo) / 2), "real_kd_acc": table[0]["clean_acc"],
-           "real_vanilla_acc": table[1]["clean_acc"]}
+    out.update({"real_kd_acc": table[0]["clean_acc"], "real_vanilla_acc": table[1]["clean_acc"]})
     return out, {}, table
 
 
@@ -470,58 +500,114 @@ def _checks(cfg: Config) -> tuple[dict, dict]:
     return out, reasons
 
 
-# ---------------------------------------------------------------- run
+# ---------------------------------------------------------------- the experiment
 
 
-def run(cfg: Config) -> RunResult:
-    """Train, distil, probe; see the module docstring."""
-    with limit_threads(1):  # tiny convolutions: a second thread mostly spin-waits
-        return _run(cfg)
+class EventDistillExperiment(Experiment):
+    """Units: one per texture contrast and seed (teacher, KD student, vanilla, the RGB
+    teacher's student and, on the first ``baseline_seeds`` seeds, the baselines), the
+    real-image arm, and the simulator checks."""
+
+    Config, TIERS, METRICS = Config, TIERS, METRICS
+    UNIT_TABLE = None
+    CAPTIONS: ClassVar[dict[str, str]] = {
+        "probes": "Probe accuracies of the KD student, the vanilla RGB model, the RGB "
+                  "teacher's student (the control) and the baselines (mean over seeds; first "
+                  "texture contrast): the counterpart of the paper's probe comparison "
+                  "figures."}
+
+    def run(self, config, ctx=None):
+        """Train, distil, probe; see the module docstring."""
+        with limit_threads(1):  # tiny convolutions: a second thread mostly spin-waits
+            return super().run(config, ctx)
+
+    def grid(self, cfg: Config):
+        return [*({"part": "world", "tc": tc, "k": k} for tc in cfg.texture_contrasts
+                  for k in range(cfg.num_seeds)), {"part": "real"}, {"part": "checks"}]
+
+    def setup(self, cfg: Config, ctx):
+        return cfg
+
+    def measure(self, unit, cfg: Config, ctx):
+        if unit["part"] == "real":
+            out, reasons, table = _real_arm(cfg, ctx.device)
+            rows = []
+            for k, v in out.items():
+                if isinstance(v, Estimate):
+                    rows.append({"kind": "real", "metric": k, **v.to_dict()})
+                else:
+                    rows.append({"kind": "real", "metric": k, "value": v,
+                                 "reason": reasons.get(k, "")})
+            return rows + [{"kind": "real_table", **r} for r in table]
+        if unit["part"] == "checks":
+            out, reasons = _checks(cfg)
+            return [{"kind": "check", "metric": k, "value": v, "reason": reasons.get(k, "")}
+                    for k, v in out.items()]
+        tc, k = unit["tc"], unit["k"]
+        w = _world(cfg, tc, 1000 * cfg.seed + k)
+        models, teacher = _models(cfg, w, with_baselines=k < cfg.baseline_seeds,
+                                  device=ctx.device)
+        acc, bias = _teacher_stats(cfg, w, teacher)
+        return [{"kind": "teacher", "event_acc": acc, "shape_bias": bias},
+                *({"kind": "probe", **_row(cfg, w, name, m)} for name, m in models.items())]
+
+    def summarize(self, table, cfg: Config, ctx):
+        tc0 = cfg.texture_contrasts[0]
+        probes = [dict(r) for r in table.where(kind="probe")]
+        metrics: dict = _summarize(cfg, probes, tc0)
+        control = _summarize(cfg, probes, tc0, student="kd_rgb")
+        metrics.update({f"{k}{CONTROL}": control[k] for k in STATS})
+        if not np.isfinite(metrics[f"baseline_max_cosine{CONTROL}"].value):
+            metrics[f"baseline_max_cosine{CONTROL}"] = Estimate.missing(
+                "no baseline trained (baseline_seeds = 0)")
+        t0 = table.where(kind="teacher", tc=tc0)
+        metrics["teacher_event_acc"] = float(np.mean(t0.column("event_acc")))
+        metrics["teacher_shape_bias"] = float(np.nanmean(t0.column("shape_bias")))
+        metrics["check_teacher_learns"] = metrics["teacher_event_acc"]
+        for kind in ("real", "check"):
+            for r in table.where(kind=kind):
+                if r.get("method"):  # an estimate with its interval
+                    metrics[r["metric"]] = Estimate.from_dict(r)
+                else:
+                    metrics[r["metric"]] = (r["value"] if not r["reason"]
+                                            else Estimate.missing(r["reason"]))
+        return metrics
+
+    def tables(self, table, summary, cfg: Config):
+        drop = ("part", "tc", "k", "kind", "unit_seconds")
+        probes = [{k: v for k, v in r.items() if k not in drop}
+                  for r in table.where(kind="probe")]
+        sweep = []
+        for tc in cfg.texture_contrasts:
+            s = _summarize(cfg, probes, tc)
+            sweep.append({"texture_contrast": tc, **{
+                k: (v.value if isinstance(v, Estimate) else v) for k, v in s.items()}})
+        real = [{k: v for k, v in r.items() if k not in drop}
+                for r in table.where(kind="real_table")]
+        teachers = [{"texture_contrast": r["tc"], "event_acc": r["event_acc"],
+                     "shape_bias": r["shape_bias"]} for r in table.where(kind="teacher")]
+        return {"probes": probes, "texture_contrast_sweep": sweep, "real_images": real,
+                "teachers": teachers}
+
+    def figures(self, table, summary, cfg: Config):
+        probes = [dict(r) for r in table.where(kind="probe")]
+        return {"probes": _figure(probes, cfg.texture_contrasts[0])}
+
+    def notes(self, table, summary, cfg: Config):
+        return (f"texture contrasts {cfg.texture_contrasts}; claims use "
+                f"{cfg.texture_contrasts[0]}",)
 
 
-def _run(cfg: Config) -> RunResult:
-    rows, teacher_stats = [], []
-    for tc in cfg.texture_contrasts:
-        for k in range(cfg.num_seeds):
-            w = _world(cfg, tc, 1000 * cfg.seed + k)
-            models, teacher = _models(cfg, w, with_baselines=k < cfg.baseline_seeds)
-            teacher_stats.append((tc, *_teacher_stats(cfg, w, teacher)))
-            rows += [_row(cfg, w, name, m) for name, m in models.items()]
-    tc0 = cfg.texture_contrasts[0]
-    metrics = _summarize(cfg, rows, tc0)
-    t0 = [(a, b) for tc, a, b in teacher_stats if tc == tc0]
-    metrics["teacher_event_acc"] = float(np.mean([a for a, _ in t0]))
-    metrics["teacher_shape_bias"] = float(np.nanmean([b for _, b in t0]))
-    metrics["check_teacher_learns"] = metrics["teacher_event_acc"]
-    real, reasons, real_table = _real_arm(cfg)
-    metrics.update(real)
-    if np.isnan(metrics["baseline_max_cosine"]):
-        reasons["baseline_max_cosine"] = "no baseline trained (baseline_seeds = 0)"
-    chk, why = _checks(cfg)
-    metrics.update(chk)
-    reasons.update(why)
-    sweep = [{"texture_contrast": tc, **{k: v for k, v in _summarize(cfg, rows, tc).items()
-                                         if not k.endswith("_ci")}}
-             for tc in cfg.texture_contrasts]
-    return RunResult(
-        metrics=metrics,
-        tables={"probes": rows, "texture_contrast_sweep": sweep, "real_images": real_table,
-                "teachers": [{"texture_contrast": tc, "event_acc": a, "shape_bias": b}
-                             for tc, a, b in teacher_stats]},
-        figures={"probes": _figure(rows, tc0)},
-        captions={"probes": "Probe accuracies of the KD student, the vanilla RGB model and the "
-                            "baselines (mean over seeds; first texture contrast): the "
-                            "counterpart of the paper's probe comparison figures."},
-        reasons=reasons,
-        notes=(f"texture contrasts {cfg.texture_contrasts}; claims use {tc0}",),
-    )
+EXPERIMENT = EventDistillExperiment()
+run = EXPERIMENT.run
 
 
 def _figure(rows: list[dict], tc: float) -> bytes:
     keys = ("clean_acc", "shape_bias", "color_grayscale", "color_hue", "band_high_0.1",
             "band_mid_0.1", "blur_sigma1.5", "geo_shuffle")
     fig, (ax,) = new_figure(width=8.0)
-    names = [n for n in ("kd", "vanilla", *BASELINES) if any(r["model"] == n for r in rows)]
+    names = [n for n in ("kd", "vanilla", "kd_rgb", *BASELINES)
+             if any(r["model"] == n for r in rows)]
     width = 0.8 / len(names)
     for j, n in enumerate(names):
         rs = [r for r in rows if r["model"] == n and r["texture_contrast"] == tc]

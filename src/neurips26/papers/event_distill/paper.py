@@ -26,7 +26,9 @@ PAPER = Paper(
                       "on cue-conflict images (KD minus vanilla).",
             paper_value="more shape-biased (spec: +0.15)",
             metric="shape_bias_gain", comparison=">=", target=0.15,
-            uncertainty="shape_bias_gain_ci", tiers=("small", "paper"),
+            tiers=("small", "paper"), control="shape_bias_gain_rgb_teacher",
+            diagnostics=("teacher_shape_bias", "vanilla_shape_bias", "kd_clean_acc",
+                         "vanilla_clean_acc"),
         ),
         Claim(
             id="colour_invariance",
@@ -34,7 +36,7 @@ PAPER = Paper(
                       "at most half the vanilla model's (metric: KD drop - 0.5 x vanilla drop).",
             paper_value="more colour-invariant (spec: drop ratio <= 0.5)",
             metric="color_drop_excess", comparison="<=", target=0.0,
-            uncertainty="color_drop_excess_ci", tiers=("small", "paper"),
+            tiers=("small", "paper"), control="color_drop_excess_rgb_teacher",
         ),
         Claim(
             id="high_freq_robust",
@@ -42,7 +44,7 @@ PAPER = Paper(
                       "is at least 10 points more accurate than vanilla.",
             paper_value="more robust to high-frequency noise (spec: +10 points)",
             metric="high_noise_gain", comparison=">=", target=0.10,
-            uncertainty="high_noise_gain_ci", tiers=("small", "paper"),
+            tiers=("small", "paper"), control="high_noise_gain_rgb_teacher",
         ),
         Claim(
             id="high_freq_robust_real",
@@ -51,7 +53,7 @@ PAPER = Paper(
                       "noise.",
             paper_value="more robust to high-frequency noise (spec: +10 points)",
             metric="real_high_noise_gain", comparison=">=", target=0.10,
-            uncertainty="real_high_noise_gain_ci", tiers=("small", "paper"),
+            tiers=("small", "paper"), control="real_high_noise_gain_rgb_teacher",
         ),
         Claim(
             id="tradeoff_mid_band",
@@ -59,7 +61,7 @@ PAPER = Paper(
                       "least vanilla's.",
             paper_value="more vulnerable in the bands it relies on",
             metric="mid_noise_drop_diff", comparison=">=", target=0.0,
-            uncertainty="mid_noise_drop_diff_ci", tiers=("small", "paper"),
+            tiers=("small", "paper"), control="mid_noise_drop_diff_rgb_teacher",
         ),
         Claim(
             id="tradeoff_shuffle",
@@ -67,7 +69,7 @@ PAPER = Paper(
                       "least vanilla's.",
             paper_value="more vulnerable to geometric disruption",
             metric="shuffle_drop_diff", comparison=">=", target=0.0,
-            uncertainty="shuffle_drop_diff_ci", tiers=("small", "paper"),
+            tiers=("small", "paper"), control="shuffle_drop_diff_rgb_teacher",
         ),
         Claim(
             id="tradeoff_blur",
@@ -75,7 +77,7 @@ PAPER = Paper(
                       "at least as accurate as vanilla.",
             paper_value="robust when high frequencies are removed",
             metric="blur_gain", comparison=">=", target=0.0,
-            uncertainty="blur_gain_ci", tiers=("small", "paper"),
+            tiers=("small", "paper"), control="blur_gain_rgb_teacher",
         ),
         Claim(
             id="early_layer_less_chroma",
@@ -83,7 +85,7 @@ PAPER = Paper(
                       "vanilla's.",
             paper_value="changed colour processing in early layers",
             metric="filter_chroma_diff", comparison="<", target=0.0,
-            uncertainty="filter_chroma_diff_ci", tiers=("small", "paper"),
+            tiers=("small", "paper"), control="filter_chroma_diff_rgb_teacher",
         ),
         Claim(
             id="differs_from_robustification",
@@ -91,7 +93,7 @@ PAPER = Paper(
                       "below 0.9 with every robustification baseline's.",
             paper_value="a bias distinct from existing robustification methods (spec: < 0.9)",
             metric="baseline_max_cosine", comparison="<", target=0.9,
-            uncertainty="baseline_max_cosine_ci", tiers=("small", "paper"),
+            tiers=("small", "paper"), control="baseline_max_cosine_rgb_teacher",
         ),
         Claim(
             id="downstream_shape_prior",
@@ -100,7 +102,7 @@ PAPER = Paper(
                       "than on vanilla's.",
             paper_value="a useful prior for shape-reliant tasks (spec: +5 points)",
             metric="downstream_gain", comparison=">=", target=0.05,
-            uncertainty="downstream_gain_ci", tiers=("small", "paper"),
+            tiers=("small", "paper"), control="downstream_gain_rgb_teacher",
         ),
         Claim(
             id="teacher_learns", kind="check",
