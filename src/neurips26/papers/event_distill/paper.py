@@ -174,5 +174,5 @@ PAPER = Paper(
         ("paper", "50,000 images, widths 32-128, 10 epochs, 5 seeds, texture contrast swept "
                   "{0.5, 0.25, 1.0}, full Fashion-MNIST; not run here"),
     ),
-    resources=Resources(cpus=1, memory_gb=3.0),
+    resources=Resources(cpus=1, memory_gb=3.0, gpu=1),
 )
