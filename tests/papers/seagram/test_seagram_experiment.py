@@ -13,7 +13,18 @@ def test_smoke_run_and_claims():
     assert m["attack_solver_calls"] == 0
     assert m["oracle_attack_solver_calls"] >= 0
     assert 0.0 <= m["label_preserved"] <= 1.0
-    assert 0.0 <= m["matcher_test_accuracy_ci"] <= 0.5  # a bootstrap over test queries
+    acc = res.intervals["matcher_test_accuracy"]  # a bootstrap over test queries
+    assert acc["method"] == "percentile bootstrap over test queries"
+    assert acc["lo"] <= m["matcher_test_accuracy"] <= acc["hi"]
+    # label preservation: a binomial interval over the attacked pairs, never zero-width
+    kept = res.intervals["label_preserved"]
+    assert "binomial" in kept["method"] and kept["hi"] - kept["lo"] > 0
+    # the controls are measured with their intervals
+    for k in ("map_drop_random", "drop_ratio_oracle_random", "label_preserved_unconstrained"):
+        assert k in res.intervals and 0.0 <= res.intervals[k]["hi"], k
+    for c in get_paper("seagram").claims:
+        if c.kind == "paper":
+            assert c.control in m if c.control else len(c.no_control) >= 20
     assert {"learning_curve", "attacks"} <= set(res.tables)
     verdicts = {c.id: c.verdict for c in get_paper("seagram").evaluate(m, "smoke")}
     for cid in ("no_solver_at_test", "vf2_matches_bruteforce", "monotonicity_rules",
