@@ -97,7 +97,6 @@ NOT_YET_PORTED = frozenset(
         "cil_decentering",
         "wisp",
         "sign_code",
-        "steering_hessian",
     }
 )
 

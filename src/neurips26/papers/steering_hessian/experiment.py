@@ -1,20 +1,30 @@
 """Reproduction: the steering Hessian of CAA vectors on SmolLM2-135M-Instruct.
 
-For each condition (behaviour x layer x position mode) we build the CAA vector from
-contrastive multiple-choice prompts, scale it by ``alpha``, and compute the steering
-Hessian of the behavioural loss (Eq. 1) at that point on a separate prompt set: densely on
-the tiny model of the smoke tier, by Lanczos (``num_steps`` Hessian-vector products) on
-SmolLM2. We then remove the top-``k`` (sharp) eigen-directions and measure what the
-paper reports: cosine and norm change of the vector, its sharp share, the drop of its
-directional curvature (against removing random subspaces of the same size), the
-anti-steer rate of the sharp part alone on held-out prompts, the polarity test, and in
-open-ended generation the per-step KL attribution and the behaviour score of ``v'``
-against ``v`` at equal coherence (a bag-of-words logistic-regression scorer trained on the
-answer texts). Oracle checks on a tiny float64 model run in every tier.
+For each condition (behaviour x layer x position mode; one unit of the experiment) we
+build the CAA vector from contrastive multiple-choice prompts, scale it by ``alpha``, and
+compute the steering Hessian of the behavioural loss (Eq. 1) at that point on a separate
+prompt set: densely on the tiny model of the smoke tier, by Lanczos (``num_steps``
+Hessian-vector products) on SmolLM2. We then remove the top-``k`` (sharp)
+eigen-directions and measure what the paper reports: cosine and norm change of the
+vector, its sharp share, the drop of its directional curvature, the anti-steer rate of
+the sharp part alone on held-out prompts, the polarity test, and in open-ended
+generation the per-step KL attribution and the behaviour score of ``v'`` against ``v``
+at equal coherence (a bag-of-words logistic-regression scorer trained on the answer
+texts). Oracle checks on a tiny float64 model run in every tier.
 
-Uncertainties: conditions and held-out prompts are the units. Medians over conditions get
-a percentile-bootstrap half-width over conditions (``common.stats.bootstrap_ci``); the
-worst anti-steer rate gets the normal-approximation half-width over its held-out prompts.
+Controls: every paper claim's statistic is measured again with a uniformly random
+orthonormal subspace of the same dimension ``k`` removed instead of the sharp one
+(``random_subspace_removal``): the cosine, norm reduction, share of ``||v||^2`` and
+curvature reduction are the median over ``num_random`` random subspaces per condition;
+the anti-steer rate, KL attribution, polarity test and generation comparison use the
+first random subspace's part of ``v`` in place of the sharp part. A claim about the
+sharp directions is evidence only where the random subspace fails the same test.
+
+Uncertainties: conditions and held-out prompts are the units. Medians over conditions
+get a percentile bootstrap over conditions (2000 resamples); the worst condition's
+anti-steer rate gets a Wilson binomial interval over its held-out prompts.
+Shares of conditions (generation wins, the polarity test) get the same bootstrap over
+conditions.
 
 Deviations from the paper
 -------------------------
@@ -40,25 +50,22 @@ Deviations from the paper
 - Uncertainties are bootstraps over conditions and prompts within one run, not over seeds
   (each seed would repeat every Hessian).
 
-What does not reproduce at the small tier, and why we think so
-----------------------------------------------------------------
-- Direction and norm are kept and the sharp share is small, as the paper says; but on
-  SmolLM2 this follows from the sharp subspace holding little of the CAA vector, which the
-  paper also reports, so these claims are weak evidence on their own.
-- The curvature does not fall, and sharp removal does not beat a random subspace. The CAA
-  vector's own directional curvature is tiny against the top eigenvalues (it lies almost
-  entirely in flat directions of this model's steering Hessian), and at a steered point the
-  Hessian is indefinite, so ``kappa(v')`` can be as large as ``kappa(v)`` or change sign;
-  the ratio then measures noise. The paper's 7B models may have CAA vectors with a larger
-  component along sharp directions; we cannot test that offline.
-- The sharp part's KL share is above its squared-norm share (disproportionate) but below
-  the spec's 3x; the polarity test finds the sharp part does not act as noise here (adding
-  it with either sign barely changes behaviour, because it is so small).
-- CAA itself moves the answer-letter probabilities of a 135M model only a little (and the
-  wrong way at the later layer), so generation wins of ``v'`` over ``v`` are coin flips
-  on short, noisy continuations; with four conditions the bootstrap interval is wide.
-- The anti-steer rate is high in most conditions; its worst condition sits near one half,
-  so the verdict depends on held-out prompt noise.
+What does not reproduce at the small tier, and what the run measures about it
+------------------------------------------------------------------------------
+- Direction and norm are kept and the sharp share is small, as the paper says; whether
+  that says anything about sharp directions is what the random-subspace controls decide
+  (a small subspace of a large residual stream holds little of any vector).
+- The curvature does not fall. Two diagnostics measure the reasons we suspect: the CAA
+  vector's own directional curvature against the top eigenvalue
+  (``caa_curvature_over_top_median``; small when the vector lies in flat directions) and
+  the share of conditions where ``kappa(v')`` has the other sign than ``kappa(v)``
+  (``curvature_sign_flip_frac``; the Hessian at a steered point is indefinite).
+- The polarity test: the sharp part's share of ``||v||^2`` (``sharp_share_median``) is
+  the diagnostic of "too small to act as noise".
+- Generation wins of ``v'`` over ``v``: ``caa_effect_median`` measures how much CAA moves
+  the answer-letter probabilities at all.
+- The anti-steer rate's worst condition: ``anti_steer_rate_median`` shows the other
+  conditions.
 The verdicts of a real run are in the store; this docstring does not quote numbers.
 """
 
@@ -66,16 +73,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
 
 from neurips26.common.data.text import ByteTokenizer
-from neurips26.common.experiment import RunResult, param
+from neurips26.common.experiment import param
 from neurips26.common.models.llm import load_causal_lm, load_smollm2, tiny_causal_lm
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.common.progress import track
-from neurips26.common.stats import bootstrap_ci
+from neurips26.experiment import Experiment, binomial_interval
 
 from . import (
     BEHAVIOURS,
@@ -126,7 +133,6 @@ class Config:
     gen_samples: int = param(2, help="continuations per prompt", min=1, max=1000)
     max_new_tokens: int = param(16, help="tokens per continuation", min=1, max=4096)
     temperature: float = param(1.0, help="sampling temperature", min=0.0, max=10.0)
-    device: str = param("cpu", help="torch device", choices=("cpu", "cuda"))
 
 
 TIERS = {
@@ -136,20 +142,21 @@ TIERS = {
     "small": Config(),
     "paper": Config(model="path", layers=(8, 14, 20), positions=("last", "all"), num_caa=256,
                     num_hessian=64, num_eval=256, num_steps=80, k=8, num_random=10,
-                    gen_prompts=32, gen_samples=4, max_new_tokens=32, device="cuda"),
+                    gen_prompts=32, gen_samples=4, max_new_tokens=32),
 }
 
 METRICS = (
     "num_conditions", "k_mean", "caa_effect_median",
-    "removal_cosine_median", "removal_cosine_median_ci",
-    "removal_norm_reduction_median", "removal_norm_reduction_median_ci",
-    "curvature_reduction_median", "curvature_reduction_median_ci", "curvature_reduction_max",
+    "removal_cosine_median", "random_removal_cosine_median",
+    "removal_norm_reduction_median", "random_removal_norm_reduction_median",
+    "curvature_reduction_median", "curvature_reduction_max",
     "random_curvature_reduction_median", "sharp_beats_random_frac",
-    "sharp_share_median", "sharp_share_median_ci",
-    "anti_steer_rate_min", "anti_steer_rate_min_ci", "anti_steer_rate_median",
-    "kl_attribution_median", "kl_attribution_median_ci",
-    "generation_win_frac", "generation_win_frac_ci", "behaviour_gain_median",
-    "polarity_noise_frac", "num_hvp_per_condition",
+    "caa_curvature_over_top_median", "curvature_sign_flip_frac",
+    "sharp_share_median", "random_share_median",
+    "anti_steer_rate_min", "anti_steer_rate_median", "random_anti_steer_rate_min",
+    "kl_attribution_median", "random_kl_attribution_median",
+    "generation_win_frac", "random_generation_win_frac", "behaviour_gain_median",
+    "polarity_noise_frac", "random_polarity_noise_frac", "num_hvp_per_condition",
     "hessian_seconds", "caa_seconds", "hessian_cost_ratio",
     "check_hessian_fd_error", "check_lanczos_error", "check_closed_form_error",
     "check_projection_error", "check_zero_steer_error", "check_prefix_cache_error",
@@ -157,38 +164,8 @@ METRICS = (
 
 VOLATILE = ("hessian_seconds", "caa_seconds", "hessian_cost_ratio")
 
-
-@dataclass(frozen=True)
-class Row:
-    behaviour: str
-    layer: int
-    positions: str
-    k: int
-    caa_norm: float
-    caa_effect: float  # mean p_match(v) - p_match(0) on held-out prompts
-    cosine: float
-    norm_reduction: float
-    sharp_share: float
-    curvature_before: float
-    curvature_after: float
-    curvature_reduction: float
-    random_reduction: float
-    top_eigval: float
-    anti_steer: float
-    anti_steer_hw: float
-    polarity_noise: float  # share of the two polarities where the sharp part is noise-like
-    kl_full: float
-    kl_sharp: float
-    kl_clean: float
-    behaviour_v: float
-    behaviour_clean: float
-    nll_v: float
-    nll_clean: float
-    projection_error: float
-    num_hvp: int
-    hessian_s: float
-    caa_s: float
-    eigvals: tuple[float, ...]
+#: Resamples of the bootstrap over conditions.
+NUM_RESAMPLES = 2000
 
 
 @dataclass(frozen=True)
@@ -199,11 +176,20 @@ class LM:
     pad_id: int
 
 
-def _load(cfg: Config) -> LM:
+@dataclass(frozen=True)
+class State:
+    cfg: Config
+    lm: LM
+    sets: dict
+    scorers: dict
+
+
+def _load(cfg: Config, device: str) -> LM:
     if cfg.model == "tiny":
         tok = ByteTokenizer()
         model = tiny_causal_lm("llama", seed=0, hidden_size=32, num_layers=2, num_heads=4,
                                num_kv_heads=2, intermediate_size=64)  # fmt: skip
+        model = model.to(device)
         return LM(model, lambda t: [int(i) for i in tok.encode(t)], tok.decode, 0)
     if cfg.model == "smollm2":
         model, tok = load_smollm2(attn_implementation="eager")
@@ -211,19 +197,29 @@ def _load(cfg: Config) -> LM:
         if not cfg.model_path:
             raise ValueError("model_path: give a local Hugging Face checkpoint with model=path")
         model, tok = load_causal_lm(cfg.model_path, attn_implementation="eager",
-                                    device=cfg.device)  # fmt: skip
-    model = model.to(cfg.device).eval().requires_grad_(False)
+                                    device=device)  # fmt: skip
+    model = model.to(device).eval().requires_grad_(False)
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     return LM(model, lambda t: tok(t, add_special_tokens=False).input_ids,
               lambda ids: tok.decode(ids, skip_special_tokens=True), int(pad))  # fmt: skip
 
 
+def _attribution(kl_part: float, kl_full: float, share: float) -> float:
+    """A part's KL over the full vector's, divided by its share of ``||v||^2``."""
+    return (kl_part / kl_full) / max(share, 1e-12) if kl_full > 0 else float("nan")
+
+
+def _direction(part: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``part`` rescaled to ``||v||`` (zero stays zero), as ``sharp_direction``."""
+    n = np.linalg.norm(part)
+    return np.zeros_like(part) if n == 0 else part * (np.linalg.norm(v) / n)
+
+
 def _measure(lm: LM, data, behaviour: str, layer: int, positions: str, cfg: Config,
-             scorer) -> Row:  # fmt: skip
+             scorer, dev: str) -> dict:  # fmt: skip
     n1, n2 = cfg.num_caa, cfg.num_caa + cfg.num_hessian
     caa, hess, held = (data.subset(np.arange(0, n1)), data.subset(np.arange(n1, n2)),
                        data.subset(np.arange(n2, len(data))))  # fmt: skip
-    dev = cfg.device
     t0 = time.perf_counter()
     v = caa_vector(lm.model, caa.pos_ids.to(dev), caa.neg_ids.to(dev), layer=layer,
                    attention_mask=caa.pair_mask.to(dev)).cpu() * cfg.alpha  # fmt: skip
@@ -236,8 +232,9 @@ def _measure(lm: LM, data, behaviour: str, layer: int, positions: str, cfg: Conf
                          seed=cfg.seed, label=label)  # fmt: skip
     hessian_s = time.perf_counter() - t0
     rem = sharp_removal(v, H, k=None if cfg.k == 0 else cfg.k, ratio=cfg.ratio)
-    rnd = [random_subspace_removal(v, H, k=rem.k, seed=cfg.seed * 1000 + i).curvature_reduction
-           for i in range(cfg.num_random)]  # fmt: skip
+    rnds = [random_subspace_removal(v, H, k=rem.k, seed=cfg.seed * 1000 + i)
+            for i in range(cfg.num_random)]  # fmt: skip
+    rnd = rnds[0]  # the control of the direction-based statistics
     held_obj = SteeringObjective(lm.model, held.prompts.to(dev), held.targets.to(dev),
                                  layer=layer, positions=positions,
                                  attention_mask=held.mask.to(dev))  # fmt: skip
@@ -246,30 +243,56 @@ def _measure(lm: LM, data, behaviour: str, layer: int, positions: str, cfg: Conf
         pv = held_obj.log_probs(v.to(dev)).exp()
     anti = anti_steer_rate(held_obj, rem.sharp_direction())
     pol = polarity_test(held_obj, rem)
-    # generation: continuations under v (KL of v, v', sharp part) and under v'
+    anti_r = anti_steer_rate(held_obj, _direction(rnd.sharp_part, rnd.v))
+    pol_r = polarity_test(held_obj, rnd)
+    # generation: continuations under v (KL of v, v', sharp part, random part) and under v'
     texts = open_prompts(behaviour, num_prompts=cfg.gen_prompts,
                          rng=np.random.default_rng([cfg.seed, 7, layer]))  # fmt: skip
     ids, mask = _left_pad([list(lm.encode(t)) for t in texts], lm.pad_id)
     common = dict(layer=layer, positions=positions, attention_mask=mask.to(dev),
                   max_new_tokens=cfg.max_new_tokens, num_samples=cfg.gen_samples,
                   temperature=cfg.temperature, decode=lm.decode, scorer=scorer.score)  # fmt: skip
-    sharp = torch.as_tensor(rem.sharp_part, dtype=torch.float32)
-    clean = torch.as_tensor(rem.v_clean, dtype=torch.float32)
+
+    def vec(x):
+        return torch.as_tensor(x, dtype=torch.float32).to(dev)
+
     seed = cfg.seed * 7919 + layer
     ev = generation_eval(lm.model, ids.to(dev), v.to(dev), seed=seed,
-                         others={"sharp": sharp.to(dev), "clean": clean.to(dev)},
-                         **common)  # fmt: skip
-    ev_c = generation_eval(lm.model, ids.to(dev), clean.to(dev), seed=seed, **common)
-    return Row(
-        behaviour, layer, positions, rem.k, float(v.norm()), float((pv - p0).mean()),
-        rem.cosine, rem.norm_reduction, rem.sharp_share, rem.curvature_before,
-        rem.curvature_after, rem.curvature_reduction, float(np.median(rnd)),
-        float(H.eigvals[0]), anti.rate, anti.half_width, float(pol.noise_like.mean()),
-        ev.mean_kl("self"), ev.mean_kl("sharp"), ev.mean_kl("clean"), ev.behaviour,
-        ev_c.behaviour, ev.coherence_nll, ev_c.coherence_nll,
-        float(np.abs(rem.basis.T @ rem.v_clean).max()) if rem.k else 0.0, H.num_hvp + 0,
-        hessian_s, caa_s, tuple(float(x) for x in H.eigvals[:16]),
-    )  # fmt: skip
+                         others={"sharp": vec(rem.sharp_part), "clean": vec(rem.v_clean),
+                                 "random": vec(rnd.sharp_part)}, **common)  # fmt: skip
+    ev_c = generation_eval(lm.model, ids.to(dev), vec(rem.v_clean), seed=seed, **common)
+    ev_r = generation_eval(lm.model, ids.to(dev), vec(rnd.v_clean), seed=seed, **common)
+    kl_full = ev.mean_kl("self")
+    return {
+        "condition": label, "k": rem.k, "caa_norm": float(v.norm()),
+        "caa_effect": float((pv - p0).mean()),
+        "cosine": rem.cosine, "norm_reduction": rem.norm_reduction,
+        "sharp_share": rem.sharp_share, "curvature_before": rem.curvature_before,
+        "curvature_after": rem.curvature_after,
+        "curvature_reduction": rem.curvature_reduction,
+        "random_reduction": float(np.median([r.curvature_reduction for r in rnds])),
+        "random_cosine": float(np.median([r.cosine for r in rnds])),
+        "random_norm_reduction": float(np.median([r.norm_reduction for r in rnds])),
+        "random_share": float(np.median([r.sharp_share for r in rnds])),
+        "top_eigval": float(H.eigvals[0]),
+        "anti_steer": anti.rate, "anti_steer_count": int(np.sum(anti.delta < 0)),
+        "num_held": len(anti.delta), "random_anti_steer": anti_r.rate,
+        "random_anti_steer_count": int(np.sum(anti_r.delta < 0)),
+        "polarity_noise": float(pol.noise_like.mean()),
+        "random_polarity_noise": float(pol_r.noise_like.mean()),
+        "kl_full": kl_full, "kl_sharp": ev.mean_kl("sharp"), "kl_clean": ev.mean_kl("clean"),
+        "kl_random": ev.mean_kl("random"),
+        "kl_attribution": _attribution(ev.mean_kl("sharp"), kl_full, rem.sharp_share),
+        "random_kl_attribution": _attribution(ev.mean_kl("random"), kl_full,
+                                              rnd.sharp_share),
+        "behaviour_v": ev.behaviour, "behaviour_clean": ev_c.behaviour,
+        "behaviour_random": ev_r.behaviour, "nll_v": ev.coherence_nll,
+        "nll_clean": ev_c.coherence_nll, "nll_random": ev_r.coherence_nll,
+        "projection_error": (float(np.abs(rem.basis.T @ rem.v_clean).max())
+                             if rem.k else 0.0),
+        "num_hvp": H.num_hvp + 0, "hessian_s": hessian_s, "caa_s": caa_s,
+        "eigvals": " ".join(f"{float(x):.6g}" for x in H.eigvals[:16]),
+    }  # fmt: skip
 
 
 def _checks(seed: int) -> dict:
@@ -305,93 +328,131 @@ def _checks(seed: int) -> dict:
     }
 
 
-def _median_ci(values, seed: int) -> tuple[float, float]:
-    x = np.asarray(values, dtype=float)
-    if len(x) < 2:
-        return float(np.median(x)), float("inf")
-    ci = bootstrap_ci(x, np.median, num_bootstrap=2000, seed=seed)
-    return float(np.median(x)), float(ci.half_width)
+def _median(col: str):
+    def stat(t) -> float:
+        return float(np.median(t.column(col)))
+    return stat
 
 
-def run(cfg: Config) -> RunResult:
-    lm = _load(cfg)
-    n_layers = len(lm.model.model.layers) if hasattr(lm.model, "model") else None
-    if n_layers is not None and max(cfg.layers) >= n_layers:
-        raise ValueError(f"layers: {max(cfg.layers)} out of range for a model with "
-                         f"{n_layers} layers")  # fmt: skip
-    rows: list[Row] = []
-    conds = [(b, layer, p) for b in cfg.behaviours for layer in cfg.layers for p in cfg.positions]
-    sets = {b: make_contrastive_set(b, lm.encode, num_items=cfg.num_caa + cfg.num_hessian
-                                    + cfg.num_eval, rng=np.random.default_rng([cfg.seed, i]),
-                                    pad_id=lm.pad_id)
-            for i, b in enumerate(cfg.behaviours)}  # fmt: skip
-    scorers = {b: BowScorer(b) for b in cfg.behaviours}
-    for b, layer, p in track(conds, "steering_hessian conditions"):
-        rows.append(_measure(lm, sets[b], b, layer, p, cfg, scorers[b]))
-    m = _summarize(rows, cfg)
-    m.update(_checks(cfg.seed))
-    table = [{k: v for k, v in r.__dict__.items() if k != "eigvals"} for r in rows]
-    return RunResult(
-        metrics=m, volatile=VOLATILE, tables={"conditions": table},
-        figures={"curvature": _figure(rows)},
-        captions={"curvature": "Left: directional curvature reduction |kappa(v)|/|kappa(v')| "
-                  "per condition, sharp removal against a random subspace of the same size "
-                  "(the paper's curvature-reduction figure). Right: the top Ritz values / "
-                  "eigenvalues of the steering Hessian per condition."},
-        notes=(f"{len(rows)} conditions; Hessian by {cfg.method} "
-               f"({rows[0].num_hvp} HVPs per condition)",),
-    )  # fmt: skip
+def _mean(col: str):
+    def stat(t) -> float:
+        return float(np.mean(t.column(col)))
+    return stat
 
 
-def _summarize(rows: list[Row], cfg: Config) -> dict:
-    s = cfg.seed
-    m: dict = {"num_conditions": len(rows), "k_mean": float(np.mean([r.k for r in rows])),
-               "caa_effect_median": float(np.median([r.caa_effect for r in rows]))}  # fmt: skip
-    for name, vals in (("removal_cosine_median", [r.cosine for r in rows]),
-                       ("removal_norm_reduction_median", [r.norm_reduction for r in rows]),
-                       ("curvature_reduction_median", [r.curvature_reduction for r in rows]),
-                       ("sharp_share_median", [r.sharp_share for r in rows])):  # fmt: skip
-        m[name], m[f"{name}_ci"] = _median_ci(vals, s)
-    m["curvature_reduction_max"] = float(max(r.curvature_reduction for r in rows))
-    m["random_curvature_reduction_median"] = float(np.median([r.random_reduction for r in rows]))
-    m["sharp_beats_random_frac"] = float(np.mean([r.curvature_reduction > r.random_reduction
-                                                  for r in rows]))  # fmt: skip
-    worst = min(rows, key=lambda r: r.anti_steer)
-    m["anti_steer_rate_min"], m["anti_steer_rate_min_ci"] = worst.anti_steer, worst.anti_steer_hw
-    m["anti_steer_rate_median"] = float(np.median([r.anti_steer for r in rows]))
-    # KL attribution: the sharp part's share of the KL gap over its share of ||v||^2
-    attr = [(r.kl_sharp / r.kl_full) / max(r.sharp_share, 1e-12) if r.kl_full > 0 else np.nan
-            for r in rows]  # fmt: skip
-    m["kl_attribution_median"], m["kl_attribution_median_ci"] = _median_ci(attr, s)
-    wins = [float(r.behaviour_clean >= r.behaviour_v and r.nll_clean <= 1.05 * r.nll_v)
-            for r in rows]  # fmt: skip
-    m["generation_win_frac"] = float(np.mean(wins))
-    m["generation_win_frac_ci"] = (float(bootstrap_ci(np.array(wins), seed=s).half_width)
-                                   if len(wins) > 1 else float("inf"))  # fmt: skip
-    m["behaviour_gain_median"] = float(np.median([r.behaviour_clean - r.behaviour_v
-                                                  for r in rows]))  # fmt: skip
-    m["polarity_noise_frac"] = float(np.mean([r.polarity_noise for r in rows]))
-    m["num_hvp_per_condition"] = float(np.mean([r.num_hvp for r in rows]))
-    m["check_projection_error"] = float(max(r.projection_error for r in rows))
-    m["hessian_seconds"] = float(np.sum([r.hessian_s for r in rows]))
-    m["caa_seconds"] = float(np.sum([r.caa_s for r in rows]))
-    m["hessian_cost_ratio"] = m["hessian_seconds"] / max(m["caa_seconds"], 1e-12)
-    return m
+def _wins(arm: str):
+    """Share of conditions where ``arm``'s vector scores at least as high as ``v`` on the
+    behaviour at equal coherence (NLL within 5%)."""
+    def stat(t) -> float:
+        b, n = t.column(f"behaviour_{arm}"), t.column(f"nll_{arm}")
+        return float(np.mean((b >= t.column("behaviour_v")) & (n <= 1.05 * t.column("nll_v"))))
+    return stat
 
 
-def _figure(rows: list[Row]) -> bytes:
+class SteeringHessianExperiment(Experiment):
+    Config, TIERS, METRICS, VOLATILE = Config, TIERS, METRICS, VOLATILE
+    UNIT_TABLE = "conditions"
+    CAPTIONS: ClassVar[dict[str, str]] = {
+        "curvature": "Left: directional curvature reduction |kappa(v)|/|kappa(v')| "
+                "per condition, sharp removal against a random subspace of the same size "
+                "(the paper's curvature-reduction figure). Right: the top Ritz values / "
+                "eigenvalues of the steering Hessian per condition."}
+
+    def setup(self, cfg: Config, ctx) -> State:
+        lm = _load(cfg, ctx.device)
+        n_layers = len(lm.model.model.layers) if hasattr(lm.model, "model") else None
+        if n_layers is not None and max(cfg.layers) >= n_layers:
+            raise ValueError(f"layers: {max(cfg.layers)} out of range for a model with "
+                             f"{n_layers} layers")  # fmt: skip
+        sets = {b: make_contrastive_set(b, lm.encode, num_items=cfg.num_caa + cfg.num_hessian
+                                        + cfg.num_eval, rng=np.random.default_rng([cfg.seed, i]),
+                                        pad_id=lm.pad_id)
+                for i, b in enumerate(cfg.behaviours)}  # fmt: skip
+        return State(cfg, lm, sets, {b: BowScorer(b) for b in cfg.behaviours})
+
+    def grid(self, cfg: Config):
+        return [{"behaviour": b, "layer": layer, "positions": p}
+                for b in cfg.behaviours for layer in cfg.layers for p in cfg.positions]
+
+    def measure(self, unit, state: State, ctx) -> dict:
+        b = unit["behaviour"]
+        return _measure(state.lm, state.sets[b], b, unit["layer"], unit["positions"],
+                        state.cfg, state.scorers[b], ctx.device)
+
+    def summarize(self, t, cfg: Config, ctx) -> dict:
+        def boot(stat):
+            return t.bootstrap(stat, unit="condition", num_resamples=NUM_RESAMPLES,
+                               seed=cfg.seed)
+
+        worst = min(t.rows, key=lambda r: r["anti_steer"])
+        worst_r = min(t.rows, key=lambda r: r["random_anti_steer"])
+        before, after = t.column("curvature_before"), t.column("curvature_after")
+        m: dict = {
+            "num_conditions": len(t), "k_mean": float(np.mean(t.column("k"))),
+            "caa_effect_median": float(np.median(t.column("caa_effect"))),
+            "removal_cosine_median": boot(_median("cosine")),
+            "random_removal_cosine_median": boot(_median("random_cosine")),
+            "removal_norm_reduction_median": boot(_median("norm_reduction")),
+            "random_removal_norm_reduction_median": boot(_median("random_norm_reduction")),
+            "curvature_reduction_median": boot(_median("curvature_reduction")),
+            "curvature_reduction_max": float(t.column("curvature_reduction").max()),
+            "random_curvature_reduction_median": boot(_median("random_reduction")),
+            "sharp_beats_random_frac": float(np.mean(t.column("curvature_reduction")
+                                                     > t.column("random_reduction"))),
+            "caa_curvature_over_top_median": float(np.median(
+                np.abs(before) / np.maximum(np.abs(t.column("top_eigval")), 1e-300))),
+            "curvature_sign_flip_frac": float(np.mean(np.sign(before) != np.sign(after))),
+            "sharp_share_median": boot(_median("sharp_share")),
+            "random_share_median": boot(_median("random_share")),
+            "anti_steer_rate_min": binomial_interval(worst["anti_steer_count"],
+                                                     worst["num_held"], unit="held-out prompts"),
+            "random_anti_steer_rate_min": binomial_interval(
+                worst_r["random_anti_steer_count"], worst_r["num_held"],
+                unit="held-out prompts"),
+            "anti_steer_rate_median": float(np.median(t.column("anti_steer"))),
+            "kl_attribution_median": boot(_median("kl_attribution")),
+            "random_kl_attribution_median": boot(_median("random_kl_attribution")),
+            "generation_win_frac": boot(_wins("clean")),
+            "random_generation_win_frac": boot(_wins("random")),
+            "behaviour_gain_median": float(np.median(t.column("behaviour_clean")
+                                                     - t.column("behaviour_v"))),
+            "polarity_noise_frac": boot(_mean("polarity_noise")),
+            "random_polarity_noise_frac": boot(_mean("random_polarity_noise")),
+            "num_hvp_per_condition": float(np.mean(t.column("num_hvp"))),
+            "check_projection_error": float(t.column("projection_error").max()),
+            "hessian_seconds": float(np.sum(t.column("hessian_s"))),
+            "caa_seconds": float(np.sum(t.column("caa_s"))),
+        }  # fmt: skip
+        m["hessian_cost_ratio"] = m["hessian_seconds"] / max(m["caa_seconds"], 1e-12)
+        m.update(_checks(cfg.seed))
+        return m
+
+    def notes(self, t, summary, cfg) -> tuple[str, ...]:
+        return (f"{len(t)} conditions; Hessian by {cfg.method} "
+                f"({t.rows[0]['num_hvp']} HVPs per condition)",)
+
+    def figures(self, t, summary, cfg) -> dict[str, bytes]:
+        return {"curvature": _figure(t)}
+
+
+def _figure(t) -> bytes:
     fig, (ax, ax2) = new_figure(2, width=5.0)
-    names = [f"{r.behaviour[:4]} L{r.layer} {r.positions}" for r in rows]
-    xs = np.arange(len(rows))
-    ax.bar(xs - 0.2, [r.curvature_reduction for r in rows], 0.4, label="sharp removal")
-    ax.bar(xs + 0.2, [r.random_reduction for r in rows], 0.4, label="random subspace")
+    names = [f"{r['behaviour'][:4]} L{r['layer']} {r['positions']}" for r in t]
+    xs = np.arange(len(t))
+    ax.bar(xs - 0.2, t.column("curvature_reduction"), 0.4, label="sharp removal")
+    ax.bar(xs + 0.2, t.column("random_reduction"), 0.4, label="random subspace")
     ax.set_yscale("log")
     ax.set_xticks(xs, names, rotation=40, ha="right", fontsize=7)
     ax.set_ylabel("|kappa(v)| / |kappa(v')|")
     ax.legend(fontsize=7)
-    for r, name in zip(rows, names, strict=True):
-        ax2.plot(np.arange(len(r.eigvals)), r.eigvals, marker=".", label=name)
+    for r, name in zip(t, names, strict=True):
+        eig = [float(x) for x in r["eigvals"].split()]
+        ax2.plot(np.arange(len(eig)), eig, marker=".", label=name)
     ax2.set_xlabel("index")
     ax2.set_ylabel("eigenvalue (top)")
     ax2.legend(fontsize=6)
     return figure_png(fig)
+
+
+EXPERIMENT = SteeringHessianExperiment()
+run = EXPERIMENT.run

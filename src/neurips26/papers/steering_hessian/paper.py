@@ -30,7 +30,7 @@ PAPER = Paper(
                       "(median cos(v, v') over conditions).",
             paper_value="cosine > 0.974 (typical settings)",
             metric="removal_cosine_median", comparison=">=", target=0.974,
-            uncertainty="removal_cosine_median_ci", tiers=_REAL,
+            tiers=_REAL, control="random_removal_cosine_median",
         ),
         Claim(
             id="removal_keeps_norm",
@@ -38,7 +38,7 @@ PAPER = Paper(
                       "(median 1 - ||v'||/||v|| over conditions).",
             paper_value="norm reduction < 3%",
             metric="removal_norm_reduction_median", comparison="<", target=0.03,
-            uncertainty="removal_norm_reduction_median_ci", tiers=_REAL,
+            tiers=_REAL, control="random_removal_norm_reduction_median",
         ),
         Claim(
             id="curvature_drop",
@@ -46,7 +46,8 @@ PAPER = Paper(
                       "(median |kappa(v)|/|kappa(v')| over conditions).",
             paper_value="median 4x over 36 conditions (up to 12x)",
             metric="curvature_reduction_median", comparison=">=", target=4.0,
-            uncertainty="curvature_reduction_median_ci", tiers=_REAL,
+            tiers=_REAL, control="random_curvature_reduction_median",
+            diagnostics=("caa_curvature_over_top_median", "curvature_sign_flip_frac"),
         ),
         Claim(
             id="sharp_share_small",
@@ -54,7 +55,7 @@ PAPER = Paper(
                       "(median over conditions).",
             paper_value="1-5% of the squared norm",
             metric="sharp_share_median", comparison="<=", target=0.05,
-            uncertainty="sharp_share_median_ci", tiers=_REAL,
+            tiers=_REAL, control="random_share_median",
         ),
         Claim(
             id="sharp_anti_steers",
@@ -63,7 +64,8 @@ PAPER = Paper(
                       "condition's anti-steer rate on held-out prompts).",
             paper_value="anti-steer rates 53-100%, in every condition",
             metric="anti_steer_rate_min", comparison=">", target=0.5,
-            uncertainty="anti_steer_rate_min_ci", tiers=_REAL,
+            tiers=_REAL, control="random_anti_steer_rate_min",
+            diagnostics=("anti_steer_rate_median",),
         ),
         Claim(
             id="kl_attribution",
@@ -72,7 +74,7 @@ PAPER = Paper(
                       "divided by its share of ||v||^2 (median over conditions).",
             paper_value="disproportionate (spec: at least 3x its squared-norm share)",
             metric="kl_attribution_median", comparison=">=", target=3.0,
-            uncertainty="kl_attribution_median_ci", tiers=_REAL,
+            tiers=_REAL, control="random_kl_attribution_median",
         ),
         Claim(
             id="removal_beats_caa_generation",
@@ -81,7 +83,8 @@ PAPER = Paper(
                       "of conditions.",
             paper_value="25 of 25 conditions",
             metric="generation_win_frac", comparison=">=", target=1.0,
-            uncertainty="generation_win_frac_ci", tiers=_REAL,
+            tiers=_REAL, control="random_generation_win_frac",
+            diagnostics=("caa_effect_median",),
         ),
         Claim(
             id="sharp_is_noise",
@@ -90,7 +93,8 @@ PAPER = Paper(
                       "condition x polarity cases).",
             paper_value="regardless of polarity (jailbreak experiment; spec: 8 of 12)",
             metric="polarity_noise_frac", comparison=">=", target=8 / 12,
-            tiers=_REAL,
+            tiers=_REAL, control="random_polarity_noise_frac",
+            diagnostics=("sharp_share_median",),
         ),
         Claim(
             id="sharp_beats_random",
@@ -165,8 +169,10 @@ PAPER = Paper(
         "is indefinite).",
         "Generation scored by a bag-of-words logistic regression on the answer texts; the "
         "polarity test is our analogue of the jailbreak experiment.",
-        "Uncertainties are bootstraps over conditions (and, for the anti-steer rate, over "
-        "held-out prompts) within one run, not over seeds.",
+        "Uncertainties are percentile bootstraps over conditions (and, for the anti-steer "
+        "rate, a Wilson interval over held-out prompts) within one run, not over seeds.",
+        "Controls (ours): every paper claim is measured again with a random orthonormal "
+        "subspace of the same dimension removed instead of the sharp one.",
     ),
     tiers=(
         ("smoke", "random tiny LLaMA (d = 32, 2 layers, byte tokens), one behaviour, 2 layers, "
@@ -177,5 +183,5 @@ PAPER = Paper(
         ("paper", "a local 7-8B checkpoint on CUDA (--set model_path=...), 'last' and 'all' "
                   "positions, 80 Lanczos steps, k = 8, 256 held-out prompts; not run here"),
     ),
-    resources=Resources(cpus=1, memory_gb=4.0),
+    resources=Resources(cpus=1, memory_gb=4.0, gpu=1),
 )
