@@ -26,14 +26,15 @@ PAPER = Paper(
             statement=(
                 "delta-Mem's average score (mean accuracy over single-fact recall, "
                 "overwrite and multi-fact recall, facts outside the window) is at least "
-                "1.10x the frozen backbone's."
+                "1.10x the frozen backbone's, the backbone given every episode of the "
+                "dialogue in its context window (where it fits) on the same dialogues."
             ),
             paper_value="1.10x the frozen backbone (average over benchmarks)",
-            metric="ratio_vs_frozen",
+            metric="ratio_vs_frozen_in_context",
             comparison=">=",
             target=1.10,
-            uncertainty="ratio_vs_frozen_ci",
             tiers=("small", "paper"),
+            control="untrained_ratio_vs_frozen_in_context",
         ),
         Claim(
             id="beats_best_baseline",
@@ -45,8 +46,13 @@ PAPER = Paper(
             metric="ratio_vs_best",
             comparison=">=",
             target=1.15,
-            uncertainty="ratio_vs_best_ci",
             tiers=("small", "paper"),
+            no_control=(
+                "A ratio against the strongest of the named memory baselines (LoRA with "
+                "matched parameters, memory tokens, lexical retrieval), each trained or run "
+                "on the same dialogues: the baselines are the comparison itself."
+            ),
+            diagnostics=("retrieval_avg",),
         ),
         Claim(
             id="larger_gains_memory_heavy",
@@ -59,8 +65,9 @@ PAPER = Paper(
             metric="heavy_over_single",
             comparison=">=",
             target=1.0,
-            uncertainty="heavy_over_single_ci",
             tiers=("small", "paper"),
+            control="in_context_heavy_over_single",
+            diagnostics=("gain_recall", "gain_overwrite", "gain_multi"),
         ),
         Claim(
             id="general_ability_preserved",
@@ -70,10 +77,15 @@ PAPER = Paper(
             ),
             paper_value="general capabilities largely preserved (spec: <= 1.02x)",
             metric="lm_loss_ratio",
-            uncertainty="lm_loss_ratio_ci",
             comparison="<=",
             target=1.02,
             tiers=("small", "paper"),
+            no_control=(
+                "A non-inferiority bound against the frozen backbone, which is the "
+                "comparison; the untrained memory equals the backbone exactly "
+                "(zero_init_identity), so it would pass by construction and tell nothing."
+            ),
+            diagnostics=("lm_loss_frozen", "lm_loss_delta"),
         ),
         Claim(
             id="state_is_8x8",
@@ -136,7 +148,11 @@ PAPER = Paper(
         "steps; the residual stream entering them is computed once per episode text.",
         "Token-level writes only; a sequential PyTorch scan instead of Triton kernels.",
         "Memory tokens enter at the first adapted layer and are written back through a "
-        "rank-8 map; uncertainties are bootstrap half-widths over evaluation dialogues.",
+        "rank-8 map; uncertainties are percentile bootstraps over evaluation dialogues "
+        "(the held-out loss ratio: t over seeds on the log scale).",
+        "The frozen baseline of beats_frozen is our reading of 'the frozen backbone': the "
+        "backbone with every episode of the dialogue in its window (where it fits), on the "
+        "same dialogues; the window-only ratio (ratio_vs_frozen) is reported beside it.",
         "The smoke tier runs on a tiny random LLaMA-layout model.",
     ),
     tiers=(
@@ -145,9 +161,9 @@ PAPER = Paper(
         ("small", "SmolLM2-135M-Instruct, top 2 layers adapted, 3-episode dialogues, "
                   "120 training steps of 8 dialogues, 48 evaluation dialogues per family, "
                   "2 seeds"),
-        ("paper", "SmolLM2 or a local checkpoint (--set model_path=..., device=cuda), top 8 "
+        ("paper", "SmolLM2 or a local checkpoint (--set model_path=..., --device cuda), top 8 "
                   "layers, 6-episode dialogues, 1,500 steps, 3 seeds; not run here (the "
                   "paper's Qwen3-4B/8B and benchmarks are not available offline)"),
     ),
-    resources=Resources(cpus=1, memory_gb=3.0),
+    resources=Resources(cpus=1, memory_gb=3.0, gpu=1),
 )
