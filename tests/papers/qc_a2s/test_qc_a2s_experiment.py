@@ -43,3 +43,27 @@ def test_tiers_are_configs():
     assert all(isinstance(c, Config) for c in TIERS.values())
     assert TIERS["small"].model == "smollm2" and TIERS["smoke"].model == "tiny"
     assert TIERS["small"].claim_steps in TIERS["small"].steps
+
+
+def test_a_perplexity_blow_up_reads_not_reproduced():
+    """An 88x blow-up over three seeds: the log-scale interval stays far above 3%, so the
+    low-latency claim is 'not reproduced' (a symmetric t-interval reached below zero)."""
+    from neurips26.experiment import Table
+    from neurips26.papers.qc_a2s.experiment import _gap
+    from neurips26.registry import evaluate_claim
+
+    rows = []
+    for s, (base, ratio) in enumerate([(20.0, 12.0), (22.0, 300.0), (19.0, 180.0)]):
+        rows += [{"seed": s, "method": "float", "steps": 0, "ppl": base},
+                 {"seed": s, "method": "qc", "steps": 16, "ppl": base * ratio}]
+    e = _gap(Table(rows), "qc", 16)
+    assert e.lo > 0.03 and "log scale" in e.method
+    claim = next(c for c in get_paper("qc_a2s").claims if c.id == "low_latency")
+    m = {"qc_gap": e.value, "nocalib_gap": 0.5}
+    iv = {"qc_gap": e.to_dict()}
+    assert evaluate_claim(claim, m, "small", {}, iv).verdict == "not reproduced"
+
+
+def test_the_control_and_the_diagnostic_are_measured(smoke):
+    assert math.isfinite(smoke.metrics["nocalib_gap"]) and "nocalib_gap" in smoke.intervals
+    assert 0 < smoke.metrics["calib_subsample_max_share"] <= 1
