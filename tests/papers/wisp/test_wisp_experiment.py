@@ -42,3 +42,16 @@ def test_tiers_are_configs():
 def test_paper_tier_needs_a_model_path():
     with pytest.raises(ValueError, match="model_path"):
         run(Config(model="path", model_path=""))
+
+
+def test_ratios_are_geometric_means_with_log_scale_intervals(smoke):
+    iv = smoke.intervals["ratio_wisp_wanda_50"]
+    assert "log scale" in iv["method"] and iv["n"] == 2
+    assert iv["lo"] > 0 and iv["lo"] <= smoke.metrics["ratio_wisp_wanda_50"] <= iv["hi"]
+
+
+def test_every_paper_claim_says_why_the_baseline_is_its_comparison():
+    for claim in get_paper("wisp").claims:
+        if claim.kind == "paper":
+            assert claim.control is None and len(claim.no_control) >= 20, claim.id
+            assert all(d in METRICS for d in claim.diagnostics), claim.id
