@@ -93,7 +93,6 @@ def test_smoke_run_is_deterministic_and_claims_are_evaluated(slug):
 NOT_YET_PORTED = frozenset(
     {
         "cil_decentering",
-        "sign_code",
     }
 )
 

@@ -9,9 +9,17 @@ same/different-class code overlap. A width sweep of LeakyReLU MLPs gives the mar
 decomposition's scaling with width, and a sweep of the overlap-disrupting regulariser on
 a small training set gives train and test accuracy when same-class sharing is broken.
 
-Uncertainties are 95% bootstrap half-widths over test inputs (paired where two
-accuracies are compared on the same inputs), pooled over seeds; the overlap-accuracy
-correlation's is a bootstrap over trained models.
+Uncertainties are 95% percentile bootstraps (scipy, 400 resamples) over test inputs
+(paired where two accuracies are compared on the same inputs), pooled over seeds; the
+overlap-accuracy correlation's is a bootstrap over trained models.
+
+Controls (the same statistic where the effect must be absent): the sign-code kNN gap of
+the ReLU models (not sign-preserving, the spec's negative control); the ResNet's accuracy
+drop when 20% of its signs flip (an intervention that must matter: a test that sees no
+drop there cannot see one under magnitude noise); the best accuracy with no sign flipped;
+the overlap correlation computed with each model's data set's mean gap in place of its
+own (what pooling data sets alone gives); the margin slope and ratio of the same widths
+untrained.
 
 Deviations from the paper
 -------------------------
@@ -31,32 +39,32 @@ Deviations from the paper
 What does not reproduce at the small tier, and why we think so
 ----------------------------------------------------------------
 - Magnitudes barely matter in the ResNet: ours falls to about chance under magnitude noise,
-  while the tanh MLP keeps most of its accuracy. Our noise is i.i.d. per unit and position
-  at the site's overall RMS; it destroys the per-channel scale and the spatial smoothness
-  that the next convolution and BatchNorm rely on. A per-channel or per-unit noise scale
-  (not the spec's reading) may behave as the paper reports.
+  while the tanh MLP keeps most of its accuracy. Why is not yet diagnosed.
 - 20% of signs flipped reduces every model to chance: it does for the ResNet, not for the
-  3-layer MLPs, which stay far above chance under independent per-input flips. The paper's
-  flips may be consistent across inputs, or its networks deeper.
-- The regulariser collapses test accuracy: it does break same-class overlap (that claim
-  reproduces), yet test accuracy falls only a little; at our scale a network trained with
-  broken overlap still generalises on MNIST.
-- Overlap predicts generalisation: pooled over architectures and data sets the correlation
-  is weak, because the ResNet's codes overlap less than the MLPs' while it is more accurate;
-  the paper may correlate within one architecture.
+  3-layer MLPs, which stay far above chance under independent per-input flips; not yet
+  diagnosed.
+- The regulariser collapses test accuracy: it does break same-class overlap (the check
+  ``regulariser_breaks_overlap``), yet test accuracy falls only a little; not yet
+  diagnosed.
+- Overlap predicts generalisation: pooled over architectures and data sets the
+  correlation is weak; ``overlap_spearman_within_dataset_min`` gives the correlation
+  within each data set (the smallest), and the control shows what the data set alone
+  gives.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import torch
 from scipy.stats import spearmanr
 
 from neurips26.common.data import load_digits, load_fashion_mnist, load_mnist
-from neurips26.common.experiment import RunResult, param
+from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
+from neurips26.experiment import Estimate, Experiment, bootstrap_interval
 
 from . import (
     SIGN_PRESERVING,
@@ -106,7 +114,6 @@ class Config:
     penalties: tuple[float, ...] = param((0.3, 1.0, 3.0), help="regulariser strengths mu",
                                          min=0.0)
     tau: float = param(0.1, help="soft-sign temperature of the regulariser", min=1e-6)
-    device: str = param("cpu", help="torch device", choices=("cpu", "cuda"))
 
 
 TIERS = {
@@ -124,12 +131,14 @@ TIERS = {
 }
 
 METRICS = (
-    "knn_gap_max", "knn_gap_max_ci", "knn_gap_relu", "raw_knn_gap_max",
-    "resnet_magnitude_drop", "resnet_magnitude_drop_ci", "mlp_magnitude_drop_max",
-    "flip_acc_max", "flip_acc_max_ci",
-    "reg_train_acc", "reg_test_ratio", "reg_test_ratio_ci", "reg_gap_ratio", "reg_penalty",
-    "overlap_spearman", "overlap_spearman_ci", "num_models",
-    "margin_slope_error", "margin_slope_error_ci", "margin_ratio_increasing",
+    "knn_gap_max", "knn_gap_relu", "raw_knn_gap_max",
+    "resnet_magnitude_drop", "resnet_flip_drop", "mlp_magnitude_drop_max",
+    "flip_acc_max", "unflipped_acc_max",
+    "reg_train_acc", "reg_test_ratio", "reg_gap_ratio", "reg_penalty",
+    "overlap_spearman", "overlap_spearman_dataset_only", "overlap_spearman_within_dataset_min",
+    "num_models",
+    "margin_slope_error", "untrained_margin_slope_error", "margin_ratio_increasing",
+    "untrained_margin_ratio_increasing",
     "check_knn_sklearn_agreement", "check_true_magnitudes_max_diff",
     "check_flip_fraction_max_z", "check_margin_sum_error",
 )  # fmt: skip
@@ -159,34 +168,9 @@ def _correct(model, x) -> np.ndarray:
     return model(torch.as_tensor(x)).argmax(1).numpy()
 
 
-def _boot_half(values_fn, n: int, rng) -> float:
-    """95% half-width of a statistic over bootstrap resamples of ``n`` test indices."""
-    stats = [values_fn(rng.integers(0, n, n)) for _ in range(BOOT)]
-    lo, hi = np.percentile(stats, [2.5, 97.5])
-    return float((hi - lo) / 2)
-
-
-@dataclass(frozen=True)
-class ModelRow:
-    dataset: str
-    arch: str
-    activation: str
-    seed: int
-    train_acc: float
-    test_acc: float
-    knn_acc: float
-    raw_knn_acc: float
-    magnitude_acc: float
-    flip_acc: float
-    overlap_gap: float
-    correct: np.ndarray  # (n_test,) model correct
-    knn_correct: np.ndarray
-    magnitude_correct: np.ndarray
-    flip_correct: np.ndarray
-    flip_z: float
-
-
-def _measure(model, arch, act, dname, seed, xtr, ytr, xte, yte, cfg) -> ModelRow:
+def _measure_model(model, arch, act, dname, seed, xtr, ytr, xte, yte, cfg) -> list[dict]:
+    """One trained model: a row of its accuracies and one row per test input (kind
+    ``"input"``) with its 0/1 correctness under each intervention, for the bootstraps."""
     pred = _correct(model, xte)
     train_acc = float((_correct(model, xtr) == ytr).mean())
     test_codes = sign_code(model, xte)  # read once: the kNN's queries and the overlap
@@ -211,69 +195,80 @@ def _measure(model, arch, act, dname, seed, xtr, ytr, xte, yte, cfg) -> ModelRow
     z = max(abs(fl - f * s) / max(np.sqrt(s * f * (1 - f)), 1e-12)
             for fl, s in zip(rec.flipped, rec.seen, strict=True))  # fmt: skip
     gap = sign_overlap(test_codes, yte).gap
-    return ModelRow(dname, arch, act, seed, train_acc, float((pred == yte).mean()),
-                    float((knn_pred == yte).mean()), float((raw_pred == yte).mean()),
-                    float(np.mean(mag_correct)), float((flip_pred == yte).mean()), float(gap),
-                    (pred == yte).astype(float), (knn_pred == yte).astype(float), mag_correct,
-                    (flip_pred == yte).astype(float), float(z))  # fmt: skip
+    correct, knn_c, flip_c = pred == yte, knn_pred == yte, flip_pred == yte
+    model_row = {
+        "kind": "model", "dataset": dname, "arch": arch, "activation": act, "seed": seed,
+        "train_acc": train_acc, "test_acc": float(correct.mean()),
+        "knn_acc": float(knn_c.mean()), "raw_knn_acc": float((raw_pred == yte).mean()),
+        "magnitude_acc": float(np.mean(mag_correct)), "flip_acc": float(flip_c.mean()),
+        "overlap_gap": float(gap), "flip_z": float(z),
+    }  # fmt: skip
+    key = f"{dname}/{arch}/{act}"
+    return [model_row] + [
+        {"kind": "input", "key": key, "seed": seed, "correct": float(c), "knn": float(k),
+         "magnitude": float(m), "flip": float(fl)}
+        for c, k, m, fl in zip(correct, knn_c, mag_correct, flip_c, strict=True)]
 
 
-def _train_models(cfg: Config) -> list[ModelRow]:
+@dataclass
+class State:
+    cfg: Config
+    data: dict = field(default_factory=dict)
+
+
+def _dataset(st: State, dname: str, seed: int):
+    """The (data set, seed) split, loaded once for its models."""
+    if (dname, seed) not in st.data:
+        st.data = {(dname, seed): _data(dname, st.cfg, st.cfg.num_train, seed)}
+    return st.data[(dname, seed)]
+
+
+def _train_one(st: State, dname: str, s: int, arch: str, act: str, device: str) -> list[dict]:
+    cfg = st.cfg
+    seed = cfg.seed * 1000 + s
+    ds = _dataset(st, dname, seed)
+    xtr, ytr, xte, yte = ds.flat()
+    if arch == "mlp":
+        net = make_mlp(dim_in=xtr.shape[1], width=cfg.mlp_width, num_classes=10,
+                       activation=act, seed=seed)  # fmt: skip
+        train_classifier(net, xtr, ytr, max_iter=cfg.max_iter, lr=cfg.lr,
+                         batch_size=cfg.batch_size, seed=seed, device=device)
+        return _measure_model(net.cpu(), "mlp", act, dname, seed, xtr, ytr, xte, yte, cfg)
+    ptr, pte = _pool(ds.x_train, cfg.resnet_pool), _pool(ds.x_test, cfg.resnet_pool)
+    net = make_resnet(in_channels=1, num_classes=10, channels=cfg.resnet_channels,
+                      seed=seed)  # fmt: skip
+    train_classifier(net, ptr, ytr, max_iter=cfg.resnet_iter, lr=cfg.lr,
+                     batch_size=min(64, cfg.batch_size), seed=seed, device=device)
+    return _measure_model(net.cpu(), "resnet", "leaky_relu", dname, seed, ptr, ytr, pte, yte,
+                          cfg)  # fmt: skip
+
+
+def _width_sweep(cfg: Config, device: str) -> list[dict]:
+    """The margin decomposition of LeakyReLU MLPs of every width, trained and (the control)
+    untrained; one row per (width, trained) with every test input's |parts|."""
+    ds = _data(cfg.datasets[0], cfg, cfg.num_train, cfg.seed)
+    xtr, ytr, xte, yte = ds.flat()
     rows = []
-    for dname in cfg.datasets:
-        for s in range(cfg.num_seeds):
-            seed = cfg.seed * 1000 + s
-            ds = _data(dname, cfg, cfg.num_train, seed)
-            xtr, ytr, xte, yte = ds.flat()
-            for act in cfg.mlp_activations:
-                net = make_mlp(dim_in=xtr.shape[1], width=cfg.mlp_width, num_classes=10,
-                               activation=act, seed=seed)  # fmt: skip
+    for w in cfg.widths:
+        for trained in (True, False):
+            net = make_mlp(dim_in=xtr.shape[1], width=w, num_classes=10, seed=cfg.seed)
+            if trained:
                 train_classifier(net, xtr, ytr, max_iter=cfg.max_iter, lr=cfg.lr,
-                                 batch_size=cfg.batch_size, seed=seed, device=cfg.device)
-                rows.append(_measure(net.cpu(), "mlp", act, dname, seed, xtr, ytr, xte, yte, cfg))
-            ptr, pte = _pool(ds.x_train, cfg.resnet_pool), _pool(ds.x_test, cfg.resnet_pool)
-            net = make_resnet(in_channels=1, num_classes=10, channels=cfg.resnet_channels,
-                              seed=seed)  # fmt: skip
-            train_classifier(net, ptr, ytr, max_iter=cfg.resnet_iter, lr=cfg.lr,
-                             batch_size=min(64, cfg.batch_size), seed=seed, device=cfg.device)
-            rows.append(_measure(net.cpu(), "resnet", "leaky_relu", dname, seed, ptr, ytr, pte,
-                                 yte, cfg))  # fmt: skip
+                                 batch_size=cfg.batch_size, seed=cfg.seed, device=device)
+            net = net.cpu()
+            parts = margin_decomposition(net, xte, yte)
+            rows.append({
+                "kind": "width", "width": w, "trained": trained,
+                "test_acc": float((_correct(net, xte) == yte).mean()),
+                "sum_error": float(np.abs(parts.sign_part + parts.residual
+                                          - parts.total).max()),
+                "overlap_gap": sign_overlap(sign_code(net, xte), yte).gap,
+                "sign_abs": np.abs(parts.sign_part), "res_abs": np.abs(parts.residual),
+            })  # fmt: skip
     return rows
 
 
-def _width_sweep(cfg: Config, rng):
-    ds = _data(cfg.datasets[0], cfg, cfg.num_train, cfg.seed)
-    xtr, ytr, xte, yte = ds.flat()
-    sign_abs, res_abs, extra = [], [], []
-    for w in cfg.widths:
-        net = make_mlp(dim_in=xtr.shape[1], width=w, num_classes=10, seed=cfg.seed)
-        train_classifier(net, xtr, ytr, max_iter=cfg.max_iter, lr=cfg.lr,
-                         batch_size=cfg.batch_size, seed=cfg.seed, device=cfg.device)
-        net = net.cpu()
-        parts = margin_decomposition(net, xte, yte)
-        sign_abs.append(np.abs(parts.sign_part))
-        res_abs.append(np.abs(parts.residual))
-        extra.append((w, float((_correct(net, xte) == yte).mean()),
-                      float(np.abs(parts.sign_part + parts.residual - parts.total).max()),
-                      sign_overlap(sign_code(net, xte), yte).gap))  # fmt: skip
-    logd = np.log(np.asarray(cfg.widths, dtype=float))
-    S, R = np.stack(sign_abs), np.stack(res_abs)  # (W, n_test)
-
-    def slope(idx):
-        return float(np.polyfit(logd, np.log(S[:, idx].mean(1)), 1)[0])
-
-    fit = slope(np.arange(S.shape[1]))
-    half = _boot_half(slope, S.shape[1], rng)
-    ratio = S.mean(1) / R.mean(1)
-    table = [{"width": w, "test_acc": a, "mean_abs_sign_part": float(s), "mean_abs_residual":
-              float(r), "sign_over_residual": float(q), "overlap_gap": g}
-             for (w, a, _, g), s, r, q in zip(extra, S.mean(1), R.mean(1), ratio,
-                                             strict=True)]  # fmt: skip
-    sum_err = max(e for _, _, e, _ in extra)
-    return fit, half, bool(np.all(np.diff(ratio) > 0)), sum_err, table
-
-
-def _regulariser(cfg: Config, rng):
+def _regulariser(cfg: Config, device: str) -> list[dict]:
     ds = _data(cfg.datasets[0], cfg, cfg.reg_num_train, cfg.seed + 7)
     xtr, ytr, xte, yte = ds.flat()
     rows = []
@@ -281,32 +276,14 @@ def _regulariser(cfg: Config, rng):
         net = make_mlp(dim_in=xtr.shape[1], width=cfg.mlp_width, num_classes=10, seed=cfg.seed)
         train_classifier(net, xtr, ytr, max_iter=cfg.reg_iter, lr=cfg.lr,
                          batch_size=cfg.batch_size, overlap_penalty=mu, tau=cfg.tau,
-                         seed=cfg.seed, device=cfg.device)  # fmt: skip
+                         seed=cfg.seed, device=device)  # fmt: skip
         net = net.cpu()
-        rows.append({"penalty": mu, "train_acc": float((_correct(net, xtr) == ytr).mean()),
-                     "test_correct": (_correct(net, xte) == yte).astype(float),
+        correct = (_correct(net, xte) == yte).astype(float)
+        rows.append({"kind": "regulariser", "penalty": mu,
+                     "train_acc": float((_correct(net, xtr) == ytr).mean()),
+                     "test_acc": float(correct.mean()), "test_correct": correct,
                      "overlap_gap": sign_overlap(sign_code(net, xte), yte).gap})  # fmt: skip
-    base = rows[0]
-    ok = [r for r in rows[1:] if r["train_acc"] >= 0.95]
-    out = {"reg_train_acc": float("nan"), "reg_test_ratio": float("nan"),
-           "reg_test_ratio_ci": float("nan"), "reg_gap_ratio": float("nan"),
-           "reg_penalty": float("nan")}  # fmt: skip
-    if ok and base["test_correct"].mean() > 0:
-        chosen = max(ok, key=lambda r: r["penalty"])
-        b, c = base["test_correct"], chosen["test_correct"]
-        out = {
-            "reg_train_acc": chosen["train_acc"],
-            "reg_test_ratio": float(c.mean() / b.mean()),
-            "reg_test_ratio_ci": _boot_half(lambda i: c[i].mean() / max(b[i].mean(), 1e-12),
-                                            len(b), rng),
-            "reg_gap_ratio": float(chosen["overlap_gap"] / base["overlap_gap"])
-            if base["overlap_gap"] > 0 else float("nan"),
-            "reg_penalty": float(chosen["penalty"]),
-        }  # fmt: skip
-    table = [{"penalty": r["penalty"], "train_acc": r["train_acc"],
-              "test_acc": float(r["test_correct"].mean()), "overlap_gap": r["overlap_gap"]}
-             for r in rows]  # fmt: skip
-    return out, table, [(r["overlap_gap"], float(r["test_correct"].mean())) for r in rows]
+    return rows
 
 
 def _checks(cfg: Config) -> dict:
@@ -332,116 +309,228 @@ def _checks(cfg: Config) -> dict:
             "check_true_magnitudes_max_diff": float((same - base).abs().max())}  # fmt: skip
 
 
-def run(cfg: Config) -> RunResult:
-    rng = np.random.default_rng(cfg.seed)
-    rows = _train_models(cfg)
-    sp = [r for r in rows if r.activation in SIGN_PRESERVING]
-    metrics: dict = {}
+class SignCodeExperiment(Experiment):
+    Config, TIERS, METRICS = Config, TIERS, METRICS
+    UNIT_TABLE = None
+    CAPTIONS: ClassVar[dict[str, str]] = {
+        "accuracies": "Test accuracy of each trained model, of a 5-NN on its sign code, with "
+                      "every magnitude replaced by noise, and with 20% of signs flipped "
+                      "(dotted: chance); the paper's headline comparison.",
+        "overlap": "Same-class minus different-class sign agreement against test accuracy "
+                   "over every trained model (including regularised and width-sweep "
+                   "models): the paper's overlap-generalisation link.",
+    }
 
-    # Claim 1: the worst sign-preserving model's accuracy minus its sign-code kNN's.
-    groups: dict[tuple, list[ModelRow]] = {}
-    for r in rows:
-        groups.setdefault((r.dataset, r.arch, r.activation), []).append(r)
+    def setup(self, cfg: Config, ctx) -> State:
+        return State(cfg)
 
-    def pooled(key, attr):
-        return np.concatenate([getattr(r, attr) for r in groups[key]])
+    def grid(self, cfg: Config):
+        units = []
+        for dname in cfg.datasets:
+            for s in range(cfg.num_seeds):
+                units += [{"unit": f"{dname}/{s}/mlp/{act}", "part": "model", "dataset": dname,
+                           "s": s, "arch": "mlp", "act": act} for act in cfg.mlp_activations]
+                units.append({"unit": f"{dname}/{s}/resnet", "part": "model", "dataset": dname,
+                              "s": s, "arch": "resnet", "act": "leaky_relu"})
+        return units + [{"unit": p, "part": p} for p in ("regulariser", "widths", "checks")]
 
-    sp_keys = [k for k in groups if k[2] in SIGN_PRESERVING]
-    gaps = {k: pooled(k, "correct").mean() - pooled(k, "knn_correct").mean() for k in sp_keys}
-    worst = max(gaps, key=gaps.get)
-    a, b = pooled(worst, "correct"), pooled(worst, "knn_correct")
-    metrics["knn_gap_max"] = float(gaps[worst])
-    metrics["knn_gap_max_ci"] = _boot_half(lambda i: a[i].mean() - b[i].mean(), len(a), rng)
-    relu = [k for k in groups if k[2] == "relu"]
-    metrics["knn_gap_relu"] = (max(pooled(k, "correct").mean() - pooled(k, "knn_correct").mean()
-                                   for k in relu) if relu else float("nan"))  # fmt: skip
-    metrics["raw_knn_gap_max"] = float(max(r.test_acc - r.raw_knn_acc for r in rows))
+    def measure(self, unit, st: State, ctx):
+        part = unit["part"]
+        if part == "model":
+            return _train_one(st, unit["dataset"], unit["s"], unit["arch"], unit["act"],
+                              ctx.device)
+        st.data = {}
+        if part == "regulariser":
+            return _regulariser(st.cfg, ctx.device)
+        if part == "widths":
+            return _width_sweep(st.cfg, ctx.device)
+        return {"kind": "checks", **_checks(st.cfg)}
 
-    # Claim 2: ResNet accuracy drop under magnitude noise (worst data set).
-    res_keys = [k for k in sp_keys if k[1] == "resnet"]
-    drops = {k: pooled(k, "correct").mean() - pooled(k, "magnitude_correct").mean()
-             for k in res_keys}  # fmt: skip
-    wk = max(drops, key=drops.get)
-    a, b = pooled(wk, "correct"), pooled(wk, "magnitude_correct")
-    metrics["resnet_magnitude_drop"] = float(drops[wk])
-    metrics["resnet_magnitude_drop_ci"] = _boot_half(lambda i: a[i].mean() - b[i].mean(),
-                                                     len(a), rng)  # fmt: skip
-    mlp_keys = [k for k in sp_keys if k[1] == "mlp"]
-    metrics["mlp_magnitude_drop_max"] = float(max(
-        pooled(k, "correct").mean() - pooled(k, "magnitude_correct").mean() for k in mlp_keys
-    )) if mlp_keys else float("nan")  # fmt: skip
+    def summarize(self, t, cfg: Config, ctx) -> dict:
+        return _summarize(t, cfg)
 
-    # Claim 3: the best accuracy of any sign-preserving model with 20% of signs flipped.
-    flips = {k: pooled(k, "flip_correct").mean() for k in sp_keys}
-    fk = max(flips, key=flips.get)
-    fc = pooled(fk, "flip_correct")
-    metrics["flip_acc_max"] = float(flips[fk])
-    metrics["flip_acc_max_ci"] = _boot_half(lambda i: fc[i].mean(), len(fc), rng)
-    metrics["check_flip_fraction_max_z"] = float(max(r.flip_z for r in rows))
+    def tables(self, t, summary, cfg) -> dict:
+        models = [{k: r[k] for k in ("dataset", "arch", "activation", "seed", "train_acc",
+                                     "test_acc")}
+                  | {"sign_knn_acc": r["knn_acc"], "raw_knn_acc": r["raw_knn_acc"],
+                     "random_magnitude_acc": r["magnitude_acc"], "flip_acc": r["flip_acc"],
+                     "overlap_gap": r["overlap_gap"]} for r in t.where(kind="model")]
+        return {"models": models, "width_sweep": _width_table(t),
+                "regulariser": [{k: r[k] for k in ("penalty", "train_acc", "test_acc",
+                                                   "overlap_gap")}
+                                for r in t.where(kind="regulariser")]}
 
-    # Claim 4: the regulariser.
-    reg, reg_table, reg_points = _regulariser(cfg, rng)
-    metrics.update(reg)
+    def figures(self, t, summary, cfg) -> dict:
+        g, acc, _ = _overlap_points(t)
+        return {"accuracies": _fig_acc(t.where(kind="model").rows),
+                "overlap": _fig_overlap(g, acc)}
 
-    # Claim 6: margin scaling.
-    slope, slope_ci, increasing, sum_err, width_table = _width_sweep(cfg, rng)
-    metrics["margin_slope_error"] = slope - 0.5
-    metrics["margin_slope_error_ci"] = slope_ci
-    metrics["margin_ratio_increasing"] = increasing
-    metrics["check_margin_sum_error"] = sum_err
-
-    # Claim 5: overlap gap vs test accuracy over every trained model.
-    pts = [(r.overlap_gap, r.test_acc) for r in rows] + reg_points + [
-        (row["overlap_gap"], row["test_acc"]) for row in width_table]
-    g, acc = np.array(pts).T
-    metrics["num_models"] = len(pts)
-    metrics["overlap_spearman"] = float(spearmanr(g, acc).statistic)
-    metrics["overlap_spearman_ci"] = _boot_half(
-        lambda i: float(spearmanr(g[i], acc[i]).statistic) if len(set(i)) > 2 else 0.0,
-        len(g), rng)  # fmt: skip
-    metrics.update(_checks(cfg))
-
-    model_table = [{"dataset": r.dataset, "arch": r.arch, "activation": r.activation,
-                    "seed": r.seed, "train_acc": r.train_acc, "test_acc": r.test_acc,
-                    "sign_knn_acc": r.knn_acc, "raw_knn_acc": r.raw_knn_acc,
-                    "random_magnitude_acc": r.magnitude_acc, "flip_acc": r.flip_acc,
-                    "overlap_gap": r.overlap_gap} for r in rows]  # fmt: skip
-    return RunResult(
-        metrics=metrics,
-        tables={"models": model_table, "width_sweep": width_table, "regulariser": reg_table},
-        figures={"accuracies": _fig_acc(rows), "overlap": _fig_overlap(g, acc)},
-        captions={
-            "accuracies": "Test accuracy of each trained model, of a 5-NN on its sign code, "
-            "with every magnitude replaced by noise, and with 20% of signs flipped (dotted: "
-            "chance); the paper's headline comparison.",
-            "overlap": "Same-class minus different-class sign agreement against test "
-            "accuracy over every trained model (including regularised and width-sweep "
-            "models): the paper's overlap-generalisation link.",
-        },
-        reasons=_reasons(metrics),
-        notes=(f"sign-preserving models: {len(sp)} of {len(rows)}",),
-    )
+    def notes(self, t, summary, cfg) -> tuple[str, ...]:
+        rows = t.where(kind="model").rows
+        sp = [r for r in rows if r["activation"] in SIGN_PRESERVING]
+        return (f"sign-preserving models: {len(sp)} of {len(rows)}",)
 
 
-def _reasons(metrics: dict) -> dict[str, str]:
-    """Why a metric is NaN (not measured), for the claim rows."""
-    out = {}
-    if metrics["reg_test_ratio"] != metrics["reg_test_ratio"]:
-        why = "no regularisation strength kept training accuracy >= 95%"
-        for k in ("reg_train_acc", "reg_test_ratio", "reg_test_ratio_ci", "reg_gap_ratio",
-                  "reg_penalty"):  # fmt: skip
-            out[k] = why
+def _width_table(t, trained: bool = True) -> list[dict]:
+    out = []
+    for r in t.where(kind="width", trained=trained):
+        s, q = float(np.mean(r["sign_abs"])), float(np.mean(r["res_abs"]))
+        out.append({"width": r["width"], "test_acc": r["test_acc"], "mean_abs_sign_part": s,
+                    "mean_abs_residual": q, "sign_over_residual": s / q,
+                    "overlap_gap": r["overlap_gap"]})
     return out
+
+
+def _overlap_points(t):
+    """(overlap gap, test accuracy, data set) of every trained model: the main models, then
+    the regularised and the trained width-sweep ones (both on the first data set)."""
+    models = t.where(kind="model").rows
+    first = models[0]["dataset"]
+    pts = [(r["overlap_gap"], r["test_acc"], r["dataset"]) for r in models]
+    pts += [(r["overlap_gap"], r["test_acc"], first) for r in t.where(kind="regulariser")]
+    pts += [(r["overlap_gap"], r["test_acc"], first)
+            for r in t.where(kind="width", trained=True)]
+    g = np.array([p[0] for p in pts], dtype=float)
+    acc = np.array([p[1] for p in pts], dtype=float)
+    return g, acc, [p[2] for p in pts]
+
+
+def _pooled(t, key: str):
+    inp = t.where(kind="input", key=key)
+    return {c: inp.column(c) for c in ("correct", "knn", "magnitude", "flip")}
+
+
+def _boot(data: np.ndarray, stat, cfg: Config, unit: str = "test inputs") -> Estimate:
+    return bootstrap_interval(data, stat, num_resamples=BOOT, seed=cfg.seed, unit=unit)
+
+
+def _mean_diff(d):
+    return float(d[:, 0].mean() - d[:, 1].mean())
+
+
+def _spearman(d) -> float:
+    if len(np.unique(d[:, 0])) < 2 or len(np.unique(d[:, 1])) < 2:
+        return float("nan")
+    return float(spearmanr(d[:, 0], d[:, 1]).statistic)
+
+
+def _summarize(t, cfg: Config) -> dict:
+    models = t.where(kind="model").rows
+    keys = list(dict.fromkeys(f"{r['dataset']}/{r['arch']}/{r['activation']}" for r in models))
+    pooled = {k: _pooled(t, k) for k in keys}
+    sp_keys = [k for k in keys if k.split("/")[2] in SIGN_PRESERVING]
+    m: dict = {}
+
+    def gap_of(k, a, b):
+        return pooled[k][a].mean() - pooled[k][b].mean()
+
+    def diff_estimate(k, a, b):
+        return _boot(np.column_stack([pooled[k][a], pooled[k][b]]), _mean_diff, cfg)
+
+    # Claim 1: the worst sign-preserving model's accuracy minus its sign-code kNN's; its
+    # control, the same for the ReLU models (not sign-preserving).
+    gaps = {k: gap_of(k, "correct", "knn") for k in sp_keys}
+    m["knn_gap_max"] = diff_estimate(max(gaps, key=gaps.get), "correct", "knn")
+    relu = [k for k in keys if k.split("/")[2] == "relu"]
+    if relu:
+        rg = {k: gap_of(k, "correct", "knn") for k in relu}
+        m["knn_gap_relu"] = diff_estimate(max(rg, key=rg.get), "correct", "knn")
+    else:
+        m["knn_gap_relu"] = Estimate.missing("no ReLU model at this tier")
+    m["raw_knn_gap_max"] = float(max(r["test_acc"] - r["raw_knn_acc"] for r in models))
+
+    # Claim 2: ResNet accuracy drop under magnitude noise (worst data set); its control, the
+    # ResNet's drop when 20% of its signs flip (an intervention that must matter).
+    res_keys = [k for k in sp_keys if k.split("/")[1] == "resnet"]
+    drops = {k: gap_of(k, "correct", "magnitude") for k in res_keys}
+    m["resnet_magnitude_drop"] = diff_estimate(max(drops, key=drops.get), "correct",
+                                               "magnitude")
+    fdrops = {k: gap_of(k, "correct", "flip") for k in res_keys}
+    m["resnet_flip_drop"] = diff_estimate(max(fdrops, key=fdrops.get), "correct", "flip")
+    mlp_keys = [k for k in sp_keys if k.split("/")[1] == "mlp"]
+    m["mlp_magnitude_drop_max"] = float(max(gap_of(k, "correct", "magnitude")
+                                            for k in mlp_keys)) if mlp_keys else float("nan")
+
+    # Claim 3: the best accuracy of any sign-preserving model with 20% of signs flipped; its
+    # control, the best accuracy with no sign flipped.
+    def best(col):
+        accs = {k: pooled[k][col].mean() for k in sp_keys}
+        return _boot(pooled[max(accs, key=accs.get)][col], np.mean, cfg)
+
+    m["flip_acc_max"] = best("flip")
+    m["unflipped_acc_max"] = best("correct")
+    m["check_flip_fraction_max_z"] = float(max(r["flip_z"] for r in models))
+
+    # Claim 4: the regulariser at the largest penalty that keeps training accuracy >= 95%.
+    reg = t.where(kind="regulariser").rows
+    base = reg[0]
+    ok = [r for r in reg[1:] if r["train_acc"] >= 0.95]
+    why = "no regularisation strength kept training accuracy >= 95%"
+    if ok and base["test_acc"] > 0:
+        chosen = max(ok, key=lambda r: r["penalty"])
+        b, c = base["test_correct"], chosen["test_correct"]
+        m["reg_train_acc"] = chosen["train_acc"]
+        m["reg_test_ratio"] = _boot(np.column_stack([c, b]), lambda d: float(
+            d[:, 0].mean() / max(d[:, 1].mean(), 1e-12)), cfg)
+        m["reg_gap_ratio"] = (float(chosen["overlap_gap"] / base["overlap_gap"])
+                              if base["overlap_gap"] > 0
+                              else Estimate.missing("the unregularised overlap gap is 0"))
+        m["reg_penalty"] = float(chosen["penalty"])
+    else:
+        for k in ("reg_train_acc", "reg_test_ratio", "reg_gap_ratio", "reg_penalty"):
+            m[k] = Estimate.missing(why)
+
+    # Claim 6: margin scaling, trained and (the control) untrained at the same widths.
+    logd = np.log(np.asarray(cfg.widths, dtype=float))
+    for prefix, trained in (("", True), ("untrained_", False)):
+        sweep = t.where(kind="width", trained=trained).rows
+        S = np.stack([r["sign_abs"] for r in sweep])  # (W, n_test)
+        R = np.stack([r["res_abs"] for r in sweep])
+
+        def slope_error(d):  # d: (test inputs, widths)
+            means = d.T[:, np.arange(len(d))].mean(1)  # (widths,), the old summation order
+            return float(np.polyfit(logd, np.log(means), 1)[0]) - 0.5
+
+        m[f"{prefix}margin_slope_error"] = _boot(S.T, slope_error, cfg)
+        ratio = S.mean(1) / R.mean(1)
+        m[f"{prefix}margin_ratio_increasing"] = bool(np.all(np.diff(ratio) > 0))
+        if trained:
+            m["check_margin_sum_error"] = max(r["sum_error"] for r in sweep)
+
+    # Claim 5: overlap gap vs test accuracy over every trained model; its control, the same
+    # correlation with each model's data set's mean gap (only the data set's identity).
+    g, acc, ds = _overlap_points(t)
+    m["num_models"] = len(g)
+    m["overlap_spearman"] = _boot(np.column_stack([g, acc]), _spearman, cfg, "models")
+    names = sorted(set(ds))
+    if len(names) > 1:
+        mean_gap = {n: float(np.mean([x for x, d in zip(g, ds, strict=True) if d == n]))
+                    for n in names}
+        only = np.array([mean_gap[d] for d in ds])
+        m["overlap_spearman_dataset_only"] = _boot(np.column_stack([only, acc]), _spearman,
+                                                   cfg, "models")
+    else:
+        m["overlap_spearman_dataset_only"] = Estimate.missing(
+            "one data set: the data set alone cannot order the models")
+    within = [_spearman(np.column_stack([g[[d == n for d in ds]], acc[[d == n for d in ds]]]))
+              for n in names]
+    within = [w for w in within if np.isfinite(w)]
+    m["overlap_spearman_within_dataset_min"] = (float(min(within)) if within else
+                                                Estimate.missing("too few models per data set"))
+    m.update({k: v for k, v in t.where(kind="checks").rows[0].items()
+              if k.startswith("check_")})
+    return m
 
 
 def _fig_acc(rows) -> bytes:
     fig, (ax,) = new_figure(width=7.0)
-    labels = [f"{r.dataset[:5]} {r.arch} {r.activation} s{r.seed % 1000}" for r in rows]
+    labels = [f"{r['dataset'][:5]} {r['arch']} {r['activation']} s{r['seed'] % 1000}"
+              for r in rows]
     xs = np.arange(len(rows))
     for off, attr, name in ((-0.3, "test_acc", "model"), (-0.1, "knn_acc", "sign-code kNN"),
                             (0.1, "magnitude_acc", "random magnitudes"),
                             (0.3, "flip_acc", "20% signs flipped")):  # fmt: skip
-        ax.bar(xs + off, [getattr(r, attr) for r in rows], width=0.2, label=name)
+        ax.bar(xs + off, [r[attr] for r in rows], width=0.2, label=name)
     ax.axhline(CHANCE, color="k", lw=0.8, ls=":")
     ax.set_xticks(xs, labels, rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("test accuracy")
@@ -455,3 +544,7 @@ def _fig_overlap(g, acc) -> bytes:
     ax.set_xlabel("same-class minus different-class sign agreement")
     ax.set_ylabel("test accuracy")
     return figure_png(fig)
+
+
+EXPERIMENT = SignCodeExperiment()
+run = EXPERIMENT.run
