@@ -1,6 +1,6 @@
 """sign_code: metadata and claims (standard library and the registry only)."""
 
-from neurips26.registry import Claim, Paper
+from neurips26.registry import Claim, Paper, Resources
 
 PAPER = Paper(
     slug="sign_code",
@@ -186,4 +186,5 @@ PAPER = Paper(
         ("paper", "full MNIST and Fashion-MNIST, all activations, width 512, ResNet "
                   "(16, 32, 64) on 28x28, widths to 1024, 5 seeds; not run here"),
     ),
+    resources=Resources(gpu=1),  # training can run on --device cuda
 )
