@@ -90,11 +90,7 @@ def test_smoke_run_is_deterministic_and_claims_are_evaluated(slug):
 #: Papers whose experiment still runs on its own ``run(config)`` and whose paper claims
 #: have not yet been given a control or a ``no_control`` reason. Each port onto the
 #: experiment layer removes its slug; the set only shrinks.
-NOT_YET_PORTED = frozenset(
-    {
-        "cil_decentering",
-    }
-)
+NOT_YET_PORTED = frozenset()
 
 #: Helpers that compute an interval by hand; a ported experiment gets its intervals from
 #: ``neurips26.experiment`` instead.

@@ -37,3 +37,26 @@ def test_network_features_of_an_mlp():
     assert F.shape == (5, 7) and F.dtype == np.float64
     with pytest.raises(TypeError, match="features"):
         network_features(torch.nn.Linear(2, 2), np.zeros((1, 2)))
+
+
+def test_the_placebo_correction_keeps_the_scale_and_moves_the_offsets():
+    from neurips26.papers.cil_decentering import decenter, gaussian_tasks, population_heads
+    from neurips26.papers.cil_decentering.experiment import _placebo, _task_means
+
+    g = gaussian_tasks(num_tasks=3, classes_per_task=2, dim=4, task_scale=0.5,
+                       class_scale=0.3, rng=np.random.default_rng(0))
+    stats = g.stats()
+    dec = decenter(population_heads(stats).sequential, stats, shrinkage=None)
+    fake = _placebo(dec)
+    _, W, b = _task_means(dec)
+    _, Wp, bp = _task_means(fake)
+    assert np.allclose(Wp, np.roll(W, -1, axis=0)) and np.allclose(bp, np.roll(b, -1))
+    # within a task the rows keep their differences: only the task's offset moves
+    assert np.allclose(fake.W[1] - fake.W[0], dec.W[1] - dec.W[0])
+
+
+def test_smoke_measures_the_controls():
+    res = experiment.run(experiment.TIERS["smoke"])
+    m = res.metrics
+    assert m["placebo_gap_digits"] < m["gap_digits"]
+    assert m["failure_min_confusion_at_min_ratio"] < m["failure_min_confusion_at_max_ratio"]
