@@ -326,3 +326,25 @@ def test_write_mask_keeps_padding_out_of_the_state():
         with write_mask(model, torch.tensor([[1, 1, 1, 1, 0, 0]])):
             model(input_ids=ids)
     torch.testing.assert_close(wrapper.state, short, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float64])
+def test_every_reader_follows_the_model_dtype(dtype):
+    """A bf16 or float64 backbone: the memory, the residual bank and the memory tokens take
+    its dtype (they were float32 whatever the model, which raised on the first forward)."""
+    tok = WordTokenizer()
+    model = tiny_causal_lm(seed=5, vocab_size=256, hidden_size=32, num_layers=3,
+                           intermediate_size=64).to(dtype)  # fmt: skip
+    runner = EpisodeRunner(model, tok.encode, start=2, window=32)
+    dialogues = [d for f in FAMILIES for d in make_dialogues(
+        2, f, num_episodes=3, num_names=4, num_values=4, rng=np.random.default_rng(0))]
+    values = VALUES[:4]
+    cand = dict(zip(values, candidate_ids(tok.encode, values), strict=True))
+    dm = DeltaMemReader(runner, DeltaMemConfig(rank=4), bptt=2)
+    assert all(p.dtype == dtype for p in dm.top.parameters())
+    losses = fit_reader(dm, iter([dialogues[:2], dialogues[2:4]]), max_iter=2, lr=1e-2,
+                        answer_ids=lambda d: cand[d.answer])
+    assert all(np.isfinite(losses))
+    for reader in (dm, FrozenReader(runner), RetrievalReader(runner),
+                   MemoryTokensReader(runner, 2, seed=1)):  # fmt: skip
+        assert 0.0 <= evaluate_episodes(reader, dialogues, values).average <= 1.0

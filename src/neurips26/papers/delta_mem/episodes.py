@@ -85,6 +85,7 @@ class EpisodeRunner:
         self.batch_size = check_int(batch_size, "batch_size", min=1, max=1 << 16)
         self.encode = encode
         self.device = next(model.parameters()).device
+        self.dtype = next(model.parameters()).dtype  # the residual streams follow the model
         self._bank: dict[str, torch.Tensor] = {}
         self.head = model.get_output_embeddings()
 
@@ -126,7 +127,7 @@ class EpisodeRunner:
                 base.layers = saved
                 hook.remove()
             for j, t in enumerate(chunk):  # right padding: causal, so real tokens are exact
-                self._bank[t] = got["h"][j, : len(ids[j])].detach().float().cpu()
+                self._bank[t] = got["h"][j, : len(ids[j])].detach().cpu()
 
     def batch(self, texts: Sequence[str], *, prefix: int = 0):
         """``(h (B, prefix + T, D), mask (B, prefix + T), last (B,))``, right-padded."""
@@ -134,7 +135,7 @@ class EpisodeRunner:
         hs = [self._bank[t] for t in texts]
         T = max(len(h) for h in hs)
         D = hs[0].shape[-1]
-        h = torch.zeros(len(hs), prefix + T, D)
+        h = torch.zeros(len(hs), prefix + T, D, dtype=self.dtype)
         mask = torch.zeros(len(hs), prefix + T)
         mask[:, :prefix] = 1.0
         for j, x in enumerate(hs):
@@ -321,7 +322,7 @@ class MemoryTokensReader(Reader):
         self.init = nn.Parameter(torch.randn(m, D, generator=g) * scale)
         self.down = nn.Parameter(torch.randn(rank, D, generator=g) * D**-0.5)
         self.up = nn.Parameter(torch.zeros(D, rank))
-        self.to(runner.device)
+        self.to(device=runner.device, dtype=runner.dtype)
 
     def forward(self, dialogues: Sequence[Dialogue]) -> torch.Tensor:
         n = _same_length(dialogues)

@@ -315,7 +315,10 @@ class DeltaMemAttention(nn.Module):
         self.name = name
         self.state: torch.Tensor | None = None
         self.write_mask: torch.Tensor | None = None  # (B, T), set by write_mask()
-        self.memory.to(next(attn.parameters()).device)
+        # the memory follows the wrapped model: its device and its floating dtype (a bf16 or
+        # float64 backbone would otherwise meet float32 parameters on its first forward)
+        ref = parts["q"].weight
+        self.memory.to(device=ref.device, dtype=ref.dtype)
 
     def reset_state(self) -> None:
         """Forget everything: the next call starts from ``S = 0``."""
