@@ -143,6 +143,24 @@ def test_continuous_baseline_clips_at_the_max_with_the_floor_neuron():
     assert qc.compatible and qc.thetas["layers.0.mlp.in"].shape == (64,)
 
 
+def test_mse_max_clip_sees_the_streamed_maxima_the_subsample_misses():
+    """With a few subsampled values, the subsample misses each channel's maximum; the
+    ``mse_max`` reading puts every channel's streamed maximum among the MSE samples, so
+    its clip is the MSE-best over those samples and the subsample together."""
+    from neurips26.papers.qc_a2s import calibrate_theta
+
+    lm = tiny_causal_lm("llama", seed=6)
+    stats = calibration_stats(lm, IDS, max_samples=16)
+    res = convert_qc_a2s(copy.deepcopy(lm), stats, num_steps=8, clip="mse_max",
+                         smooth_alpha=None)
+    plain = convert_qc_a2s(copy.deepcopy(lm), stats, num_steps=8, smooth_alpha=None)
+    for site, st in stats.stats.items():
+        want = calibrate_theta(torch.cat([st.values, st.absmax]), num_steps=8)
+        assert float(res.thetas[site]) == pytest.approx(want)
+        assert float(st.values.abs().max()) <= float(st.absmax.max())
+    assert any(float(res.thetas[s]) != float(plain.thetas[s]) for s in stats.stats)
+
+
 def test_spike_counts_against_an_independent_count():
     lm = tiny_causal_lm("llama", seed=7)
     res = convert_qc_a2s(lm, IDS, num_steps=8)

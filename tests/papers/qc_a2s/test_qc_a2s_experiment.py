@@ -23,12 +23,13 @@ def test_smoke_metrics(smoke):
     assert m["max_spikes_per_neuron"] == 1 and 0 < m["spikes_per_neuron"] <= 1
     assert m["num_stages"] == 4 and m["qc_latency_steps"] == m["qc_min_steps"] * 4
     cfg = TIERS["smoke"]
-    for meth in ("qc", "nocalib", "floor", "cont"):
+    for meth in ("qc", "nocalib", "floor", "cont", "qcmax"):
         for t in cfg.steps:
             assert math.isfinite(m[f"ppl_{meth}_t{t}"])
     assert "ppl_cont_t64" in m and "ppl_qc_t64" not in m
-    extra_seeds = cfg.num_seeds - 1  # float + QC-A2S and its two ablations at claim_steps
-    assert len(smoke.tables["perplexity"]) == 1 + 4 * len(cfg.steps) + 1 + extra_seeds * (1 + 3)
+    # float + QC-A2S, its two ablations and the calibration diagnostic at claim_steps
+    extra_seeds = cfg.num_seeds - 1
+    assert len(smoke.tables["perplexity"]) == 1 + 5 * len(cfg.steps) + 1 + extra_seeds * (1 + 4)
     assert set(smoke.figures) == {"ppl_vs_T"} and smoke.figures["ppl_vs_T"][:4] == b"\x89PNG"
 
 

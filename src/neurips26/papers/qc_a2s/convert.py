@@ -46,7 +46,11 @@ from .ttfs import MAX_STEPS, _grid, _levels, _value, as_float_tensor, calibrate_
 
 MODES = ("float", "ann", "snn")
 TARGETS = ("mlp", "all")
-CLIPS = ("mse", "max")
+#: ``"mse"``: the MSE-best clip on the calibration subsample; ``"max"``: the largest
+#: magnitude on every calibration token; ``"mse_max"``: the MSE-best clip on the subsample
+#: together with every channel's largest magnitude on every calibration token (the
+#: streamed maxima that a uniform subsample misses).
+CLIPS = ("mse", "max", "mse_max")
 #: Most calibration values kept per site.
 MAX_SAMPLES = 10**7
 
@@ -542,6 +546,9 @@ def _convert(model, calib, *, num_steps, smooth_alpha, clip, compatible, targets
             top = st.absmax if scale is None else st.absmax / scale
             theta = float(top.max())
         else:
+            if clip == "mse_max":  # each channel's streamed maximum joins the samples
+                top = st.absmax if scale is None else st.absmax / scale
+                samples = torch.cat([samples.flatten(), top.to(samples.dtype)])
             theta = calibrate_theta(samples, num_steps=num_steps, signed=signed,
                                     compatible=compatible, method="mse")  # fmt: skip
         if not theta > 0:
@@ -584,9 +591,10 @@ def convert_qc_a2s(model: nn.Module, calib, *, num_steps: int = 16,
         ``T``.
     smooth_alpha : float in [0, 1] or None
         SmoothQuant migration strength; ``None``: no smoothing.
-    clip : {"mse", "max"}
+    clip : {"mse", "max", "mse_max"}
         Calibrated clip (the paper's) or the largest magnitude (the ``no calibration``
-        ablation).
+        ablation); ``"mse_max"`` calibrates on the subsample together with every
+        channel's streamed maximum (a diagnostic of the subsample's blind spot).
     compatible : bool
         ``b0 = theta/(2T)`` (the paper's) or ``b0 = 0`` (the ``floor`` ablation).
     targets : {"mlp", "all"}

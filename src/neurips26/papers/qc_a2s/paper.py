@@ -68,7 +68,7 @@ PAPER = Paper(
             target=0.03,
             tiers=("small", "paper"),
             control="nocalib_gap",
-            diagnostics=("calib_subsample_max_share",),
+            diagnostics=("calib_subsample_max_share", "qcmax_gap", "qcmax_min_steps"),
         ),
         Claim(
             id="beats_continuous",
@@ -103,7 +103,7 @@ PAPER = Paper(
                 "A paired difference against the max-clip ablation (same neurons, seeds "
                 "and windows): the ablation is the comparison itself."
             ),
-            diagnostics=("calib_subsample_max_share",),
+            diagnostics=("calib_subsample_max_share", "qcmax_gap"),
         ),
         Claim(
             id="compatible_neuron_helps",
