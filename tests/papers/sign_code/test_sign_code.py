@@ -243,3 +243,16 @@ def test_bad_input():
         make_mlp(dim_in=4, width=8, num_classes=2, activation="swish")
     with pytest.raises(ValueError, match="width"):
         make_mlp(dim_in=4, width=0, num_classes=2)
+
+
+@pytest.mark.parametrize("activation", ["gelu", "silu"])
+def test_gelu_and_silu_sites_are_read_and_randomised(activation):
+    """GELU and SiLU keep the sign of every pre-activation: their sites carry a sign code
+    and accept magnitude randomisation (the true magnitudes give the logits back)."""
+    net = make_mlp(dim_in=6, width=32, num_classes=4, activation=activation)
+    x = torch.randn(50, 6, generator=make_generator(3))
+    assert sign_code(net, x).shape == (50, 96)
+    with torch.no_grad():
+        base = net(x)
+        with randomize_magnitudes(net, mode="true"):
+            assert torch.allclose(net(x), base, atol=1e-6)

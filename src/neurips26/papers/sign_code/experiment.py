@@ -97,7 +97,8 @@ class Config:
     mlp_width: int = param(256, help="MLP hidden width d", min=1)
     mlp_activations: tuple[str, ...] = param(("leaky_relu", "tanh", "relu"),
                                              help="MLP activations (relu: control)",
-                                             choices=("leaky_relu", "tanh", "elu", "relu"))
+                                             choices=("leaky_relu", "tanh", "elu", "gelu",
+                                                      "silu", "relu"))
     resnet_channels: tuple[int, ...] = param((8, 16, 32), help="ResNet stage widths", min=1)
     resnet_pool: int = param(2, help="average-pool factor of ResNet inputs", min=1)
     resnet_iter: int = param(300, help="ResNet training steps", min=1)

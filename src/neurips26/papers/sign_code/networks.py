@@ -3,8 +3,10 @@
 Every nonlinearity is its own ``nn.Module`` (an *activation site*), so the sign code can
 be read and the magnitudes replaced by hooks on exactly those modules. A site's input is
 the pre-activation ``z``; its output is ``h = phi(z)``. For a sign-preserving ``phi``
-(LeakyReLU, tanh, ELU) ``sign(h) = sign(z)``; ReLU maps negatives to 0 and is included
-only as a labelled negative control.
+(LeakyReLU, tanh, ELU, GELU, SiLU) ``sign(h) = sign(z)``; ReLU maps negatives to 0 and is
+included only as a labelled negative control. GELU and SiLU are ``z Phi(z)`` and
+``z sigmoid(z)``: negative for every negative ``z`` (the sign code is read from ``z``
+itself, so an output that underflows to ``-0`` changes nothing).
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ ACTIVATIONS = {
     "leaky_relu": lambda: nn.LeakyReLU(0.1),
     "tanh": nn.Tanh,
     "elu": nn.ELU,
+    "gelu": nn.GELU,
+    "silu": nn.SiLU,
     "relu": nn.ReLU,
 }
 #: Activations with ``sign(phi(z)) == sign(z)`` for every ``z != 0``.
-SIGN_PRESERVING = ("leaky_relu", "tanh", "elu")
-SITE_TYPES = (nn.LeakyReLU, nn.Tanh, nn.ELU, nn.ReLU)
+SIGN_PRESERVING = ("leaky_relu", "tanh", "elu", "gelu", "silu")
+SITE_TYPES = (nn.LeakyReLU, nn.Tanh, nn.ELU, nn.GELU, nn.SiLU, nn.ReLU)
 
 
 def _check_activation(activation: str) -> None:
@@ -44,7 +48,7 @@ def _positive(name: str, v) -> int:
 
 def is_sign_preserving(module: nn.Module) -> bool:
     """Whether an activation module keeps the sign of its input (ReLU does not)."""
-    return isinstance(module, (nn.LeakyReLU, nn.Tanh, nn.ELU)) and (
+    return isinstance(module, (nn.LeakyReLU, nn.Tanh, nn.ELU, nn.GELU, nn.SiLU)) and (
         not isinstance(module, nn.LeakyReLU) or module.negative_slope > 0
     )
 
@@ -62,7 +66,8 @@ def activation_sites(model: nn.Module) -> list[tuple[str, nn.Module]]:
     sites = [(n, m) for n, m in model.named_modules() if isinstance(m, SITE_TYPES)]
     if not sites:
         raise ValueError(
-            "model: has no activation modules (nn.LeakyReLU, nn.Tanh, nn.ELU, nn.ReLU) to hook; "
+            "model: has no activation modules (nn.LeakyReLU, nn.Tanh, nn.ELU, nn.GELU, nn.SiLU, "
+            "nn.ReLU) to hook; "
             "functional activations (F.relu) cannot be read"
         )
     return sites
