@@ -40,7 +40,9 @@ Deviations from the paper
 - Latency is counted as ``T`` steps per spiking stage (layer-pipelined windows), end to
   end ``T x 60``; wall time of the CPU simulation is not a claim.
 - Uncertainty: a seed draws calibration and evaluation windows; the sweep over ``T`` is
-  on seed 0 only; the claims at ``T = 16`` use every seed.
+  on seed 0 only; the claims at ``T = 16`` use every seed (5 at the small tier: the
+  perplexity ratio varies widely between calibration draws, and with 3 seeds a
+  log-scale interval of a blow-up seen on every seed can still reach below 3%).
 - The smoke tier runs a random 2-layer LLaMA-layout model (``tiny_causal_lm``) on byte
   tokens: only the equivalence and spike checks are meaningful there.
 
@@ -115,7 +117,7 @@ class Config:
         allow_empty=True)  # fmt: skip
     claim_steps: int = param(16, help="T of the latency and ablation claims", min=1,
                              max=65536)  # fmt: skip
-    num_seeds: int = param(3, help="calibration/evaluation draws at claim_steps", min=1,
+    num_seeds: int = param(5, help="calibration/evaluation draws at claim_steps", min=1,
                            max=100)  # fmt: skip
     num_calib: int = param(8, help="calibration sequences", min=1, max=4096)
     calib_len: int = param(64, help="tokens per calibration sequence", min=2, max=8192)

@@ -146,13 +146,13 @@ PAPER = Paper(
         "offset (round half up); signed values use two neurons of opposite polarity.",
         "Per-tensor MSE clips on a 32k-value subsample; SmoothQuant migration (alpha 0.5) as "
         "per-neuron thresholds; no quantization-aware fine-tuning.",
-        "The T sweep runs on seed 0; the T = 16 claims over 3 seeds of calibration and "
+        "The T sweep runs on seed 0; the T = 16 claims over 5 seeds of calibration and "
         "evaluation windows.",
     ),
     tiers=(
         ("smoke", "random 2-layer LLaMA-layout model on bytes: equivalence and spike checks"),
         ("small", "SmolLM2-135M, 8x64 calibration tokens, 6x64 held-out tokens, T in "
-                  "{4..1024} (+4096 continuous), 3 seeds at T = 16, SNN simulated at "
+                  "{4..1024} (+4096 continuous), 5 seeds at T = 16, SNN simulated at "
                   "T in {4, 16, 64}"),
         ("paper", "any local checkpoint (--set model_path=..., --device cuda), every "
                   "block linear, 64x512 calibration and evaluation tokens, 5 seeds; not run "
