@@ -387,3 +387,17 @@ def test_readme_example_runs():
     text = (Path(pkg.__file__).parent / "README.md").read_text()
     code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
     exec(compile(code, "README.md", "exec"), {})
+
+
+def test_wisp_act_is_the_first_order_score_of_whispers_hessian_diagonal():
+    """The second reading of Wisp: |W_ij| sqrt(diag(H_j)) with Whisper's Hessian at lam = 1,
+    computed independently in numpy; it prunes through prune_linear like the others."""
+    from neurips26.papers.wisp import wisp_act_scores
+
+    W, X = _rand(6, 12, seed=1), _rand(40, 12, seed=2)
+    dX = make_pairs(X).differences(X)
+    h = np.diag(whisper_hessian(X, dX, lam=1.0).numpy())
+    want = np.abs(W.numpy()) * np.sqrt(h)[None, :]
+    np.testing.assert_allclose(wisp_act_scores(W, X, dX).numpy(), want, rtol=1e-12)
+    res = prune_linear(W, X, method="wisp_act", sparsity=0.5)
+    assert torch.equal(res.mask, mask_from_scores(wisp_act_scores(W, X, dX), sparsity=0.5))

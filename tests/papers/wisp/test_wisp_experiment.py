@@ -22,10 +22,11 @@ def test_smoke_metrics_and_checks(smoke):
     assert m["check_sparsity_error"] <= 0.002 and m["check_nm_valid"] == 1.0
     assert m["check_block_ppl_error"] < 1e-4 and m["check_dense_restored"] == 0.0
     assert m["check_whisper_lam_limit"] == 1.0
-    for meth in ("magnitude", "wanda", "sparsegpt", "wisp", "wisp_plus", "whisper"):
+    for meth in ("magnitude", "wanda", "sparsegpt", "wisp", "wisp_plus", "whisper", "wisp_act"):
         assert math.isfinite(m[f"ppl_{meth}_50"]) and math.isfinite(m[f"ppl_{meth}_2of4"])
     assert math.isnan(m["ratio_wisp_wanda_70"]) and "ratio_wisp_wanda_70" in smoke.reasons
-    n_runs = 2 * 5 * 2 + 2  # seeds x seeded methods x sparsities + magnitude per sparsity
+    n_runs = 2 * 6 * 2 + 2  # seeds x seeded methods x sparsities + magnitude per sparsity
+    assert math.isfinite(m["ratio_wisp_act_wanda_50"])  # the second reading of Wisp
     assert len(smoke.tables["runs"]) == n_runs
     verdicts = {c.id: c for c in get_paper("wisp").evaluate(m, "smoke", smoke.reasons)}
     for cid in ("exact_sparsity", "nm_valid", "block_ppl_exact", "whisper_lam_limit"):

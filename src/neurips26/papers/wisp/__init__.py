@@ -32,6 +32,7 @@ from .pruning import (
     sparsity_label,
     wanda_scores,
     whisper_hessian,
+    wisp_act_scores,
     wisp_plus_scores,
     wisp_scores,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "sparsity_label",
     "wanda_scores",
     "whisper_hessian",
+    "wisp_act_scores",
     "wisp_plus_scores",
     "wisp_scores",
 ]

@@ -29,6 +29,10 @@ Deviations from the paper
 - The smoke tier runs a randomly initialised two-block LLaMA-layout model
   (``tiny_causal_lm``) on UTF-8 bytes: it exercises the code, its perplexities mean
   nothing.
+- Two readings of Wisp's score, both run: pure input differences (``wisp``, the one the
+  claims are judged on) and "preserve not only activations but also differences" as
+  both terms, ``|W_ij| sqrt(||Delta X_j||^2 / |P| + ||X_j||^2 / N)`` (``wisp_act``;
+  ``ratio_wisp_act_wanda_*`` are diagnostics of the Wisp-over-Wanda claims).
 - The pairing (each token with its nearest other token by cosine similarity of the
   layer input), Wisp+'s ``q = 0.1`` and Whisper's Hessian
   ``Delta X^T Delta X / |P| + 0.05 X^T X / N`` are inferred from the abstract (see
@@ -129,6 +133,7 @@ METRICS = (
     "ppl_dense",
     *(f"ratio_wisp_wanda_{lb}" for lb in LABELS),
     *(f"ratio_whisper_sparsegpt_{lb}" for lb in LABELS),
+    *(f"ratio_wisp_act_wanda_{lb}" for lb in LABELS),  # the second reading of Wisp
     "ratio_wisp_plus_wisp_70", "gain_growth",
     "sensitivity_gateup_minus_attn_70", "sensitivity_per_weight_gateup_minus_attn_70",
     # diagnostics of the negatives: what each method preserves on gate/up at 70%
@@ -366,8 +371,11 @@ def _summarize(runs, cfg, checks) -> dict:
     labels = {sparsity_label(sp): sp for sp in cfg.sparsities}
     for lb in LABELS:
         sp = labels.get(lb)
-        for a, b in (("wisp", "wanda"), ("whisper", "sparsegpt")):
+        for a, b in (("wisp", "wanda"), ("whisper", "sparsegpt"), ("wisp_act", "wanda")):
             key = f"ratio_{a}_{b}_{lb}"
+            if a not in cfg.methods or b not in cfg.methods:
+                m[key] = Estimate.missing(f"{a} or {b} not in methods")
+                continue
             m[key] = (Estimate.missing(f"sparsity {lb} not run at this tier") if sp is None
                       else _ratio(main, a, b, sp, cfg.num_seeds))
     both = "needs sparsities 0.5 and 0.7 with wisp and wanda"

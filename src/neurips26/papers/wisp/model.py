@@ -39,7 +39,7 @@ PROJECTIONS = {
 ATTENTION = ("q", "k", "v", "o")
 MLP = ("gate", "up", "down")
 #: The baseline a difference method falls back to outside ``difference_layers``.
-BASELINE = {"wisp": "wanda", "wisp_plus": "wanda", "whisper": "sparsegpt"}
+BASELINE = {"wisp": "wanda", "wisp_plus": "wanda", "whisper": "sparsegpt", "wisp_act": "wanda"}
 
 
 def _get(module: nn.Module, path: str):
@@ -302,7 +302,7 @@ def prune_model(model, calib, *, method: str = "wisp", sparsity=0.5, pairing: st
     calib : LongTensor (B, T) or BlockInputs
         Calibration token ids, or :func:`capture_block_inputs` of them (to reuse one
         pass over the unpruned blocks for many methods).
-    method : {"magnitude", "wanda", "sparsegpt", "wisp", "wisp_plus", "whisper"}
+    method : {"magnitude", "wanda", "sparsegpt", "wisp", "wisp_plus", "whisper", "wisp_act"}
     sparsity : float in [0, 1) or "N:M"
     pairing, lam, top_frac : see :func:`~neurips26.papers.wisp.obs.prune_linear`
     projections : sequence of str

@@ -9,7 +9,7 @@ and updates are applied lazily block by block. Whisper is this algorithm with th
 difference Hessian of :func:`~neurips26.papers.wisp.pruning.whisper_hessian`.
 
 :func:`prune_linear` prunes one weight matrix from its calibration inputs with any of the
-six methods; it is what :func:`~neurips26.papers.wisp.model.prune_model` calls for every
+seven methods; it is what :func:`~neurips26.papers.wisp.model.prune_model` calls for every
 linear map of a model.
 """
 
@@ -33,6 +33,7 @@ from .pruning import (
     parse_sparsity,
     wanda_scores,
     whisper_hessian,
+    wisp_act_scores,
     wisp_plus_scores,
     wisp_scores,
 )
@@ -208,7 +209,7 @@ def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "kn
     W : tensor, shape (d_out, d_in)
     X : tensor, shape (N, d_in) or (B, T, d_in)
         Calibration inputs of the layer (``N >= 2`` tokens).
-    method : {"magnitude", "wanda", "sparsegpt", "wisp", "wisp_plus", "whisper"}
+    method : {"magnitude", "wanda", "sparsegpt", "wisp", "wisp_plus", "whisper", "wisp_act"}
     sparsity : float in [0, 1) or "N:M"
     pairing : {"knn", "random", "adjacent"}
         How the difference methods pair tokens (:func:`make_pairs`).
@@ -248,7 +249,7 @@ def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "kn
     check_float(lam, "lam", min=0.0, max=1e12)
     check_float(top_frac, "top_frac", min=0.0, max=1.0, min_inclusive=False)
     X = X.reshape(-1, X.shape[-1]).to(W.dtype)
-    if method in ("wisp", "wisp_plus", "whisper"):
+    if method in ("wisp", "wisp_plus", "whisper", "wisp_act"):
         if pairs is None:
             pairs = make_pairs(X, pairing=pairing, seed=seed)
         elif not isinstance(pairs, Pairs):
@@ -267,6 +268,7 @@ def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "kn
         "wanda": lambda: wanda_scores(W, X),
         "wisp": lambda: wisp_scores(W, dX),
         "wisp_plus": lambda: wisp_plus_scores(W, dX, top_frac=top_frac),
+        "wisp_act": lambda: wisp_act_scores(W, X, dX),
     }[method]()
     mask = mask_from_scores(scores, sparsity=sparsity)
     W_new = W.masked_fill(mask, 0.0)

@@ -14,6 +14,12 @@ a set of pairs ``P`` whose differences stack into ``Delta X``:
 - Whisper (second order) runs SparseGPT's OBS sweep on the lightly regularised difference
   Hessian ``Delta X^T Delta X / |P| + lam X^T X / N``.
 
+A second reading of Wisp (``"wisp_act"``): "preserve not only activations but also
+differences" read as both terms in the score,
+``S_ij = |W_ij| sqrt(||Delta X_{:, j}||^2 / |P| + ||X_{:, j}||^2 / N)`` (the first-order
+score of the diagonal of Whisper's Hessian with ``lam = 1``), beside the pure-difference
+score of ``"wisp"``.
+
 Masks are ``True`` where a weight is pruned. A sparsity is a float ``s`` in ``[0, 1)``
 (unstructured: the lowest ``floor(s d_in)`` scores of each output row are pruned, Wanda's
 comparison group) or a string ``"N:M"`` (semi-structured: at most ``N`` nonzeros in each
@@ -45,9 +51,10 @@ import torch
 from neurips26.common.validation import check_array, check_choice, check_float, check_int
 
 PAIRINGS = ("knn", "random", "adjacent")
-METHODS = ("magnitude", "wanda", "sparsegpt", "wisp", "wisp_plus", "whisper")
-#: Methods that use pairs of inputs (the paper's family).
-DIFFERENCE_METHODS = ("wisp", "wisp_plus", "whisper")
+METHODS = ("magnitude", "wanda", "sparsegpt", "wisp", "wisp_plus", "whisper", "wisp_act")
+#: Methods that use pairs of inputs (the paper's family; ``wisp_act`` is our second
+#: reading of Wisp, with the activation term in the score).
+DIFFERENCE_METHODS = ("wisp", "wisp_plus", "whisper", "wisp_act")
 #: Largest magnitude accepted in weights and activations (squares stay finite in float32).
 MAX_ABS = 1e15
 #: Largest number of similarities a kNN pairing may compute (N^2).
@@ -289,6 +296,36 @@ def wisp_scores(W, dX) -> torch.Tensor:
     W = _weight(W)
     dX = _inputs(dX, "dX", W.shape[1]).to(W.dtype)
     return W.abs() * dX.norm(dim=0)[None, :]  # Wisp's score
+
+
+def wisp_act_scores(W, X, dX) -> torch.Tensor:
+    """Wisp, second reading: ``S_ij = |W_ij| sqrt(||Delta X_j||^2 / |P| + ||X_j||^2 / N)``.
+
+    Preserves the activations and the input differences alike (per sample: the mean
+    squared difference plus the mean squared activation of input ``j``).
+
+    Parameters
+    ----------
+    W : tensor, shape (d_out, d_in)
+    X : tensor, shape (N, d_in) or (B, T, d_in)
+        Calibration inputs.
+    dX : tensor, shape (P, d_in)
+        Input differences of the pairs.
+
+    Returns
+    -------
+    torch.Tensor, shape (d_out, d_in)
+
+    Examples
+    --------
+    >>> W = torch.tensor([[1.0, 2.0]])
+    >>> wisp_act_scores(W, torch.tensor([[3.0, 0.0], [4.0, 0.0]]), torch.tensor([[0.0, 1.0]]))
+    tensor([[3.5355, 2.0000]])
+    """
+    W = _weight(W)
+    X = _inputs(X, "X", W.shape[1]).to(W.dtype)
+    dX = _inputs(dX, "dX", W.shape[1]).to(W.dtype)
+    return W.abs() * (dX.square().mean(0) + X.square().mean(0)).sqrt()[None, :]
 
 
 def wisp_plus_scores(W, dX, *, top_frac: float = 0.1) -> torch.Tensor:
