@@ -29,3 +29,16 @@ def test_smoke_run_metrics_and_checks():
                  "in_context_heavy_over_single"):  # the controls and the fair baseline
         assert name in m and name in res.intervals
     assert res.tables["accuracy"] and "accuracy" in res.figures
+
+
+def test_a_window_too_short_for_the_whole_dialogue_leaves_the_in_context_baseline_unmeasured():
+    """Where the dialogue does not fit the window, the in-context baseline (and the claim
+    judged against it) is NaN with a reason; every other metric is still measured."""
+    cfg = dataclasses.replace(experiment.TIERS["smoke"], window=16, num_eval=3, num_oracle=1,
+                              train_iter=2, lora_iter=1)
+    res = experiment.run(cfg)
+    m = res.metrics
+    assert m["ratio_vs_frozen_in_context"] != m["ratio_vs_frozen_in_context"]  # NaN
+    assert "window" in res.reasons["ratio_vs_frozen_in_context"]
+    assert "window" in res.reasons["oracle_avg"]
+    assert 0.0 <= m["delta_avg"] <= 1.0 and "ratio_vs_best" in res.intervals

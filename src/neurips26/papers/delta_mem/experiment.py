@@ -370,8 +370,9 @@ def _measure_seed(st: State, s: int) -> list[dict]:
     }  # fmt: skip
     if cfg.num_oracle:
         sub = _eval_set(cfg, seed + 3, cfg.num_oracle)
-        seed_row["oracle_avg"] = evaluate_episodes(InContextReader(runner), sub,
-                                                   values).average
+        if _fits(runner, sub):
+            seed_row["oracle_avg"] = evaluate_episodes(InContextReader(runner), sub,
+                                                       values).average
     # the control baseline: the frozen backbone given every episode in its window
     fits = _fits(runner, ev)
     if fits:
@@ -471,9 +472,12 @@ class DeltaMemExperiment(Experiment):
             for fi, f in enumerate(FAMILIES):
                 m[f"{meth}_{f}_acc"] = float(arr[arr[:, 0] == fi, col[meth]].mean())
         oracle = [r["oracle_avg"] for r in seeds if "oracle_avg" in r]
-        m["oracle_avg"] = (float(np.mean(oracle)) if oracle
-                           else Estimate.missing("num_oracle = 0"))
+        m["oracle_avg"] = (float(np.mean(oracle)) if oracle else Estimate.missing(
+            "num_oracle = 0" if not cfg.num_oracle
+            else f"a dialogue's episodes do not fit the window of {cfg.window} tokens"))
         fits = bool(np.all(np.isfinite(arr[:, col[IN_CONTEXT]])))
+        if not fits:  # its statistics are not measured; the others resample finite rows
+            arr[:, col[IN_CONTEXT]] = 0.0
         m[f"{IN_CONTEXT}_avg"] = (_avg_stat(arr, col[IN_CONTEXT]) if fits else Estimate.missing(
             f"a dialogue's episodes do not fit the window of {cfg.window} tokens"))
         for name in ("ratio_vs_frozen", "ratio_vs_frozen_in_context",
