@@ -75,6 +75,14 @@ def test_smoke_run_is_deterministic_and_claims_are_evaluated(slug):
     assert [c.id for c in first.claims] == [c.id for c in paper.claims]
     for claim, result in zip(paper.claims, first.claims, strict=True):
         assert result.verdict in VERDICTS
+        as_json = result.to_dict()
+        assert {"interval", "control", "no_control", "diagnostics"} <= set(as_json)
+        if claim.control and result.verdict != NOT_RUN:
+            assert as_json["control"]["metric"] == claim.control
+            assert {"value", "verdict"} <= set(as_json["control"])
+        iv = as_json["interval"]
+        if iv is not None:
+            assert {"lo", "hi", "method", "level", "n"} <= set(iv), f"{claim.id}: {iv}"
         assert result.kind == claim.kind and result.tiers == claim.tiers
         if "smoke" in claim.tiers:
             assert claim.metric in first.metrics, f"{claim.id}: smoke run lacks {claim.metric!r}"
@@ -86,11 +94,6 @@ def test_smoke_run_is_deterministic_and_claims_are_evaluated(slug):
         else:
             assert (result.verdict, result.reason) == (NOT_RUN, NOT_AT_TIER)
 
-
-#: Papers whose experiment still runs on its own ``run(config)`` and whose paper claims
-#: have not yet been given a control or a ``no_control`` reason. Each port onto the
-#: experiment layer removes its slug; the set only shrinks.
-NOT_YET_PORTED = frozenset()
 
 #: Helpers that compute an interval by hand; a ported experiment gets its intervals from
 #: ``neurips26.experiment`` instead.
@@ -104,13 +107,11 @@ def test_claims_name_declared_controls_and_diagnostics(slug):
             assert name in exp.METRICS, f"{slug}/{claim.id}: {name!r} not in METRICS"
 
 
-def test_ported_papers_run_on_the_layer_and_every_paper_claim_can_fail(slug):
+def test_every_paper_runs_on_the_layer_and_every_paper_claim_can_fail(slug):
     from pathlib import Path
 
     from neurips26.experiment import Experiment
 
-    if slug in NOT_YET_PORTED:
-        pytest.skip(f"{slug} is not yet ported onto the experiment layer")
     exp = get_paper(slug).experiment()
     driver = getattr(exp, "EXPERIMENT", None)
     assert isinstance(driver, Experiment), f"{slug}: experiment.py must expose EXPERIMENT"
@@ -122,10 +123,3 @@ def test_ported_papers_run_on_the_layer_and_every_paper_claim_can_fail(slug):
     text = Path(exp.__file__).read_text()
     hand = [h for h in HAND_INTERVALS if h in text]
     assert not hand, f"{slug}: intervals computed by hand in experiment.py: {hand}"
-
-
-def test_not_yet_ported_names_only_unported_papers():
-    for slug in NOT_YET_PORTED:
-        assert slug in SLUGS
-        exp = importlib.import_module(f"neurips26.papers.{slug}.experiment")
-        assert not hasattr(exp, "EXPERIMENT"), f"{slug} is ported: remove it from NOT_YET_PORTED"
