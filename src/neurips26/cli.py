@@ -361,7 +361,7 @@ def cmd_run(args) -> int:
     slug = check_slug(args.slug)
     try:
         overrides = parse_set_args(args.set)
-        resolve_config(slug, args.tier, args.seed, overrides)  # refuse bad values first
+        resolved = resolve_config(slug, args.tier, args.seed, overrides)  # bad values first
         check_device(slug, args.device)
     except ConfigError as err:
         raise UsageError(str(err)) from err
@@ -370,7 +370,7 @@ def cmd_run(args) -> int:
     store = _store(args, create=True)  # a store that cannot be written fails before the run
     with _progress(f"{slug} [{args.tier}]", not args.quiet):
         record = run_paper(slug, tier=args.tier, seed=args.seed, overrides=overrides,
-                           device=args.device)
+                           device=args.device, resolved=resolved)
     try:
         run_id = store.save(record)
     except StoreError as err:

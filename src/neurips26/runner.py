@@ -266,8 +266,13 @@ def run_paper(
     seed: int | None = None,
     overrides: dict[str, str] | None = None,
     device: str = "cpu",
+    resolved: tuple | None = None,
 ) -> RunRecord:
     """Run one paper's reproduction in this process.
+
+    ``resolved`` is the ``(experiment module, config)`` that :func:`resolve_config`
+    already returned for these arguments (the command line checks them before opening
+    the store), so the config is resolved once per run.
 
     Configuration errors (unknown tier, bad override, a device the paper or the machine
     cannot use) raise :class:`~neurips26.common.experiment.ConfigError` before anything
@@ -280,7 +285,9 @@ def run_paper(
     from neurips26.experiment import Context
 
     paper = get_paper(slug)
-    experiment, config = resolve_config(slug, tier, seed, overrides)
+    if resolved is None:
+        resolved = resolve_config(slug, tier, seed, overrides)
+    experiment, config = resolved
     check_device(slug, device)
     ctx = Context(device=device, tier=tier)
     seed = config.seed
