@@ -122,3 +122,19 @@ def test_tiny_causal_lm_bad_input():
         tiny_causal_lm(num_heads=4, num_kv_heads=3)
     with pytest.raises((ValueError, TypeError), match="seed"):
         tiny_causal_lm(seed=-1)
+
+
+def test_load_lm_is_the_one_loader_of_the_model_settings(tmp_path):
+    from neurips26.common.models.llm import load_lm, tiny_causal_lm
+
+    model, tok = load_lm("tiny", tiny=dict(seed=3, num_layers=2))
+    ref = tiny_causal_lm("llama", seed=3, num_layers=2)
+    assert tok is None
+    for a, b in zip(model.state_dict().values(), ref.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="model_path"):
+        load_lm("path")
+    with pytest.raises(ValueError, match="model"):
+        load_lm("gpt5")
+    with pytest.raises(ValueError, match="path"):
+        load_lm("smollm2", model_path=str(tmp_path))  # a folder that is no checkpoint

@@ -132,6 +132,52 @@ def load_causal_lm(path: str | Path, *, attn_implementation: str = "sdpa",
 TINY_ARCHS = ("llama", "qwen2", "mistral", "gemma")
 
 
+def load_lm(model: str, *, model_path: str | None = None, device: str = "cpu",
+            attn_implementation: str = "sdpa", tiny: dict | None = None):
+    """The one loader behind the papers' ``model`` / ``model_path`` settings.
+
+    Parameters
+    ----------
+    model : {"smollm2", "tiny", "path"}
+        SmolLM2-135M (:func:`load_smollm2`), a seeded random LLaMA-layout model
+        (:func:`tiny_causal_lm` with the keyword arguments ``tiny``), or the local
+        checkpoint at ``model_path`` (:func:`load_causal_lm`).
+    model_path : str, optional
+        A local Hugging Face checkpoint folder; when given it wins over ``model``.
+    device : str
+        Where the model is moved.
+    attn_implementation : {"sdpa", "eager"}
+        For the Hugging Face models.
+    tiny : dict, optional
+        Keyword arguments of :func:`tiny_causal_lm` (``arch`` defaults to ``"llama"``).
+
+    Returns
+    -------
+    model : torch.nn.Module
+        On ``device``.
+    tokenizer : transformers tokenizer or None
+        ``None`` for the tiny model (the caller brings its byte or word tokenizer).
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``model``, or ``"path"`` without ``model_path``.
+    """
+    if model_path:
+        return load_causal_lm(model_path, attn_implementation=attn_implementation,
+                              device=device)
+    if model == "smollm2":
+        lm, tok = load_smollm2(attn_implementation=attn_implementation)
+        return lm.to(device), tok
+    if model == "tiny":
+        kwargs = dict(tiny or {})
+        return tiny_causal_lm(kwargs.pop("arch", "llama"), **kwargs).to(device), None
+    if model == "path":
+        raise ValueError("model_path: model='path' needs a local Hugging Face checkpoint "
+                         "(--set model_path=/a/hf/checkpoint)")
+    raise ValueError(f"model: expected 'smollm2', 'tiny' or 'path', got {model!r}")
+
+
 def tiny_causal_lm(arch: str = "llama", *, seed: int = 0, vocab_size: int = 256,
                    hidden_size: int = 64, num_layers: int = 2, num_heads: int = 4,
                    num_kv_heads: int = 2, intermediate_size: int = 128,

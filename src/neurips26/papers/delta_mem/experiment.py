@@ -69,7 +69,7 @@ import numpy as np
 import torch
 
 from neurips26.common.experiment import param
-from neurips26.common.models.llm import decoder_layers, load_causal_lm, load_smollm2, tiny_causal_lm
+from neurips26.common.models.llm import decoder_layers, load_lm
 from neurips26.common.progress import phase
 from neurips26.experiment import Estimate, Experiment, bootstrap_interval, ratio_t_interval
 
@@ -157,17 +157,12 @@ METRICS = (
 
 
 def _load(cfg: Config, device: str):
-    if cfg.model_path:
-        model, tok = load_causal_lm(cfg.model_path, device=device)
-    elif cfg.model == "smollm2":
-        model, tok = load_smollm2()
-    else:
+    model, tok = load_lm(cfg.model, model_path=cfg.model_path or None, device=device,
+                         tiny=dict(seed=cfg.seed, vocab_size=256, hidden_size=32, num_layers=2,
+                                   num_heads=4, num_kv_heads=2, intermediate_size=64))
+    if tok is None:
         wt = WordTokenizer()
-        model = tiny_causal_lm("llama", seed=cfg.seed, vocab_size=256, hidden_size=32,
-                               num_layers=2, num_heads=4, num_kv_heads=2,
-                               intermediate_size=64)  # fmt: skip
-        return model.to(device), wt.encode, lambda s: list(s.encode("utf-8"))
-    model = model.to(device)
+        return model, wt.encode, lambda s: list(s.encode("utf-8"))
 
     def encode(s):
         return tok(s, add_special_tokens=False).input_ids

@@ -160,21 +160,12 @@ METRICS = (
 
 def _load(cfg: Config, device: str):
     """The model and a text -> token ids function."""
-    if cfg.model_path:
-        from neurips26.common.models.llm import load_causal_lm
+    from neurips26.common.models.llm import load_lm
 
-        model, tok = load_causal_lm(cfg.model_path, device=device)
-    elif cfg.model == "smollm2":
-        from neurips26.common.models.llm import load_smollm2
-
-        model, tok = load_smollm2()
-        model = model.to(device)
-    else:
-        from neurips26.common.models.llm import tiny_causal_lm
-
-        model, tok = tiny_causal_lm("llama", seed=0).to(device), ByteTokenizer()
-    if isinstance(tok, ByteTokenizer):
-        return model, tok.encode
+    model, tok = load_lm(cfg.model, model_path=cfg.model_path or None, device=device,
+                         tiny=dict(seed=0))
+    if tok is None:
+        return model, ByteTokenizer().encode
     return model, lambda text: np.asarray(tok(text)["input_ids"], dtype=np.int64)
 
 

@@ -80,7 +80,7 @@ import torch
 
 from neurips26.common.data.text import ByteTokenizer
 from neurips26.common.experiment import param
-from neurips26.common.models.llm import load_causal_lm, load_smollm2, tiny_causal_lm
+from neurips26.common.models.llm import load_lm, tiny_causal_lm
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.experiment import Experiment, binomial_interval
 
@@ -185,20 +185,15 @@ class State:
 
 
 def _load(cfg: Config, device: str) -> LM:
-    if cfg.model == "tiny":
-        tok = ByteTokenizer()
-        model = tiny_causal_lm("llama", seed=0, hidden_size=32, num_layers=2, num_heads=4,
-                               num_kv_heads=2, intermediate_size=64)  # fmt: skip
-        model = model.to(device)
-        return LM(model, lambda t: [int(i) for i in tok.encode(t)], tok.decode, 0)
-    if cfg.model == "smollm2":
-        model, tok = load_smollm2(attn_implementation="eager")
-    else:
-        if not cfg.model_path:
-            raise ValueError("model_path: give a local Hugging Face checkpoint with model=path")
-        model, tok = load_causal_lm(cfg.model_path, attn_implementation="eager",
-                                    device=device)  # fmt: skip
-    model = model.to(device).eval().requires_grad_(False)
+    path = cfg.model_path or None if cfg.model == "path" else None
+    model, tok = load_lm(cfg.model, model_path=path, device=device,
+                         attn_implementation="eager",
+                         tiny=dict(seed=0, hidden_size=32, num_layers=2, num_heads=4,
+                                   num_kv_heads=2, intermediate_size=64))
+    if tok is None:
+        byte = ByteTokenizer()
+        return LM(model, lambda t: [int(i) for i in byte.encode(t)], byte.decode, 0)
+    model = model.eval().requires_grad_(False)
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     return LM(model, lambda t: tok(t, add_special_tokens=False).input_ids,
               lambda ids: tok.decode(ids, skip_special_tokens=True), int(pad))  # fmt: skip

@@ -68,13 +68,7 @@ import torch
 
 from neurips26.common.data.text import ByteTokenizer, pydoc_topics_text
 from neurips26.common.experiment import param
-from neurips26.common.models.llm import (
-    decoder_layers,
-    load_causal_lm,
-    load_smollm2,
-    perplexity,
-    tiny_causal_lm,
-)
+from neurips26.common.models.llm import decoder_layers, load_lm, perplexity
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.experiment import Estimate, Experiment, ratio_t_interval, t_interval
 
@@ -147,15 +141,12 @@ METRICS = (
 
 
 def _load(cfg: Config, device: str):
-    if cfg.model == "tiny":
-        return tiny_causal_lm("llama", seed=cfg.seed, num_layers=2).to(device), ByteTokenizer()
-    if cfg.model == "smollm2":
-        model, tok = load_smollm2()
-    else:
-        if not cfg.model_path:
-            raise ValueError("model_path: model='path' needs --set model_path=/a/hf/checkpoint")
-        model, tok = load_causal_lm(cfg.model_path, device=device)
-    return model.to(device).eval(), tok
+    path = cfg.model_path or None if cfg.model == "path" else None
+    model, tok = load_lm(cfg.model, model_path=path, device=device,
+                         tiny=dict(seed=cfg.seed, num_layers=2))
+    if tok is None:
+        return model, ByteTokenizer()
+    return model.eval(), tok
 
 
 def _encode(tok, text: str) -> np.ndarray:
