@@ -67,4 +67,6 @@ def main(argv=None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main()
+    from _harness import run_pinned
+
+    run_pinned(main)

@@ -108,4 +108,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _harness import run_pinned
+
+    run_pinned(main)

@@ -326,4 +326,6 @@ def _goals(results: dict, m_in: int) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _harness import run_pinned
+
+    run_pinned(main)

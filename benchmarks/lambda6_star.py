@@ -74,4 +74,6 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main()
+    from _harness import run_pinned
+
+    run_pinned(main)

@@ -234,4 +234,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _harness import run_pinned
+
+    sys.exit(run_pinned(main))

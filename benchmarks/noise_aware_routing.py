@@ -75,4 +75,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _harness import run_pinned
+
+    run_pinned(main)

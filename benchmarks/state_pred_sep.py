@@ -98,4 +98,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _harness import run_pinned
+
+    run_pinned(main)
