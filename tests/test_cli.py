@@ -106,6 +106,10 @@ def test_list_shows_paper_claims_and_checks_apart_and_a_later_failure(capsys, tm
     paper = get_paper("geto_lp")
     metrics = {c.metric: c.target for c in paper.claims}  # every claim at its target
     metrics |= {c.uncertainty: 0.0 for c in paper.claims if c.uncertainty}  # no spread
+    # every control far on the failing side of its claim's test
+    fail = {"<=": 1, "<": 1, ">=": -1, ">": -1, "abs<=": 1, "==": 1}
+    metrics |= {c.control: c.target + fail[c.comparison] * (abs(c.target) + c.tolerance + 1)
+                for c in paper.claims if c.control}
     store = Store(tmp_path / "s.sqlite")
     store.save(
         RunRecord(
