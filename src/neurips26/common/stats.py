@@ -342,6 +342,15 @@ def paired_test(a, b, *, method: str = "t") -> PairedTest:
 MAX_FD_DIM = 4096
 
 
+def _fd_features(value, name: str) -> np.ndarray:
+    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    x = check_array(value, name, ndim=2)
+    if x.size and np.abs(x).max() > 1e8:
+        raise ValueError(f"{name}: values must be of moderate size (|x| <= 1e8)")
+    return x
+
+
 def frechet_distance(feats_a, feats_b) -> float:
     """Frechet distance between Gaussians fitted to two feature sets (FID's formula).
 
@@ -356,7 +365,8 @@ def frechet_distance(feats_a, feats_b) -> float:
     ----------
     feats_a : array_like, shape (N, F)
     feats_b : array_like, shape (M, F)
-        Finite features of the same width ``F <= 4096``; at least 2 rows each.
+        Finite features of the same width ``F <= 4096``, ``|x| <= 1e8``; at least 2 rows
+        each. Torch tensors are read detached (a metric, not a loss).
 
     Returns
     -------
@@ -375,8 +385,7 @@ def frechet_distance(feats_a, feats_b) -> float:
     >>> round(frechet_distance(a, a + [3.0, 0.0]), 6)  # a shift of 3: 3^2
     9.0
     """
-    a = check_array(feats_a, "feats_a", ndim=2)
-    b = check_array(feats_b, "feats_b", ndim=2)
+    a, b = _fd_features(feats_a, "feats_a"), _fd_features(feats_b, "feats_b")
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"feats_b: expected {a.shape[1]} features like feats_a, got "
                          f"{b.shape[1]}")

@@ -9,11 +9,12 @@ policy-gradient rounds (:mod:`.rl`), frozen representations (:mod:`.features`) a
 mixtures with exact densities (:mod:`.mixtures`).
 """
 
+from neurips26.common.stats import frechet_distance
+
 from .discriminator import (
     COLLAPSE_ACCURACY,
     Discriminator,
     PrecisionRecall,
-    frechet_distance,
     precision_recall,
     train_discriminator,
 )

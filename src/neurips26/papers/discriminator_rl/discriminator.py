@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn.functional as F
-from scipy import linalg
 from torch import nn
 
 from neurips26.common.torch import make_generator, seeded
@@ -26,8 +25,6 @@ from neurips26.common.validation import check_array, check_bool, check_float, ch
 
 #: Held-out accuracy above which a discriminator counts as collapsed.
 COLLAPSE_ACCURACY = 0.999
-#: Largest feature width :func:`frechet_distance` accepts (its sqrtm is cubic in it).
-MAX_FD_DIM = 4096
 
 
 def _features(value, name: str, width: int | None = None) -> np.ndarray:
@@ -244,64 +241,6 @@ def train_discriminator(feats_data, feats_model, *, hidden: int = 128,
         warnings.warn(msg + f"; capping them at +-{max_logit:g}", RuntimeWarning, stacklevel=2)
         disc.max_logit = float(max_logit)
     return disc
-
-
-def frechet_distance(feats_a, feats_b) -> float:
-    """Frechet distance between Gaussians fitted to two feature sets (FID's formula).
-
-    ``||mu_a - mu_b||^2 + tr(S_a + S_b - 2 (S_a S_b)^{1/2})``
-
-    Parameters
-    ----------
-    feats_a : array (N, F)
-    feats_b : array (M, F)
-        Same width ``F``; at least 2 rows each.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> a = rng.normal(size=(5000, 2))
-    >>> round(frechet_distance(a, a + [3.0, 0.0]), 6)
-    9.0
-    """
-    a = _features(feats_a, "feats_a")
-    b = _features(feats_b, "feats_b", a.shape[1])
-    if a.shape[1] > MAX_FD_DIM:
-        raise ValueError(f"feats_a: at most {MAX_FD_DIM} features, got {a.shape[1]}")
-    if min(len(a), len(b)) < 2:
-        raise ValueError("feats_a, feats_b: need at least 2 rows each")
-    mu_a, mu_b = a.mean(0), b.mean(0)
-    s_a = np.atleast_2d(np.cov(a, rowvar=False))
-    s_b = np.atleast_2d(np.cov(b, rowvar=False))
-    if len(a) * len(b) <= a.shape[1] ** 2:
-        # Fewer samples than features: with S_a = A'A / (n - 1) and S_b = B'B / (m - 1)
-        # (centred rows), the non-zero eigenvalues of S_a S_b are the squared singular values
-        # of A B' / sqrt((n - 1)(m - 1)), so tr (S_a S_b)^{1/2} is its nuclear norm (exact,
-        # and an (n x m) SVD instead of an (F x F) sqrtm).
-        ca, cb = a - mu_a, b - mu_b
-        sv = linalg.svdvals(ca @ cb.T)
-        tr_covmean = float(sv.sum()) / np.sqrt((len(a) - 1) * (len(b) - 1))
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", linalg.LinAlgWarning)
-            try:
-                covmean = linalg.sqrtm(s_a @ s_b)
-                singular = not np.isfinite(covmean).all()
-            except linalg.LinAlgWarning:
-                singular = True
-        if singular:  # (nearly) singular product: regularise, as the FID reference code does
-            eps = 1e-6 * max(1.0, float(np.trace(s_a) + np.trace(s_b)) / len(s_a))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", linalg.LinAlgWarning)
-                covmean = linalg.sqrtm((s_a + eps * np.eye(len(s_a))) @ (s_b + eps * np.eye(
-                    len(s_a))))  # fmt: skip
-        tr_covmean = float(np.trace(np.real(covmean)))
-    fd = float(((mu_a - mu_b) ** 2).sum() + np.trace(s_a) + np.trace(s_b) - 2 * tr_covmean)
-    return max(fd, 0.0)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ import torch
 from sklearn.base import BaseEstimator
 from torch import nn
 
+from neurips26.common.stats import frechet_distance
 from neurips26.common.torch import make_generator
 from neurips26.common.validation import (
     check_array,
@@ -42,7 +43,7 @@ from neurips26.common.validation import (
     check_seed,
 )
 
-from .discriminator import frechet_distance, train_discriminator
+from .discriminator import train_discriminator
 from .flow import (
     MAX_SAMPLES,
     _check_model,

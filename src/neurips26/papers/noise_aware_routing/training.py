@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 import torch
 from torch import nn
 
+from neurips26.common.stats import frechet_distance
 from neurips26.common.torch import make_generator
 from neurips26.common.train import array_batches, train
 from neurips26.common.validation import (
@@ -48,46 +48,6 @@ from .routing import NAR_BOUNDARIES, NAR_RATIOS, check_groups, check_ratio
 
 #: Most training steps accepted.
 MAX_ITER = 10_000_000
-
-
-def frechet_distance(feats_a, feats_b) -> float:
-    """Frechet distance between Gaussians fitted to two feature sets (FID's formula).
-
-    ``||mu_a - mu_b||^2 + tr(S_a + S_b - 2 (S_a S_b)^{1/2})``.
-
-    Parameters
-    ----------
-    feats_a, feats_b : array_like, shape (N, D) and (M, D)
-        Features (``N, M >= 2``).
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> a = rng.normal(size=(4000, 2))
-    >>> round(frechet_distance(a, a + [3.0, 0.0]), 6)  # a shift of 3: 3^2
-    9.0
-    """
-    a = check_array(feats_a, "feats_a", ndim=2, max_size=10**8)
-    b = check_array(feats_b, "feats_b", ndim=2, max_size=10**8)
-    if a.shape[1] != b.shape[1]:
-        raise ValueError(f"feats_b: expected {a.shape[1]} features like feats_a, got "
-                         f"{b.shape[1]}")  # fmt: skip
-    for name, f in (("feats_a", a), ("feats_b", b)):
-        if len(f) < 2:
-            raise ValueError(f"{name}: need at least 2 rows, got {len(f)}")
-    mu_a, mu_b = a.mean(0), b.mean(0)
-    s_a, s_b = np.atleast_2d(np.cov(a, rowvar=False)), np.atleast_2d(np.cov(b, rowvar=False))
-    # A small ridge keeps sqrtm well-posed when features are degenerate (dead ReLUs); it
-    # cancels exactly between the trace terms when the covariances are equal.
-    eps = 1e-6 * np.eye(len(s_a))
-    s_a, s_b = s_a + eps, s_b + eps
-    covmean = np.real(scipy.linalg.sqrtm(s_a @ s_b))
-    fd = float(((mu_a - mu_b) ** 2).sum() + np.trace(s_a) + np.trace(s_b) - 2 * np.trace(covmean))
-    return max(fd, 0.0)
 
 
 @dataclass(frozen=True)
