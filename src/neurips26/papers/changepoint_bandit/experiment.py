@@ -59,6 +59,7 @@ report), and why we think so:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable
@@ -218,11 +219,15 @@ CLAIM_METRICS = (
 N_BOOTSTRAP = 200
 
 
+def _med(runs: dict, key: tuple, method: str, field: str = "queries") -> float:
+    """Median of ``field`` over the runs of ``method`` in setting ``key``."""
+    return float(np.median([r[field] for r in runs[key][method]]))
+
+
 def _claim_metrics(runs: dict, grid: list, cfg: Config) -> dict[str, float]:
     """The claim metrics of :data:`CLAIM_METRICS` from per-run records (see ``run``)."""
 
-    def med(key, m, field="queries"):
-        return float(np.median([r[field] for r in runs[key][m]]))
+    med = functools.partial(_med, runs)
 
     out = {k: math.nan for k in CLAIM_METRICS}
     excess = []
@@ -367,8 +372,7 @@ class ChangepointBandit(Experiment):
         grid = _grid(cfg)
         runs = _runs(table, cfg)
 
-        def med(key, m, field="queries"):
-            return float(np.median([r[field] for r in runs[key][m]]))
+        med = functools.partial(_med, runs)
 
         metrics: dict[str, float | int | bool | Estimate] = {}
         for key in grid:
@@ -470,8 +474,7 @@ class ChangepointBandit(Experiment):
         grid = _grid(cfg)
         runs = _runs(table, cfg)
 
-        def med(key, m, field="queries"):
-            return float(np.median([r[field] for r in runs[key][m]]))
+        med = functools.partial(_med, runs)
 
         ours_med = np.array([med(k, "ours") for k in grid])
         ref_med = np.array([med(k, "ours", "reference") for k in grid])
