@@ -275,15 +275,6 @@ def _as_float(value: object) -> float | None:
 _ULPS = 4
 
 
-def _interval_verdict(value: float, half: float, comparison: str, target: float, tol: float):
-    """Whether every point of ``[value - half, value + half]`` passes (``True``), every
-    point fails (``False``), or some pass and some fail (``None``).
-
-    With ``half = 0`` this is the plain comparison of ``value``. See :func:`_range_verdict`.
-    """
-    return _range_verdict(value, value - half, value + half, comparison, target, tol)
-
-
 def _range_verdict(value: float, lo: float, hi: float, comparison: str, target: float,
                    tol: float):
     """Whether every point of ``[lo, hi]`` passes (``True``), every point fails
@@ -326,10 +317,6 @@ def _range_verdict(value: float, lo: float, hi: float, comparison: str, target: 
     if outside:
         return False
     return None
-
-
-def _holds(value: float, comparison: str, target: float, tol: float) -> bool:
-    return bool(_interval_verdict(value, 0.0, comparison, target, tol))
 
 
 def not_run(claim: Claim, tier: str, reason: str, detail: str = "") -> ClaimResult:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from neurips26.common.stats import bootstrap_ci, fit_power_law, paired_test, seed_ci
+from neurips26.common.stats import fit_power_law, paired_test
 
 
 def test_pure_power_law_recovers_exponent_and_scale():
@@ -50,44 +50,6 @@ def test_saturating_power_law():
 def test_power_law_refuses(x, y, kw, text):
     with pytest.raises(ValueError, match=text):
         fit_power_law(x, y, **kw)
-
-
-def test_seed_ci_is_the_t_interval():
-    v = np.array([0.3, 0.5, 0.4, 0.45, 0.35])
-    ci = seed_ci(v, level=0.9)
-    lo, hi = sps.t.interval(0.9, df=4, loc=v.mean(), scale=sps.sem(v))
-    assert (ci.low, ci.high) == pytest.approx((lo, hi), rel=1e-12)
-    assert ci.half_width == pytest.approx((hi - lo) / 2)
-    assert seed_ci([1.0]).half_width == np.inf
-    with pytest.raises(ValueError, match="values must not be empty"):
-        seed_ci([])
-    with pytest.raises(ValueError, match="level must lie in"):
-        seed_ci([1.0, 2.0], level=1.0)
-
-
-def test_bootstrap_ci_covers_and_is_seeded():
-    rng = np.random.default_rng(0)
-    data = rng.normal(2.0, 1.0, 400)
-    a = bootstrap_ci(data, num_bootstrap=300, seed=3)
-    b = bootstrap_ci(data, num_bootstrap=300, seed=3)
-    assert a == b
-    assert a.low < 2.0 < a.high
-    # The bootstrap half-width of the mean is close to 1.96 s / sqrt(n).
-    assert a.half_width == pytest.approx(1.96 * data.std() / 20, rel=0.2)
-    med = bootstrap_ci(data, np.median, num_bootstrap=100)
-    assert med.estimate == pytest.approx(np.median(data))
-    with pytest.raises(ValueError, match=r"num_bootstrap asks for .* more than the limit"):
-        bootstrap_ci(data, num_bootstrap=10**9)
-    with pytest.raises(TypeError, match="num_bootstrap must be an integer"):
-        bootstrap_ci(data, num_bootstrap=1.5)
-
-
-def test_bootstrap_ci_of_one_unit_is_infinite():
-    # every resample of one unit is that unit: a zero-width interval would claim certainty
-    ci = bootstrap_ci([3.0], num_bootstrap=50)
-    assert ci.estimate == 3.0
-    assert ci.half_width == np.inf
-    assert bootstrap_ci([[1.0, 2.0]], np.sum, num_bootstrap=50).half_width == np.inf
 
 
 def test_paired_tests_match_scipy():

@@ -1,12 +1,11 @@
-"""Statistics shared by the papers: power-law fits, confidence intervals, paired tests.
+"""Statistics shared by the papers: power-law fits, paired tests, the Frechet distance.
+
+Confidence intervals of measured quantities are made by the experiment layer
+(:mod:`neurips26.experiment`: ``t_interval``, ``bootstrap_interval``, ``Table.bootstrap``).
 
 * :func:`fit_power_law` fits ``y = C x^(-a)`` by least squares in log-log (the scaling-law
   reading), or with ``asymptote=True`` the saturating learning curve
   ``y = y_inf - C x^(-a)`` by bounded non-linear least squares.
-* :func:`seed_ci` is the half-width a claim's ``uncertainty`` uses for a metric measured on a
-  few seeds: mean +- ``t_{(1+level)/2, n-1} s / sqrt(n)`` (infinite with one seed, so a
-  verdict on one seed reads inconclusive rather than certain).
-* :func:`bootstrap_ci` is the percentile bootstrap of any statistic.
 * :func:`paired_test` compares two methods measured on the same instances (paired t test or
   the Wilcoxon signed-rank test, both from scipy).
 * :func:`frechet_distance` is the Frechet distance between Gaussians fitted to two feature
@@ -17,26 +16,20 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg, optimize, stats
 
-from .validation import check_array, check_choice, check_float, check_int, check_seed, check_size
+from .validation import check_array, check_choice
 
 __all__ = [
-    "ConfidenceInterval",
     "PairedTest",
     "PowerLawFit",
-    "bootstrap_ci",
     "fit_power_law",
     "frechet_distance",
     "paired_test",
-    "seed_ci",
 ]
-
-MAX_BOOTSTRAP = 10**6
 
 
 @dataclass(frozen=True)
@@ -170,110 +163,6 @@ def fit_power_law(x, y, *, asymptote: bool = False) -> PowerLawFit:
         saturating=True,
         intercept=math.log(float(popt[1])),
     )
-
-
-@dataclass(frozen=True)
-class ConfidenceInterval:
-    """A point estimate with a two-sided interval ``[low, high]`` at ``level``."""
-
-    estimate: float
-    low: float
-    high: float
-    level: float
-
-    @property
-    def half_width(self) -> float:
-        """Half the width of the interval (what a claim's ``uncertainty`` metric holds)."""
-        return 0.5 * (self.high - self.low)
-
-
-def seed_ci(values, *, level: float = 0.95) -> ConfidenceInterval:
-    """Mean over seeds +- the Student-t half-width ``t_{(1+level)/2, n-1} s / sqrt(n)``.
-
-    Parameters
-    ----------
-    values : array_like, shape (n,)
-        One measurement per seed (finite).
-    level : float
-        Confidence level in (0, 1).
-
-    Returns
-    -------
-    ConfidenceInterval
-        With one seed the half-width is infinite (no spread is known).
-
-    Examples
-    --------
-    >>> ci = seed_ci([1.0, 2.0, 3.0])
-    >>> round(ci.estimate, 6), round(ci.half_width, 4)
-    (2.0, 2.4841)
-    >>> seed_ci([5.0]).half_width
-    inf
-    """
-    v = check_array(values, "values", ndim=1)
-    level = check_float(level, "level", min=0, max=1, min_inclusive=False, max_inclusive=False)
-    mean = float(v.mean())
-    if v.size < 2:
-        return ConfidenceInterval(mean, -math.inf, math.inf, level)
-    sem = float(v.std(ddof=1)) / math.sqrt(v.size)
-    h = float(stats.t.ppf(0.5 + level / 2, df=v.size - 1)) * sem
-    return ConfidenceInterval(mean, mean - h, mean + h, level)
-
-
-def bootstrap_ci(
-    data,
-    statistic: Callable[[np.ndarray], float] = np.mean,
-    *,
-    num_bootstrap: int = 1000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> ConfidenceInterval:
-    """Percentile bootstrap interval of ``statistic`` over the rows of ``data``.
-
-    Parameters
-    ----------
-    data : array_like, shape (n,) or (n, ...)
-        Independent units along axis 0 (seeds, questions, instances), resampled with
-        replacement.
-    statistic : callable
-        Maps an array shaped like ``data`` to a float (default: the mean).
-    num_bootstrap : int
-        Replicates, in ``[1, 10^6]``.
-    level : float
-        Confidence level in (0, 1).
-    seed : int
-        Seed of the resampling.
-
-    Returns
-    -------
-    ConfidenceInterval
-        ``estimate`` is ``statistic(data)``; replicates with a non-finite statistic are
-        dropped (an interval with none left is infinite). A single unit says nothing
-        about the spread, so ``n = 1`` gives an infinite interval, as in `seed_ci`.
-
-    Examples
-    --------
-    >>> ci = bootstrap_ci(np.arange(10.0), num_bootstrap=200, seed=0)
-    >>> ci.low < 4.5 < ci.high
-    True
-    """
-    arr = check_array(data, "data", ndim=(1, 2, 3))
-    num_bootstrap = check_int(num_bootstrap, "num_bootstrap", min=1)
-    check_size(num_bootstrap, "num_bootstrap", limit=MAX_BOOTSTRAP, what="resamples")
-    level = check_float(level, "level", min=0, max=1, min_inclusive=False, max_inclusive=False)
-    rng = np.random.default_rng(check_seed(seed))
-    est = float(statistic(arr))
-    n = arr.shape[0]
-    if n < 2:
-        return ConfidenceInterval(est, -math.inf, math.inf, level)
-    reps = np.array(
-        [float(statistic(arr[rng.integers(0, n, size=n)])) for _ in range(num_bootstrap)]
-    )
-    reps = reps[np.isfinite(reps)]
-    if reps.size == 0:
-        return ConfidenceInterval(est, -math.inf, math.inf, level)
-    lo, hi = np.percentile(reps, [50 * (1 - level), 50 * (1 + level)])
-    return ConfidenceInterval(est, float(lo), float(hi), level)
 
 
 @dataclass(frozen=True)
