@@ -35,7 +35,7 @@ import fnmatch
 import math
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -102,11 +102,6 @@ class Unit:
     def rng(self) -> np.random.Generator:
         """A generator seeded by :attr:`seed`."""
         return np.random.default_rng(self.seed)
-
-
-@dataclass
-class _Timer:
-    seconds: dict[str, float] = field(default_factory=dict)
 
 
 class Experiment:

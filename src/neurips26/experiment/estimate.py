@@ -33,6 +33,7 @@ True
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -380,8 +381,6 @@ def bootstrap_interval(
             res = stats.bootstrap((idx,), stat, n_resamples=num_resamples, vectorized=False,
                                   confidence_level=level, method=m, random_state=rng)
         return float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-    import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
