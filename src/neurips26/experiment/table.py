@@ -86,6 +86,14 @@ class Table:
     def __setattr__(self, name, value):  # frozen
         raise AttributeError("Table is frozen")
 
+    @classmethod
+    def _of(cls, rows) -> Table:
+        """A table of rows that are already checked read-only mappings (selections and
+        bootstrap draws of a table): no second pass over every cell."""
+        table = object.__new__(cls)
+        object.__setattr__(table, "_rows", tuple(rows))
+        return table
+
     # ------------------------------------------------------------------ access
     @property
     def rows(self) -> tuple[Mapping[str, Any], ...]:
@@ -120,7 +128,7 @@ class Table:
                 return False
             return predicate is None or bool(predicate(row))
 
-        return Table(r for r in self._rows if keep(r))
+        return Table._of(r for r in self._rows if keep(r))
 
     def column(self, name: str, *, dtype=float) -> np.ndarray:
         """Column ``name`` of every row, as an array (a row without it raises KeyError)."""
@@ -141,7 +149,7 @@ class Table:
         for r in self._rows:
             key = tuple(r.get(b) for b in by)
             out.setdefault(key[0] if len(by) == 1 else key, []).append(r)
-        return {k: Table(v) for k, v in out.items()}
+        return {k: Table._of(v) for k, v in out.items()}
 
     # ------------------------------------------------------------------ estimates
     def mean_over(self, value: str, *, unit: str = "seed", level: float = 0.95) -> Estimate:
@@ -284,9 +292,9 @@ class Table:
             keys = list(members)
             for j in rng.integers(0, len(keys), size=len(keys)):
                 for r in members[keys[j]]:
-                    rows.append({**r, unit: ("draw", draw)})
+                    rows.append(MappingProxyType({**r, unit: ("draw", draw)}))
                 draw += 1
-        return Table(rows)
+        return Table._of(rows)
 
 
 _MISSING = object()
@@ -315,7 +323,7 @@ def _bca(table, statistic, units, unit, value, reps, alpha) -> tuple[float, floa
         for k in members:
             rest = [r for kk, rr in units.items() for kid, rs in rr.items()
                     if not (kk == key and kid == k) for r in rs]
-            jack.append(float(statistic(Table(rest))))
+            jack.append(float(statistic(Table._of(rest))))
     jack = np.asarray(jack)
     jack = jack[np.isfinite(jack)]
     if jack.size < 2:
