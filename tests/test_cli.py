@@ -46,7 +46,12 @@ def test_list_is_complete_and_imports_no_numerics(tmp_path):
     papers = json.loads(out.stdout)
     assert [p["slug"] for p in papers] == list(SLUGS)
     assert all(p["shown"] is None for p in papers)
-    assert {"title", "source", "paragraph", "field", "grade", "claims"} <= set(papers[0])
+    assert {"title", "link", "field", "grade", "claims"} <= set(papers[0])
+    assert "source" not in papers[0] and "paragraph" not in papers[0]
+    # one shape for claims everywhere: a list of objects with an id, as `run --json` gives
+    assert isinstance(papers[0]["claims"], list) and "id" in papers[0]["claims"][0]
+    # papers whose abstract links code show it
+    assert {p["slug"] for p in papers if p["link"]} >= {"blanp", "sparse_scaling"}
     # `list` is fast because it imports no experiment: counted in modules, not timed.
     probe = (
         "import sys, contextlib, io\n"
@@ -90,10 +95,12 @@ def test_run_json_stores_and_lists_verdicts(capsys, tmp_path):
     assert main(["--store", store, "list", "--json"]) == 0
     listed = {p["slug"]: p for p in json.loads(capsys.readouterr().out)}
     assert listed[slug]["shown"]["tier"] == "smoke"
-    assert set(listed[slug]["shown"]["claims"]) == {c["id"] for c in out["claims"]}
-    assert listed[slug]["source"].endswith(".txt") and "seed" not in listed[slug]
-    for c in listed[slug]["claims"].values():
-        assert c["kind"] in ("paper", "check") and c["tiers"]
+    shown_claims = listed[slug]["shown"]["claims"]
+    assert isinstance(shown_claims, list)  # the same shape as run --json
+    assert [c["id"] for c in shown_claims] == [c["id"] for c in out["claims"]]
+    assert "seed" not in listed[slug]
+    for c in listed[slug]["claims"]:
+        assert c["kind"] in ("paper", "check") and c["tiers"] and c["id"]
     assert main(["--store", store, "report", "--out", str(tmp_path / "rep")]) == 0
     assert (tmp_path / "rep" / f"{slug}.html").exists()
 

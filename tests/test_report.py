@@ -40,8 +40,8 @@ def test_claim_tables_show_kind_metric_and_both_targets(store, tmp_path):
     write_report(store, tmp_path / "rep", papers=[TOY])
     page = (tmp_path / "rep" / "toy.html").read_text()
     assert "mean &lt;= 0.5" in page and "err &lt;= 1e-09" in page  # metric and our target
-    assert "<td>exact</td>" in page  # the paper's own figure beside it
-    assert "<td>check</td>" in page and "<td>paper</td>" in page
+    assert "paper: exact" in page  # the paper's own figure beside it
+    assert '<span class="sub">check</span>' in page and '<span class="sub">paper</span>' in page
     index = (tmp_path / "rep" / "index.md").read_text()
     assert "2 reproduced, 1 not run" in index and "| 1 reproduced |" in index  # checks apart
 
@@ -134,7 +134,7 @@ def test_nan_cells_are_explained_and_figures_captioned(store, tmp_path):
     assert "<figcaption>Other plot (small tier, seed 0).</figcaption>" in page
     assert "not measured" in page and "mean is NaN" in page  # the claim row says why
     assert "n/a: no value (NaN)" in page  # the table's footnote
-    assert page.count('<div class="scroll"><table>') >= 2  # wide tables scroll
+    assert "scroll" not in page  # every table fits the page (tests/test_report_browser.py)
 
 
 def test_index_shows_each_papers_wall_and_cpu_seconds(store, tmp_path):
@@ -149,3 +149,64 @@ def test_index_prints_the_cpu_total_of_the_runs_shown(store, tmp_path):
     write_report(store, tmp_path / "rep", papers=[TOY])
     text = (tmp_path / "rep" / "index.md").read_text()
     assert "CPU time of the runs shown: 1.5 minutes over 1 papers" in text
+
+
+def test_claims_tables_explain_the_interval_and_unrun_tiers_list_their_claims(store, tmp_path):
+    from neurips26.report.pages import CLAIMS_LEGEND
+
+    store.save(make_record(GOOD))
+    write_report(store, tmp_path / "rep", papers=[TOY])
+    page = (tmp_path / "rep" / "toy.html").read_text()
+    assert page.count(CLAIMS_LEGEND[:22]) == 3  # above each tier's claims table
+    # the paper tier has no run: its claims are listed, with the command that runs them
+    paper_tier = page[page.index("paper tier</h2>"):page.index("smoke tier</h2>")]
+    assert "neurips26 run toy --tier paper" in paper_tier
+    for claim in TOY.claims:
+        assert claim.id.replace("_", "_<wbr>") in paper_tier
+    assert "no run stored" in paper_tier
+    md = (tmp_path / "rep" / "toy.md").read_text()
+    assert "`neurips26 run toy --tier paper`" in md
+
+
+def test_each_run_gets_a_claims_chart_with_intervals(store, tmp_path):
+    store.save(make_record(GOOD))
+    write_report(store, tmp_path / "rep", papers=[TOY])
+    chart = tmp_path / "rep" / "figures" / "toy__small.claims.png"
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "figures/toy__small.claims.png" in (tmp_path / "rep" / "toy.html").read_text()
+
+
+def test_claim_margins_are_positive_exactly_on_the_passing_side():
+    from neurips26.report.plots import _margins
+
+    assert _margins(">=", 1.0, 0.0, 1.5, 0.75, 2.0) == (0.5, -0.25, 1.0)
+    assert _margins("<=", 1.0, 0.0, 0.5, 0.25, 1.5) == (0.5, -0.5, 0.75)
+    m, lo, hi = _margins("abs<=", 0.1, 0.0, 0.05, -0.02, 0.3)
+    assert math.isclose(m, 0.05) and math.isclose(lo, -0.2) and math.isclose(hi, 0.1)
+    assert _margins("==", 2.0, 0.5, 2.0, None, None) == (0.5, None, None)
+
+
+def test_paper_pages_show_the_title_not_the_seed_file(store, tmp_path):
+    write_report(store, tmp_path / "rep", papers=[TOY])
+    page = (tmp_path / "rep" / "toy.html").read_text()
+    assert "<h1>A &lt;toy&gt; &amp; its claims</h1>" in page
+    assert TOY.seed not in page and "paragraph" not in page
+
+
+def test_figures_are_tidied_legends_leave_the_bars_and_crowded_ticks_turn():
+    from neurips26.common.plotting import new_figure, tidy
+
+    fig, (ax,) = new_figure(width=3.0)
+    names = [f"a_long_label_{i}" for i in range(8)]
+    ax.bar(names, [5.0] * 8, label="bars")
+    ax.legend(loc="upper left")  # right over the bars
+    tidy(fig)
+    assert ax.get_xticklabels()[0].get_rotation() == 30
+    assert ax.get_legend().get_bbox_to_anchor() is not ax.bbox  # moved outside the axes
+    fig2, (ax2,) = new_figure(width=6.0)
+    ax2.bar(["a", "b"], [1.0, 1.0], label="bars")
+    ax2.set_ylim(0, 10)
+    ax2.legend(loc="upper right")  # over empty space: left where it is
+    tidy(fig2)
+    assert ax2.get_legend().get_bbox_to_anchor() is ax2.bbox
+    assert ax2.get_xticklabels()[0].get_rotation() == 0

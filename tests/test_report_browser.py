@@ -1,5 +1,7 @@
-"""The report as a browser shows it: headless Chromium renders pages of a small store and
-a script checks that nothing overflows the page width and that every image loads."""
+"""The report as a browser shows it: headless Chromium renders pages of a store and a
+script checks that nothing overflows the page width, that no table is wider than its
+container, that no verdict or cell is clipped, and that every image loads. One store holds a
+run of every registered paper (its real claims, statements and deviations)."""
 
 from __future__ import annotations
 
@@ -38,10 +40,27 @@ window.addEventListener("load", () => {
   const overflowing = [];
   for (const el of document.body.querySelectorAll("*")) {
     const parent = el.parentElement;
-    if (parent && parent.closest(".scroll, pre")) continue;  // clipped and scrollable
+    if (parent && parent.closest("pre")) continue;  // preformatted text scrolls
     const r = el.getBoundingClientRect();
     if (r.width === 0 && r.height === 0) continue;  // hidden (closed <details>)
     if (r.right > width + 1) overflowing.push(el.tagName + ": " + el.textContent.slice(0, 60));
+  }
+  const clipped = [];
+  for (const table of document.querySelectorAll("table")) {
+    const box = table.parentElement.getBoundingClientRect();
+    const r = table.getBoundingClientRect();
+    if (r.width > 0 && r.right > box.right + 1)
+      clipped.push("table wider than its container: " + table.textContent.slice(0, 60));
+  }
+  for (const cell of document.querySelectorAll("td, th")) {
+    if (cell.getBoundingClientRect().width === 0) continue;
+    if (cell.scrollWidth > cell.clientWidth + 1)
+      clipped.push("cell content wider than its cell: " + cell.textContent.slice(0, 60));
+    for (const badge of cell.querySelectorAll(".v")) {
+      const b = badge.getBoundingClientRect(), c = cell.getBoundingClientRect();
+      if (b.right > c.right + 1 || b.left < c.left - 1)
+        clipped.push("verdict clipped: " + badge.textContent);
+    }
   }
   const broken = [...document.images]
     .filter((img) => !(img.complete && img.naturalWidth > 0))
@@ -49,7 +68,7 @@ window.addEventListener("load", () => {
   const out = document.createElement("pre");
   out.id = "probe";
   out.textContent = JSON.stringify({
-    width, overflowing, broken, images: document.images.length,
+    width, overflowing, clipped, broken, images: document.images.length,
     pageScrolls: document.documentElement.scrollWidth > width + 1,
   });
   document.body.appendChild(out);
@@ -128,3 +147,71 @@ def test_no_element_overflows_and_every_image_loads(report, name, width):
     assert not result["overflowing"], result["overflowing"][:5]
     assert not result["pageScrolls"]
     assert result["images"] >= 1 and not result["broken"], result["broken"]
+
+
+@pytest.fixture(scope="module")
+def every_paper(tmp_path_factory):
+    """A report of a store holding a small-tier run of every registered paper: each
+    claim's metric, control and diagnostics measured with an interval, a wide table and a
+    wide figure; the paper tier left unrun, so its claims are listed as not run."""
+    from neurips26.records import RunRecord
+    from neurips26.registry import all_papers
+    from neurips26.store import Store
+
+    tmp = tmp_path_factory.mktemp("browser_all")
+    store = Store(tmp / "s.sqlite")
+    papers = all_papers()
+    for i, paper in enumerate(papers):
+        names = {c.metric for c in paper.claims}
+        names |= {c.control for c in paper.claims if c.control}
+        names |= {d for c in paper.claims for d in c.diagnostics}
+        metrics = {n: 0.123456 * (j + 1) * (-1) ** (i + j) for j, n in enumerate(sorted(names))}
+        intervals = {n: {"lo": v - 0.05, "hi": v + 0.05, "method": "bootstrap percentile over "
+                         "seeds and items", "level": 0.95, "n": 5} for n, v in metrics.items()}
+        config = {f"setting_{k}": [k] * 12 for k in range(12)}
+        store.save(RunRecord(
+            slug=paper.slug, tier="small", seed=0, config=config, status="ok",
+            metrics=metrics, volatile=(), intervals=intervals,
+            claims=tuple(paper.evaluate(metrics, "small", intervals=intervals)),
+            figures={"curve": png(1600, 40)},
+            tables={"settings": [{f"column_number_{k}": 1234.5678 * k for k in range(15)}] * 2},
+            code_version="abc",
+        ))
+    write_report(store, tmp / "rep", papers=papers)
+    return tmp / "rep", tmp, [p.slug for p in papers]
+
+
+def _assert_fits(result):
+    assert result["width"] > 0
+    assert not result["overflowing"], result["overflowing"][:5]
+    assert not result["clipped"], result["clipped"][:5]
+    assert not result["pageScrolls"]
+    assert not result["broken"], result["broken"]
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_index_of_every_paper_fits(every_paper, width):
+    out_dir, tmp, _ = every_paper
+    _assert_fits(probe(out_dir / "index.html", tmp, width))
+
+
+# The pages with the longest claim ids, statements and the most claims; every page is
+# rendered by the slow test below.
+WIDEST = ("multiagent_performative", "sfd_edgar", "steering_hessian")
+
+
+@pytest.mark.parametrize("slug", WIDEST)
+def test_paper_pages_fit_at_1400_px(every_paper, slug):
+    out_dir, tmp, _ = every_paper
+    _assert_fits(probe(out_dir / f"{slug}.html", tmp, 1400))
+
+
+@pytest.mark.slow
+def test_every_paper_page_fits_at_1400_px(every_paper):
+    out_dir, tmp, slugs = every_paper
+    bad = {}
+    for slug in slugs:
+        result = probe(out_dir / f"{slug}.html", tmp, 1400)
+        if result["overflowing"] or result["clipped"] or result["pageScrolls"]:
+            bad[slug] = (result["overflowing"] + result["clipped"])[:3]
+    assert not bad, bad

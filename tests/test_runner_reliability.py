@@ -182,4 +182,7 @@ def test_ctrl_c_during_run_is_quiet(tmp_path):
         pytest.skip("the run finished before the signal")
     assert proc.returncode == 130, err
     assert "Traceback" not in err
-    assert err.strip().splitlines()[-1].startswith("neurips26: interrupted")
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("neurips26: interrupted")
+    # a single run has nothing to resume: it says so instead of reproduce's resume advice
+    assert "nothing was stored" in last and "resume" not in last

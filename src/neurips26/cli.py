@@ -92,8 +92,9 @@ def cmd_list(args) -> int:
                 "status": r.status,
                 "created_at": r.created_at,
                 "counts": counts(r, paper) if r.status == "ok" else None,
-                "claims": {
-                    c.id: {
+                "claims": [
+                    {
+                        "id": c.id,
                         "verdict": c.verdict,
                         "kind": paper.kinds.get(c.id, c.kind),
                         "tiers": list(c.tiers),
@@ -105,23 +106,22 @@ def cmd_list(args) -> int:
                         "diagnostics": c.diagnostics,
                     }
                     for c in r.claims
-                },
+                ],
                 "note": shown.note,
             }
         out.append(
             {
                 "slug": paper.slug,
                 "title": paper.title,
-                "source": paper.seed,
-                "paragraph": paper.paragraph,
+                "link": paper.link,
                 "field": paper.field,
                 "grade": paper.grade,
-                "claims": {
-                    c.id: {"kind": c.kind, "tiers": list(c.tiers), "metric": c.metric,
-                           "control": c.control, "no_control": c.no_control,
-                           "diagnostics": list(c.diagnostics)}
+                "claims": [
+                    {"id": c.id, "kind": c.kind, "tiers": list(c.tiers), "metric": c.metric,
+                     "control": c.control, "no_control": c.no_control,
+                     "diagnostics": list(c.diagnostics)}
                     for c in paper.claims
-                },
+                ],
                 "shown": item,
             }
         )
@@ -134,9 +134,12 @@ def cmd_list(args) -> int:
     for item in out:
         shown = item["shown"]
         print(f"{item['slug']:<{width}} {item['grade']}  {item['title']}")
-        print(f"{pad}{item['source']} ¶{item['paragraph']} · {item['field']}")
+        print(f"{pad}{item['field']}" + (f" · {item['link']}" if item["link"] else ""))
         if shown is None:
-            print(f"{pad}not run")
+            n_paper = sum(c["kind"] == "paper" for c in item["claims"])
+            n_check = len(item["claims"]) - n_paper
+            print(f"{pad}not run: {n_paper} paper claims, {n_check} checks "
+                  f"(neurips26 run {item['slug']})")
         elif shown["status"] != "ok":
             print(f"{pad}[{shown['tier']}] run failed (no successful run stored)")
         else:
@@ -213,8 +216,7 @@ def cmd_info(args) -> int:
         out = {
             "slug": paper.slug,
             "title": paper.title,
-            "source": paper.seed,
-            "paragraph": paper.paragraph,
+            "link": paper.link,
             "field": paper.field,
             "grade": paper.grade,
             "summary": paper.summary,
@@ -239,7 +241,7 @@ def cmd_info(args) -> int:
         return 0
     wrap = textwrap.TextWrapper(width=88, initial_indent="  ", subsequent_indent="  ")
     print(f"{paper.slug}: {paper.title}")
-    print(f"  seed {paper.seed}, paragraph {paper.paragraph} · {paper.field} · grade {paper.grade}")
+    print(f"  {paper.field} · grade {paper.grade}" + (f" · {paper.link}" if paper.link else ""))
     print("\nWhat it proposes")
     print(wrap.fill(paper.summary))
     print("\nClaims")
@@ -637,6 +639,9 @@ INTERRUPTED_MESSAGE = (
     "interrupted; every run that had finished is in the store, run the same command again to "
     "resume"
 )
+#: What an interrupted ``run`` says: its one run had not finished, so nothing was stored.
+INTERRUPTED_RUN_MESSAGE = "interrupted; the run had not finished and nothing was stored"
+
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -664,7 +669,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (KeyboardInterrupt, Interrupted) as err:
         signum = getattr(err, "signum", signal.SIGINT)
-        print(f"\nneurips26: {INTERRUPTED_MESSAGE}", file=sys.stderr)
+        if args.command == "reproduce":
+            message = INTERRUPTED_MESSAGE
+        elif args.command == "run":
+            message = INTERRUPTED_RUN_MESSAGE
+        else:
+            message = "interrupted"
+        print(f"\nneurips26: {message}", file=sys.stderr)
         return 128 + int(signum)
     except BrokenPipeError:
         # The reader went away (`neurips26 list | head`): stop quietly.

@@ -88,7 +88,8 @@ NOT_AT_TIER = "not at this tier"  # the claim is meaningful only at other tiers
 NOT_MEASURED = "not measured"  # the run returned NaN for the metric
 MISSING_METRIC = "missing metric"  # the run did not return the metric at all: a bug
 RUN_FAILED = "run failed"  # the experiment raised or its process died
-NOT_RUN_REASONS = (NOT_AT_TIER, NOT_MEASURED, MISSING_METRIC, RUN_FAILED)
+NO_RUN_STORED = "no run stored"  # the report lists a tier's claims before any run of it
+NOT_RUN_REASONS = (NOT_AT_TIER, NOT_MEASURED, MISSING_METRIC, RUN_FAILED, NO_RUN_STORED)
 
 COMPARISONS = ("<=", ">=", "<", ">", "==", "abs<=")
 
@@ -559,6 +560,9 @@ class Paper:
         Expected hours of the ``paper`` tier on the machine its tier text names;
         ``None`` if unknown. ``run --tier paper`` warns of it and asks for ``--yes``
         above an hour.
+    link : str
+        A link the abstract gives (the authors' code or notebook); empty where it gives
+        none.
     """
 
     slug: str
@@ -573,8 +577,11 @@ class Paper:
     tiers: tuple[tuple[str, str], ...]
     resources: Resources = Resources()
     paper_hours: float | None = None
+    link: str = ""
 
     def __post_init__(self) -> None:
+        if self.link and not self.link.startswith("https://"):
+            raise ValueError(f"paper {self.slug!r}: link must be an https:// address")
         ids = [c.id for c in self.claims]
         if len(ids) != len(set(ids)):
             raise ValueError(f"paper {self.slug!r}: duplicate claim ids {ids}")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from neurips26.registry import TIERS, all_papers
 from neurips26.report.pages import PaperView, render_index, render_paper, render_readme_table
-from neurips26.report.plots import verdict_summary_png
+from neurips26.report.plots import claims_png, verdict_summary_png
 from neurips26.summary import shown_run, shown_tier_run
 
 __all__ = ["update_readme", "write_report"]
@@ -43,6 +43,11 @@ def write_report(store, out: str | Path = "report", *, papers=None) -> Path:
         for tier, stored in view.runs.items():
             for name, png in stored.record.figures.items():
                 (out / "figures" / view.figure_file(tier, name)).write_bytes(png)
+            chart = claims_png(stored.record.claims) if stored.record.status == "ok" else None
+            if chart is not None:
+                name = f"{paper.slug}__{tier}.claims.png"  # no experiment figure is named so
+                (out / "figures" / name).write_bytes(chart)
+                view.claim_charts[tier] = name
         html, md = render_paper(view)
         (out / f"{paper.slug}.html").write_text(html, encoding="utf-8")
         (out / f"{paper.slug}.md").write_text(md, encoding="utf-8")

@@ -5,15 +5,18 @@ from __future__ import annotations
 import html
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from neurips26.registry import (
     INCONCLUSIVE,
+    NO_RUN_STORED,
     NOT_EVIDENCE,
     NOT_RUN,
     VERDICTS,
     Paper,
+    evaluate_claim,
     format_counts,
+    not_run,
 )
 from neurips26.summary import (
     TIER_ORDER,
@@ -26,14 +29,17 @@ from neurips26.summary import (
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;
 padding:0 1em;color:#222;line-height:1.45}
-table{border-collapse:collapse;margin:0;font-size:.92em}
-.scroll{overflow-x:auto;max-width:100%;margin:1em 0}
-p,li,h1,h2,h3,figcaption{overflow-wrap:anywhere}
+table{border-collapse:collapse;margin:1em 0;font-size:.92em;table-layout:fixed;width:100%}
+table.auto{width:auto;max-width:100%}
+p,li,h1,h2,h3,figcaption,td,th{overflow-wrap:anywhere}
 figure{margin:1em 0}figcaption{font-size:.9em;color:#444;max-width:60em}
-.why{font-size:.85em;color:#555}.nowrap{white-space:nowrap}
-th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}
+.why,.sub{font-size:.85em;color:#555}.nowrap{white-space:nowrap}
+.sub{display:block;margin-top:.2em}
+th,td{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}
-.v{font-weight:600;padding:.1em .45em;border-radius:.3em;color:#fff;white-space:nowrap}
+col.verdict{width:10.5em}
+.v{font-weight:600;padding:.1em .45em;border-radius:.3em;color:#fff;white-space:nowrap;
+display:inline-block;margin:.1em 0}
 .reproduced{background:#2e7d32}.not-reproduced{background:#c62828}
 .inconclusive{background:#f9a825;color:#222}.not-run{background:#9e9e9e}
 .not-evidence{background:#e65100}
@@ -180,6 +186,7 @@ class PaperView:
     paper: Paper
     shown: Shown
     tiers: dict  # tier -> Shown
+    claim_charts: dict = field(default_factory=dict)  # tier -> file of the claims chart
 
     @property
     def runs(self) -> dict:
@@ -221,49 +228,80 @@ def _page(title: str, body: str) -> str:
 CLAIM_HEAD = ("claim", "kind", "statement", "paper", "metric and test", "ours (interval)",
               "control", "verdict")
 
+#: What the claims table's cells mean, printed above every claims table.
+CLAIMS_LEGEND = (
+    "How to read this table: 'ours' is the value this run measured, followed by its interval "
+    "[lo, hi] and, in parentheses, how the interval was computed (its level, its method and "
+    "the number of units n it rests on: seeds, items, queries or bootstrap draws). A value "
+    "followed by '±' comes from an older run that stored a half-width without its method. "
+    "A paper claim is reproduced when its interval lies on the target's side of the test; "
+    "its control is the same statistic measured where the effect must be absent, and when "
+    "the control passes the same test the claim reads 'not evidence'. Checks are properties "
+    "of our own construction and need no control."
+)
 
-def _claims_rows(claims, paper: Paper) -> list[tuple[str, ...]]:
-    """Rows of the claims table; the last two cells are the verdict and why."""
+
+def _claims_rows(claims, paper: Paper) -> list[dict[str, str]]:
+    """One dict of display texts per claim (see :func:`claim_cells`)."""
     kinds = paper.kinds
     rows = []
     for c in claims:
         cells = claim_cells(c)
-        rows.append(
-            (
-                c.id,
-                kinds.get(c.id, c.kind),
-                c.statement,
-                c.paper_value,
-                cells["test"],
-                cells["ours"] + (f" ({cells['interval']})" if cells["interval"] else ""),
-                cells["control"] + (f"; diagnostics: {cells['diagnostics']}"
-                                    if cells["diagnostics"] else ""),
-                c.verdict,
-                cells["why"],
-            )
-        )
+        cells.update(id=c.id, kind=kinds.get(c.id, c.kind), statement=c.statement,
+                     paper=fmt(c.paper_value), verdict=c.verdict)
+        rows.append(cells)
     return rows
 
 
+def _control_html(text: str) -> str:
+    """A control's value, or the reason none applies folded under 'no control'."""
+    if not text:
+        return "-"
+    if text.startswith("no control: "):
+        reason = text[len("no control: "):]
+        return (f'<details><summary>no control (why)</summary><span class="why">'
+                f"{esc(reason)}</span></details>")
+    return esc(text)
+
+
 def _claims_html(rows) -> str:
+    """The claims table in five columns that always fit the page: the claim, the paper's
+    statement and figure, our test and value with its interval, the control, the verdict."""
+
+    def sub(text: str) -> str:
+        return f'<span class="sub">{esc(text)}</span>' if text else ""
+
     body = "".join(
         "<tr>"
-        + "".join(f"<td>{esc(x)}</td>" for x in row[:-4])
-        + f"<td>{esc(row[-4])}</td><td>{esc(row[-3])}</td>"
-        + f"<td>{badge(row[-2])}"
-        + (f'<div class="why">{esc(row[-1])}</div>' if row[-1] else "")
+        f"<td><b>{esc(r['id']).replace('_', '_<wbr>')}</b>{sub(r['kind'])}</td>"
+        f"<td>{esc(r['statement'])}{sub('paper: ' + r['paper'] if r['paper'] != '-' else '')}</td>"
+        f"<td>{esc(r['test'])}<span class=\"sub\">ours: {esc(r['ours'])}</span>"
+        f"{sub(r['interval'])}</td>"
+        f"<td>{_control_html(r['control'])}"
+        f"{sub('diagnostics: ' + r['diagnostics'] if r['diagnostics'] else '')}</td>"
+        f"<td>{badge(r['verdict'])}"
+        + (f'<div class="why">{esc(r["why"])}</div>' if r["why"] else "")
         + "</td></tr>"
-        for row in rows
+        for r in rows
     )
-    head = "".join(f"<th>{esc(h)}</th>" for h in CLAIM_HEAD)
-    return f'<div class="scroll"><table><tr>{head}</tr>{body}</table></div>'
+    head = "".join(f"<th>{esc(h)}</th>" for h in
+                   ("claim", "statement (the paper's figure)", "test and ours (interval)",
+                    "control", "verdict"))
+    cols = ('<colgroup><col style="width:15%"><col style="width:30%"><col style="width:24%">'
+            '<col><col class="verdict"></colgroup>')
+    return (f'<p class="why">{esc(CLAIMS_LEGEND)}</p>'
+            f'<table class="claims">{cols}<tr>{head}</tr>{body}</table>')
 
 
 def _claims_md(rows) -> str:
-    out = "| " + " | ".join(CLAIM_HEAD) + " |\n|" + "---|" * len(CLAIM_HEAD) + "\n"
-    for row in rows:
-        verdict = row[-2] + (f" ({row[-1]})" if row[-1] else "")
-        out += "| " + " | ".join(md(x) for x in (*row[:-2], verdict)) + " |\n"
+    out = md(CLAIMS_LEGEND) + "\n\n"
+    out += "| " + " | ".join(CLAIM_HEAD) + " |\n|" + "---|" * len(CLAIM_HEAD) + "\n"
+    for r in rows:
+        ours = r["ours"] + (f" ({r['interval']})" if r["interval"] else "")
+        control = r["control"] + (f"; diagnostics: {r['diagnostics']}" if r["diagnostics"] else "")
+        verdict = r["verdict"] + (f" ({r['why']})" if r["why"] else "")
+        cells = (r["id"], r["kind"], r["statement"], r["paper"], r["test"], ours, control, verdict)
+        out += "| " + " | ".join(md(x) for x in cells) + " |\n"
     return out
 
 
@@ -304,16 +342,21 @@ def render_index(views: list[PaperView]) -> tuple[str, str]:
             cpu = fmt(shown.stored.record.cpu_seconds)
         if not sum(c["check"].values()):
             check_html = check_md = "-"
+        note = shown.note
+        if shown.stored is None:
+            note = f"not run: no run of any tier is stored; neurips26 run {p.slug} runs it"
         rows_html.append(
-            f'<tr><td><a href="{esc(p.slug)}.html">{esc(p.slug)}</a></td><td>{esc(p.title)}</td>'
-            f"<td>{esc(p.grade)}</td><td>{esc(p.field)}</td><td>{esc(tier_text)}</td>"
-            f"<td>{paper_html}</td><td>{check_html}</td><td>{esc(wall)}</td><td>{esc(cpu)}</td>"
-            f"<td>{esc(shown.note)}</td></tr>"
+            f'<tr><td><a href="{esc(p.slug)}.html">{esc(p.slug)}</a>'
+            f'<span class="sub">{esc(p.title)}</span>'
+            f'<span class="sub">{esc(p.field)} · grade {esc(p.grade)}</span></td>'
+            f"<td>{esc(tier_text)}</td><td>{paper_html}</td><td>{check_html}</td>"
+            f'<td>{esc(cpu)}<span class="sub">wall {esc(wall)}</span></td>'
+            f"<td>{esc(note)}</td></tr>"
         )
         rows_md.append(
             f"| [{md(p.slug)}]({p.slug}.md) | {md(p.title)} | {md(p.grade)} | {md(p.field)} | "
             f"{md(tier_text)} | {md(paper_md)} | {md(check_md)} | {md(wall)} | {md(cpu)} | "
-            f"{md(shown.note)} |"
+            f"{md(note)} |"
         )
     ok_runs = [v.shown.stored.record for v in views if v.shown.stored is not None and v.shown.ok]
     cpu_total = sum(r.cpu_seconds for r in ok_runs)
@@ -338,11 +381,14 @@ def render_index(views: list[PaperView]) -> tuple[str, str]:
         '<figure><img src="figures/verdicts.png" alt="paper-claim verdicts per paper">'
         "<figcaption>Verdicts of each paper's claims (paper claims only, checks left out) in "
         "the run shown for it.</figcaption></figure>"
-        '<div class="scroll"><table><tr>'
-        + "".join(f"<th>{esc(h)}</th>" for h in head)
+        '<table class="index"><colgroup><col style="width:30%"><col style="width:9%">'
+        '<col style="width:20%"><col style="width:20%"><col style="width:8%"><col></colgroup>'
+        "<tr>"
+        + "".join(f"<th>{esc(h)}</th>" for h in
+                  ("paper", "shown run", "paper claims", "checks", "CPU s", "note"))
         + "</tr>"
         + "".join(rows_html)
-        + "</table></div>"
+        + "</table>"
     )
     md_text = (
         "# neurips26 report\n\n" + md(intro) + "\n\n" + md(cpu_line)
@@ -383,15 +429,28 @@ def _has_nan(rows: list[dict]) -> bool:
     return any(fmt(v) == NAN_TEXT for r in rows for v in r.values())
 
 
+#: The most columns one HTML table shows; wider tables are cut into several that repeat
+#: the first column, so every table fits the page without scrolling.
+MAX_COLUMNS = 7
+
+
 def _table_html(rows: list[dict]) -> str:
     if not rows:
         return "<p class=muted>(empty)</p>"
     cols = list(dict.fromkeys(k for r in rows for k in r))
-    out = '<div class="scroll"><table><tr>' + "".join(f"<th>{esc(c)}</th>" for c in cols)
-    out += "</tr>"
-    for r in rows:
-        out += "<tr>" + "".join(f"<td>{esc(fmt(r.get(c)))}</td>" for c in cols) + "</tr>"
-    out += "</table></div>"
+    first, rest = cols[:1], cols[1:]
+    step = MAX_COLUMNS - 1
+    groups = [first + rest[i:i + step] for i in range(0, len(rest), step)] or [first]
+    out = ""
+    for group in groups:
+        cls = ' class="auto"' if len(group) <= 3 else ""
+        out += f"<table{cls}><tr>" + "".join(f"<th>{esc(c)}</th>" for c in group) + "</tr>"
+        for r in rows:
+            out += "<tr>" + "".join(f"<td>{esc(fmt(r.get(c)))}</td>" for c in group) + "</tr>"
+        out += "</table>"
+    if len(groups) > 1:
+        out = (f'<p class="why">{len(cols)} columns, shown in {len(groups)} parts that each '
+               f"repeat the first column.</p>" + out)
     if _has_nan(rows):
         out += f'<p class="why">{esc(NAN_NOTE)}</p>'
     return out
@@ -417,20 +476,33 @@ def caption(record, name: str) -> str:
     return f"{name.replace('_', ' ').capitalize()} ({record.tier} tier, seed {record.seed})."
 
 
+def _unrun_claims(paper: Paper, tier: str) -> list:
+    """The claims of a tier no stored run covers, each ``not run`` with the reason."""
+    out = []
+    for c in paper.claims:
+        if tier in c.tiers:
+            out.append(not_run(c, tier, NO_RUN_STORED))
+        else:
+            out.append(evaluate_claim(c, {}, tier))
+    return out
+
+
 def render_paper(view: PaperView) -> tuple[str, str]:
     """One paper's page: claims per tier, figures, tables, config, timings, environment."""
     p = view.paper
     h: list[str] = [
         '<p><a href="index.html">← all papers</a></p>',
-        f"<h1>{esc(p.slug)}: {esc(p.title)}</h1>",
-        f"<p class=muted>Seed {esc(p.seed)}, paragraph {esc(p.paragraph)} · {esc(p.field)} · "
-        f"grade {esc(p.grade)}</p>",
+        f"<h1>{esc(p.title)}</h1>",
+        f"<p class=muted>{esc(p.slug)} · {esc(p.field)} · grade {esc(p.grade)}"
+        + (f' · the abstract links <a href="{esc(p.link)}">{esc(p.link)}</a>' if p.link else "")
+        + "</p>",
         f"<h2>What the paper proposes</h2><p>{esc(p.summary)}</p>",
     ]
     m: list[str] = [
         "[← all papers](index.md)\n",
-        f"# {md(p.slug)}: {md(p.title)}\n",
-        f"Seed {md(p.seed)}, paragraph {p.paragraph} · {md(p.field)} · grade {md(p.grade)}\n",
+        f"# {md(p.title)}\n",
+        f"{md(p.slug)} · {md(p.field)} · grade {md(p.grade)}"
+        + (f" · the abstract links <{p.link}>" if p.link else "") + "\n",
         f"## What the paper proposes\n\n{md(p.summary)}\n",
     ]
     for tier in TIER_ORDER:
@@ -439,8 +511,14 @@ def render_paper(view: PaperView) -> tuple[str, str]:
         h.append(f"<h2>Claims at the {esc(tier)} tier</h2>")
         m.append(f"## Claims at the {tier} tier\n")
         if stored is None:
-            h.append(f"<p>{badge(NOT_RUN)} No run of this tier is stored.</p>")
-            m.append("Not run: no run of this tier is stored.\n")
+            command = f"neurips26 run {p.slug} --tier {tier}"
+            h.append(f"<p>{badge(NOT_RUN)} No run of this tier is stored; "
+                     f"<code>{esc(command)}</code> runs it. Its claims:</p>")
+            m.append(f"Not run: no run of this tier is stored; `{command}` runs it. "
+                     "Its claims:\n")
+            rows = _claims_rows(_unrun_claims(p, tier), p)
+            h.append(_claims_html(rows))
+            m.append(_claims_md(rows))
             continue
         r = stored.record
         meta = (
@@ -461,6 +539,14 @@ def render_paper(view: PaperView) -> tuple[str, str]:
         rows = _claims_rows(r.claims, p)
         h.append(_claims_html(rows))
         m.append(_claims_md(rows))
+        chart = view.claim_charts.get(tier)
+        if chart:
+            text = (f"The claims of this {tier}-tier run: our value with its interval "
+                    "(filled), the control with its interval (hollow) and the target "
+                    "(dashed), each row on its own scale.")
+            h.append(f'<figure><img src="figures/{esc(chart)}" alt="{esc(text)}">'
+                     f"<figcaption>{esc(text)}</figcaption></figure>")
+            m.append(f"![{md(text)}](figures/{chart})\n")
         if r.error:
             h.append(f"<h3>Error</h3><pre>{esc(r.error)}</pre>")
             m.append("### Error\n\n```\n" + r.error.replace("```", "'''") + "\n```\n")

@@ -7,6 +7,7 @@ PAPER = Paper(
     title="BLANP: backpropagation-free local antithetic node perturbation",
     seed="000_23679aaaf2254bad.txt",
     paragraph=3,
+    link="https://github.com/anonymous/BLANP",
     field="learning algorithms (local / backprop-free training)",
     grade="B",
     summary=(

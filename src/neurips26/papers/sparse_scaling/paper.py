@@ -9,6 +9,7 @@ PAPER = Paper(
     title="Asymmetric scaling laws from sparse features",
     seed="000_23679aaaf2254bad.txt",
     paragraph=5,
+    link="https://anonymous.4open.science/r/sparse-scaling-neurips2026-3CDB/SparseScaling1.ipynb",
     field="Theory of deep learning (scaling laws, random-feature models)",
     grade="A",
     summary=(
