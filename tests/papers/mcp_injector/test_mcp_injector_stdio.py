@@ -316,3 +316,57 @@ def test_client_transport_over_stdio():
 
     assert '"LIM"' in anyio.run(go)
     assert inj.calls_ == {("conn-0", "lookup_airport"): 1}
+
+
+@pytest.mark.parametrize("jitter", ("", ", jitter: uniform, jitter_scale: 0.5"))
+def test_latency_rule_delivers_late_through_the_stdio_proxy(tmp_path, jitter):
+    """A ``timeout`` rule with ``hang_s`` (the latency fault) delays the real answer and
+    delivers it: the SDK client gets the echo, the log records the fault, and the proxy
+    logs no error. Nothing is timed: the answer arriving at all is the property."""
+    cfg = _config(tmp_path, f"rules: [{{tool: echo_text, mode: timeout, hang_s: 0.2{jitter}}}]\n")
+    log = tmp_path / "log.jsonl"
+    cmd = [*CLI, "--config", cfg, "--log", str(log), "--", *SERVER]
+
+    async def go():
+        with anyio.fail_after(T):
+            async with Client(_params(cmd)) as c:
+                await c.list_tools()
+                results = [await c.call_tool("echo_text", {"text": f"late{i}"}) for i in range(3)]
+                return [r.content[0].text for r in results], [r.is_error for r in results]
+
+    texts, errors = anyio.run(go)
+    assert all(f"late{i}" in t for i, t in enumerate(texts)) and errors == [False] * 3
+    recs = [json.loads(x) for x in log.read_text().splitlines()]
+    faults = [r for r in recs if r["kind"] == "fault"]
+    assert len(faults) == 3 and all(r["hang_s"] > 0 for r in faults), faults
+
+
+def test_help_names_the_report_command(capsys):
+    assert main(["--help"]) == 0
+    assert "report LOG" in capsys.readouterr().out
+
+
+def test_report_counts_retries_after_failures_only_and_no_latency_when_unanswered():
+    from neurips26.papers.mcp_injector.calllog import summarize_log
+
+    def call(outcome, latency=1.0, args="a"):
+        return {"kind": "call", "connection": "c", "tool": "t", "arg_hash": args,
+                "outcome": outcome, "latency_ms": latency}
+
+    recs = [{"kind": "start"}, call("ok"), call("ok"), call("ok"),  # repeats, not retries
+            call("is_error"), call("ok", 2.0),                       # one retry
+            call("error", args="b"), call("error", args="b"), call("ok", args="b")]  # two
+    s = summarize_log(recs)
+    assert s.num_retries == 3 and s.num_calls == 8
+    s2 = summarize_log([{"kind": "start"}, call("ok", 1.0), call("unanswered", None)])
+    assert s2.latency_ms["max"] == 1.0
+
+
+def test_a_call_never_answered_is_logged_without_latency(tmp_path):
+    log = tmp_path / "log.jsonl"
+    inj = FaultInjector(FaultProfile(), log_path=log)
+    inj.close_call(inj.open_call("c", 1, "t", {}, None), "unanswered")
+    inj.close_call(inj.open_call("c", 2, "t", {}, None), "ok")
+    calls = [r for r in map(json.loads, log.read_text().splitlines()) if r["kind"] == "call"]
+    assert [c["outcome"] for c in calls] == ["unanswered", "ok"]
+    assert calls[0]["latency_ms"] is None and calls[1]["latency_ms"] >= 0

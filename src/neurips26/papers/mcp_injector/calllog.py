@@ -7,7 +7,10 @@ records, after a ``kind = "start"`` marker per proxy start. :func:`summarize_log
 log into a :class:`LogSummary`; ``neurips26-mcp-inject report LOG`` prints it.
 
 A *retry* is a call whose (connection, tool, argument hash) an earlier call in the same
-proxy run already had: the client asked the same thing again.
+proxy run had and whose last such call did not succeed (its outcome was not ``ok``): the
+client asked again after a failure. Asking the same thing again after a success is a
+repeated call, not a retry. Calls that were never answered (``unanswered``,
+``no_response``, ``disconnected``) carry no latency and are left out of the percentiles.
 """
 
 from __future__ import annotations
@@ -62,7 +65,8 @@ class LogSummary:
     num_faults : int
         Faults injected (``kind = "fault"`` records).
     num_retries : int
-        Calls that repeat an earlier call's (connection, tool, argument hash) in the run.
+        Calls that repeat an earlier call's (connection, tool, argument hash) in the run
+        right after that earlier call failed (any outcome but ``ok``).
     num_anomalies : int
         Unexpected traffic passed through.
     calls_by_tool, faults_by_mode, outcomes : dict of str to int
@@ -126,7 +130,7 @@ def summarize_log(log: str | Path | Iterable[Mapping[str, Any]]) -> LogSummary:
         if not isinstance(r, Mapping):
             raise TypeError(f"log: record {i} is a {type(r).__name__}, not a mapping")
     runs = 0
-    seen: set[tuple] = set()
+    failed: set[tuple] = set()  # keys whose last call did not succeed
     calls, retries = [], 0
     faults: Counter[str] = Counter()
     anomalies = 0
@@ -134,11 +138,14 @@ def summarize_log(log: str | Path | Iterable[Mapping[str, Any]]) -> LogSummary:
         kind = r.get("kind")
         if kind == "start":
             runs += 1
-            seen = set()  # retries are counted within one proxy run
+            failed = set()  # retries are counted within one proxy run
         elif kind == "call":
             key = (r.get("connection"), r.get("tool"), r.get("arg_hash"))
-            retries += key in seen
-            seen.add(key)
+            retries += key in failed
+            if r.get("outcome") == "ok":
+                failed.discard(key)
+            else:
+                failed.add(key)
             calls.append(r)
         elif kind == "fault":
             faults[str(r.get("mode"))] += 1

@@ -34,6 +34,8 @@ def _parser() -> argparse.ArgumentParser:
         usage=f"{PROG} [--config FILE | --replay LOG] [--seed N] [--log FILE] [--strict] "
               "(-- COMMAND [ARG ...] | --upstream URL [--listen HOST:PORT])",
         description="Fault-injecting stdio proxy for Model Context Protocol servers.",
+        epilog=f"Summarise a log written with --log: {PROG} report LOG [--json] "
+               "(calls, faults by mode, outcomes, retries, latency).",
     )
     p.add_argument(
         "--config", help="YAML, JSON or TOML fault configuration (omit for a transparent proxy)"

@@ -60,6 +60,8 @@ CONNECTION_CLOSED_CODE = -32000
 
 DROP = "drop"  # apply_fault: withhold the response
 DISCONNECT = "disconnect"  # apply_fault: close the connection
+#: Outcomes of a call the client never got an answer to: such a call has no latency.
+UNANSWERED = frozenset({"unanswered", "no_response", "disconnected"})
 
 
 def _corrupt_value(v: Any) -> Any:
@@ -543,7 +545,10 @@ class FaultInjector:
         and log it with :meth:`log_call`; a no-op for None."""
         if rec is None:
             return
-        rec["latency_ms"] = round(1e3 * (time.perf_counter() - rec.pop("_t0")), 3)
+        t0 = rec.pop("_t0")
+        # a call never answered has no latency (not the time until the proxy stopped)
+        rec["latency_ms"] = (None if outcome in UNANSWERED
+                             else round(1e3 * (time.perf_counter() - t0), 3))
         rec["outcome"] = outcome
         self.log_call(rec)
 

@@ -319,8 +319,33 @@ class _Relay:
         self.server_lock = threading.Lock()
         self.server_fd: int | None = None
         self.in_loop: Any = None  # schedule f(*args) on the event loop, from any thread
-        self.start_soon: Any = None
         self.cancel: Any = None
+        self.timers: set[threading.Timer] = set()  # latency faults not yet delivered
+
+    def deliver_later(self, line: bytes, delay: float, key: Any, outcome: str) -> None:
+        """Write ``line`` to the client ``delay`` seconds from now (a latency fault), from
+        a timer thread: no event-loop task is started from the relay threads."""
+
+        def fire() -> None:
+            with self.lock:
+                if timer not in self.timers:
+                    return  # cancelled at shutdown
+                self.timers.discard(timer)
+                self.write_client(line)
+                self.call_done(key, outcome)
+
+        timer = threading.Timer(delay, fire)
+        timer.daemon = True
+        with self.lock:
+            self.timers.add(timer)
+        timer.start()
+
+    def cancel_timers(self) -> None:
+        """Drop the latency faults not yet delivered (the proxy is shutting down)."""
+        with self.lock:
+            for timer in self.timers:
+                timer.cancel()
+            self.timers.clear()
 
     def send_server(self, line: bytes) -> bool:
         """Write a line to the server's stdin (blocking); False once it is gone."""
@@ -598,14 +623,6 @@ def _note_client(relay: _Relay, line: bytes) -> bool:
 
 
 
-async def _deliver_later(relay: _Relay, line: bytes, delay: float, key: Any = None,
-                         outcome: str = "ok") -> None:  # fmt: skip
-    await anyio.sleep(delay)
-    with relay.lock:
-        relay.write_client(line)
-        relay.call_done(key, outcome)
-
-
 def _answer_too_long(relay: _Relay, head: bytes, limit: int) -> None:
     """A server line over the limit was dropped: answer the request it was meant for."""
     key = None
@@ -689,8 +706,7 @@ def _from_server(relay: _Relay, line: bytes) -> bool:
             return True
         out = raw if new is msg else (json.dumps(new, separators=(",", ":")) + "\n").encode()
         if d is not None and d.mode is FaultMode.TIMEOUT and d.hang_s is not None:
-            relay.in_loop(relay.start_soon, _deliver_later, relay, out, d.hang_s, key,
-                          response_outcome(new))
+            relay.deliver_later(out, d.hang_s, key, response_outcome(new))
             return True
         relay.write_client(out)
         relay.call_done(key, response_outcome(new))
@@ -768,7 +784,7 @@ async def run_proxy_async(
         client_eof, server_eof = anyio.Event(), anyio.Event()
         async with anyio.create_task_group() as tg:
             relay.in_loop = _loop_caller()
-            relay.start_soon, relay.cancel = tg.start_soon, tg.cancel_scope.cancel
+            relay.cancel = tg.cancel_scope.cancel
             tg.start_soon(_relay_stderr, relay, proc)
             tg.start_soon(_after_client_eof, relay, proc, client_eof)
             tg.start_soon(_after_server_eof, relay, proc, tg, server_eof)
@@ -777,6 +793,7 @@ async def run_proxy_async(
             threading.Thread(target=_client_thread, args=(relay, stdin, client_eof.set),
                              name="mcp-inject-stdin", daemon=True).start()
         # the client is told first; then the server gets EOF and a grace period
+        relay.cancel_timers()
         with relay.lock:
             relay.close_client()
             relay.calls_unanswered()
