@@ -154,6 +154,17 @@ def test_submission_split_and_converted():
     assert "<!-- document 2: EX-21 ex21.txt -->" in md
 
 
+def test_a_submission_returns_the_tables_its_markdown_holds():
+    """An SGML submission's result carries its documents' data tables, as an HTML
+    filing's does (it returned ``tables=()`` while its Markdown held them)."""
+    docs = submission_to_mmd(SUBMISSION)
+    assert len(docs[0].tables) == 1 and docs[1].tables == () and docs[2].tables == ()
+    alone = html_to_mmd(SUBMISSION.split("<TEXT>")[1].split("</TEXT>")[0])
+    whole = html_to_mmd(SUBMISSION)
+    assert whole.tables == docs[0].tables == alone.tables
+    assert whole.stats["num_tables"] == 1
+
+
 def test_unterminated_document_names_sequence():
     broken = SUBMISSION.replace("</DOCUMENT>\n<DOCUMENT>\n<TYPE>EX-21", "<DOCUMENT>\n<TYPE>EX-21")
     with pytest.raises(ValueError, match="sequence 1"):

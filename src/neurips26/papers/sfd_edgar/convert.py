@@ -70,13 +70,16 @@ class ConversionResult:
 
 @dataclass(frozen=True)
 class DocumentResult:
-    """One converted ``<DOCUMENT>`` of a full submission."""
+    """One converted ``<DOCUMENT>`` of a full submission: its ``<TYPE>``, ``<SEQUENCE>``
+    and ``<FILENAME>``, its MultiMarkdown, warnings and data tables (as
+    :attr:`ConversionResult.tables`)."""
 
     type: str
     sequence: str
     filename: str
     markdown: str
     warnings: tuple[str, ...] = ()
+    tables: tuple[TableGrid, ...] = ()
 
 
 @dataclass
@@ -574,8 +577,10 @@ def html_to_mmd(
             parts.append(f"<!-- document {d.sequence}: {d.type} {d.filename} -->\n\n{d.markdown}")
             warnings.extend(f"document {d.sequence}: {w}" for w in d.warnings)
         md = "\n\n".join(p.rstrip("\n") for p in parts) + "\n"
+        tables = tuple(t for d in docs for t in d.tables)  # in document order
         stats["num_documents"] = len(docs)
-        return ConversionResult(md, (), tuple(warnings), dict(stats))
+        stats["num_tables"] = len(tables)
+        return ConversionResult(md, tables, tuple(warnings), dict(stats))
     if not re.search(r"<\s*(html|body|div|p|table|pre|font|span|br|tr|td|b|a)\b", text[:100_000],
                      re.I):
         stats["output_chars"] = len(text)
@@ -642,7 +647,7 @@ def submission_to_mmd(text: str | bytes, **kw: Any) -> list[DocumentResult]:
             continue
         res = html_to_mmd(body, **kw)
         out.append(DocumentResult(doc.type, doc.sequence, doc.filename, res.markdown,
-                                  res.warnings))
+                                  res.warnings, res.tables))
     return out
 
 
