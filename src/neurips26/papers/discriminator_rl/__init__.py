@@ -21,6 +21,7 @@ from .discriminator import (
 from .features import ClassifierFeatures, EfficientNetFeatures
 from .flow import (
     Samples,
+    VelocityAdapter,
     VelocityMLP,
     conditional_path,
     exact_log_likelihood,
@@ -54,6 +55,7 @@ __all__ = [
     "RoundResult",
     "Samples",
     "TiltWeights",
+    "VelocityAdapter",
     "VelocityMLP",
     "conditional_path",
     "discriminator_rl",

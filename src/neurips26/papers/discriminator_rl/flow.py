@@ -12,6 +12,7 @@ other low-dimensional data).
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass
 
@@ -107,9 +108,102 @@ class VelocityMLP(nn.Module):
         return self.net(torch.cat(parts, dim=1))
 
 
+_TIME_FIRST = ("t", "time", "times", "timestep", "timesteps", "sigma")
+SIGNATURES = ("x_t", "t_x")
+
+
+class VelocityAdapter(nn.Module):
+    """A user's velocity network in the call convention this module uses.
+
+    Every function here calls ``model(x, t, y)`` (``x`` ``(B, D)``, ``t`` ``(B,)``,
+    ``y`` labels or None) and reads the data dimension from ``model.dim``. A torchcfm /
+    torchdyn style network ``forward(t, x)`` or a plain ``forward(x, t)`` without a
+    ``dim`` attribute is wrapped here; the wrapper shares the network's parameters, so
+    training it trains the network in place. The functions of this module wrap a network
+    themselves when its ``forward`` names ``t`` (or ``time``, ``timestep``) first, or
+    takes ``(x, t)`` without labels; wrap it yourself to give ``dim`` (needed by
+    :func:`sample`) or to state the order.
+
+    Parameters
+    ----------
+    model : nn.Module
+        The velocity network.
+    dim : int, optional
+        The data dimension ``D`` (from ``model.dim`` if it has one).
+    signature : {"auto", "x_t", "t_x"}
+        The order of ``model``'s first two arguments; ``auto`` reads the name of its
+        ``forward``'s first parameter (``t``, ``time``, ``timestep`` ... mean ``t_x``).
+    num_classes : int, optional
+        Classes of a class-conditional network (labels are passed as its third argument
+        ``y``); from ``model.num_classes`` if it has one.
+
+    Examples
+    --------
+    >>> class TorchCFMStyle(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.lin = nn.Linear(3, 2)
+    ...     def forward(self, t, x):
+    ...         return self.lin(torch.cat([x, t[:, None]], dim=1))
+    >>> v = VelocityAdapter(TorchCFMStyle(), dim=2)
+    >>> v.signature, v(torch.zeros(4, 2), torch.zeros(4)).shape
+    ('t_x', torch.Size([4, 2]))
+    """
+
+    def __init__(self, model: nn.Module, *, dim: int | None = None, signature: str = "auto",
+                 num_classes: int | None = None) -> None:
+        super().__init__()
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        check_choice(signature, "signature", ("auto", *SIGNATURES))
+        if dim is None:
+            dim = getattr(model, "dim", None)
+        if dim is not None:
+            dim = check_int(dim, "dim", min=1, max=10**6)
+        if num_classes is None:
+            num_classes = getattr(model, "num_classes", None)
+        if num_classes is not None:
+            num_classes = check_int(num_classes, "num_classes", min=1, max=10**6)
+        self.model = model
+        self.dim = dim
+        self.num_classes = num_classes
+        self.signature = _read_signature(model) if signature == "auto" else signature
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor, y: torch.Tensor | None = None
+                ) -> torch.Tensor:  # fmt: skip
+        args = (t, x) if self.signature == "t_x" else (x, t)
+        return self.model(*args) if y is None else self.model(*args, y)
+
+
+def _forward_params(model: nn.Module) -> list[inspect.Parameter]:
+    try:
+        params = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _read_signature(model: nn.Module) -> str:
+    params = _forward_params(model)
+    if params and params[0].name.lower() in _TIME_FIRST:
+        return "t_x"
+    return "x_t"
+
+
 def _check_model(model) -> nn.Module:
+    """``model`` in the ``model(x, t, y)`` convention: as given when it follows it (it
+    has a ``dim`` or takes a third argument), else wrapped in :class:`VelocityAdapter`."""
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise TypeError(f"model must be a torch.nn.Module (a velocity network called as "
+                        f"model(x, t[, y]) or, torchcfm style, model(t, x)), got "
+                        f"{type(model).__name__}")
+    if isinstance(model, VelocityAdapter):
+        return model
+    params = _forward_params(model)
+    if params and params[0].name.lower() in _TIME_FIRST:
+        return VelocityAdapter(model, signature="t_x")
+    if len(params) == 2 and not hasattr(model, "dim"):
+        return VelocityAdapter(model, signature="x_t")  # forward(x, t): no labels
     return model
 
 
@@ -225,7 +319,7 @@ def flow_matching_loss(model: nn.Module, x0: torch.Tensor, x1: torch.Tensor, t: 
     Tensor
         A scalar.
     """
-    _check_model(model)
+    model = _check_model(model)
     xt, ut = conditional_path(x0, x1, t)
     if y is not None:
         y = _labels(y, len(xt), model)
@@ -278,7 +372,7 @@ def train_flow_matching(model: nn.Module, data, *, y=None, max_iter: int, lr: fl
     >>> res.num_steps
     3
     """
-    _check_model(model)
+    model = _check_model(model)
     x = _data_array(data, model)
     n = len(x)
     labels = _labels(y, n, model)
@@ -350,7 +444,7 @@ def integrate(model: nn.Module, x0: torch.Tensor, *, y: torch.Tensor | None = No
     Tensor (B, D)
         ``x_1``.
     """
-    _check_model(model)
+    model = _check_model(model)
     x0 = _tensor(x0, "x0", 2)
     if y is not None:
         y = _labels(y, len(x0), model)
@@ -397,10 +491,11 @@ def sample(model: nn.Module, *, num_samples: int, num_steps: int = 32, y=None, s
     >>> s.x.shape, s.noise.shape
     ((4, 2), (4, 2))
     """
-    _check_model(model)
+    model = _check_model(model)
     dim = _model_dim(model)
     if dim is None:
-        raise TypeError("model must have a `dim` attribute (its data dimension)")
+        raise TypeError("model must have a `dim` attribute (its data dimension): wrap it as "
+                        "VelocityAdapter(model, dim=D)")
     n = check_int(num_samples, "num_samples", min=1, max=MAX_SAMPLES)
     check_int(num_steps, "num_steps", min=1, max=MAX_STEPS)
     check_choice(method, "method", ("euler", "midpoint"))
@@ -464,7 +559,7 @@ def exact_log_likelihood(model: nn.Module, x, *, y=None, num_steps: int = 64) ->
     >>> float(exact_log_likelihood(Zero(), np.zeros((1, 1)), num_steps=2)[0])  # N(0, 1) at 0
     -0.9189385332046727
     """
-    _check_model(model)
+    model = _check_model(model)
     arr = _data_array(x, model, "x").astype(np.float64)
     if arr.shape[1] > MAX_EXACT_DIM:
         raise ValueError(f"x: exact divergence is limited to {MAX_EXACT_DIM} dimensions, "

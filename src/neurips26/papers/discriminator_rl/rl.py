@@ -314,7 +314,7 @@ def drl_round(model: nn.Module, data, phi: Callable | None = None, *, y=None,
     >>> 0 < res.ess <= 32
     True
     """
-    _check_model(model)
+    model = _check_model(model)
     x_data = _data_array(data, model)
     _labels(y, len(x_data), model)
     y_data = None if y is None else np.asarray(y, dtype=np.int64)
