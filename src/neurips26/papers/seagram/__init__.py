@@ -2,6 +2,7 @@
 
 from .attack import (
     AttackResult,
+    DenseMatcher,
     greedy_attack,
     random_attack,
     solver_greedy,
@@ -35,6 +36,7 @@ __all__ = [
     "SEAGRAM",
     "AttackResult",
     "CriticalityClassifier",
+    "DenseMatcher",
     "FitRound",
     "FlipSet",
     "GINEncoder",

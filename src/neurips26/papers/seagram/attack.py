@@ -21,12 +21,19 @@ allow and verify:
   rules or the solver (the strongest valid greedy attack, and the costliest);
 - :func:`random_attack`: random pairs, kept when the rules or the solver say the label
   survives.
+
+The attacks take our :class:`~neurips26.papers.seagram.NSGMModel` or any matcher that
+follows :class:`DenseMatcher`: one method ``score_dense(query, corpus, adj)`` returning
+the relevance score (higher = "Q is a subgraph of G") of the corpus graph's node set
+under each adjacency in the batch ``adj`` ``(..., n, n)``, differentiable in ``adj``.
+That is all the greedy loop needs: batched forwards and one gradient per step.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import networkx as nx
 import numpy as np
@@ -40,6 +47,7 @@ from .solver import SolverCounter, flip_pair, safe_by_rule
 
 __all__ = [
     "AttackResult",
+    "DenseMatcher",
     "greedy_attack",
     "random_attack",
     "solver_greedy",
@@ -79,9 +87,52 @@ class AttackResult:
         return -delta if self.label else delta
 
 
+@runtime_checkable
+class DenseMatcher(Protocol):
+    """The protocol a user's subgraph matcher follows to be attacked.
+
+    ``score_dense(query, corpus, adj)`` takes the query graph ``Q`` and the corpus graph
+    ``G`` (networkx, nodes ``0..n-1``) and a float tensor ``adj`` of shape ``(..., n, n)``
+    (symmetric 0/1 adjacencies of ``G``'s node set, one per batch entry; the attack also
+    passes a continuous copy to take one gradient), and returns the scores ``s(Q, G_A)``
+    of shape ``(...)``: higher means "Q is a subgraph of G", as Eq. (1) of our
+    :class:`~neurips26.papers.seagram.NSGMModel`. It must be differentiable in ``adj``
+    (the saliency of Eq. (3)). A ``vocab`` attribute (node labels), where the matcher has
+    one, gives SEAGRAM's classifier its label features.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> class EdgeCount:  # a toy matcher: relevant when G has as many edges as Q
+    ...     def score_dense(self, query, corpus, adj):
+    ...         return -(adj.sum((-1, -2)) / 2 - query.number_of_edges()) ** 2
+    >>> isinstance(EdgeCount(), DenseMatcher)
+    True
+    >>> res = greedy_attack(EdgeCount(), nx.path_graph(3), nx.path_graph(3), label=True,
+    ...                     budget=1)
+    >>> res.score_after < res.score_before
+    True
+    """
+
+    def score_dense(self, query: nx.Graph, corpus: nx.Graph, adj: torch.Tensor) -> torch.Tensor:
+        ...
+
+
+def check_matcher(model: object, name: str = "model") -> object:
+    """``model`` if it is an :class:`NSGMModel` or follows :class:`DenseMatcher`."""
+    if isinstance(model, NSGMModel):
+        return model
+    if not isinstance(model, DenseMatcher) or not callable(model.score_dense):
+        raise TypeError(
+            f"{name}: expected an NSGMModel or a matcher with a method "
+            f"score_dense(query, corpus, adj) -> scores (see DenseMatcher), got "
+            f"{type(model).__name__}"
+        )
+    return model
+
+
 def _check_common(model: object, query: object, corpus: object, label: object, budget: object):
-    if not isinstance(model, NSGMModel):
-        raise TypeError(f"model: expected an NSGMModel, got {type(model).__name__}")
+    check_matcher(model)
     q, c = check_pair(query, corpus)
     return q, c, check_bool(label, "label"), check_int(budget, "budget", low=0)
 
@@ -89,8 +140,13 @@ def _check_common(model: object, query: object, corpus: object, label: object, b
 class _DenseScorer:
     """The matcher's score on dense adjacencies of one (query, corpus) pair."""
 
-    def __init__(self, model: NSGMModel, query: nx.Graph, corpus: nx.Graph) -> None:
+    def __init__(self, model: NSGMModel | DenseMatcher, query: nx.Graph,
+                 corpus: nx.Graph) -> None:
         self.model = model
+        self.n = corpus.number_of_nodes()
+        if not isinstance(model, NSGMModel):  # a user's matcher, through its protocol
+            self.score = lambda adj: _scores(model, query, corpus, adj)
+            return
         nq, n = query.number_of_nodes(), corpus.number_of_nodes()
         aq = torch.as_tensor(nx.to_numpy_array(query, nodelist=range(nq)), dtype=torch.float32)
         with torch.no_grad():
@@ -110,8 +166,18 @@ class _DenseScorer:
         return g * (1.0 - 2.0 * adj)
 
 
+def _scores(model: DenseMatcher, query: nx.Graph, corpus: nx.Graph,
+            adj: torch.Tensor) -> torch.Tensor:
+    out = model.score_dense(query, corpus, adj)
+    if not torch.is_tensor(out) or out.shape != adj.shape[:-2]:
+        raise ValueError(
+            f"model.score_dense: expected a tensor of shape {tuple(adj.shape[:-2])} (one "
+            f"score per adjacency), got {getattr(out, 'shape', type(out).__name__)}")
+    return out
+
+
 def greedy_attack(
-    model: NSGMModel,
+    model: NSGMModel | DenseMatcher,
     query: nx.Graph,
     corpus: nx.Graph,
     *,
@@ -126,8 +192,9 @@ def greedy_attack(
 
     Parameters
     ----------
-    model : NSGMModel
-        The target matcher (only forwards and one gradient per step).
+    model : NSGMModel or DenseMatcher
+        The target matcher (only forwards and one gradient per step): ours, or any
+        object with ``score_dense(query, corpus, adj)`` (:class:`DenseMatcher`).
     query, corpus : networkx.Graph
         ``Q`` and ``G``.
     label : bool

@@ -35,7 +35,7 @@ from sklearn.base import BaseEstimator
 from torch import nn
 
 from ._checks import check_bool, check_graph, check_int, check_open_unit, check_pair, check_pairs
-from .attack import AttackResult, greedy_attack
+from .attack import AttackResult, check_matcher, greedy_attack
 from .classifier import CriticalityClassifier, FlipSet, PairBatch, pair_batch
 from .model import NSGMModel
 from .solver import SolverCounter, is_critical
@@ -239,10 +239,7 @@ class SEAGRAM(BaseEstimator):
 
     # -- checks ---------------------------------------------------------------------
     def _check_params(self) -> None:
-        if not isinstance(self.target_model, NSGMModel):
-            raise TypeError(
-                f"target_model: expected an NSGMModel, got {type(self.target_model).__name__}"
-            )
+        check_matcher(self.target_model, "target_model")
         check_int(self.budget, "budget", low=0)
         check_open_unit(self.tau, "tau")
         check_int(self.pool_size, "pool_size", low=1)
@@ -343,7 +340,7 @@ class SEAGRAM(BaseEstimator):
         inst, u, v = _sample_triples(instances, self.num_candidates, rng)
         if len(inst) == 0:
             raise ValueError("pairs: no flip is left undecided by the monotonicity rules")
-        vocab = self.target_model.vocab
+        vocab = tuple(getattr(self.target_model, "vocab", ()))  # a user's matcher may have none
         batch = pair_batch(FlipSet(instances, inst, u, v, np.zeros(len(inst), dtype=bool)), vocab)
         eval_batch = None if eval_set is None else pair_batch(eval_set, vocab)
         known = np.zeros(len(inst), dtype=bool)
