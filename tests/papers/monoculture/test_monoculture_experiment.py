@@ -1,8 +1,12 @@
 """Smoke run of the monoculture experiment and its claims."""
 
 import numpy as np
+import pytest
 
+from neurips26.common.experiment import ConfigError
+from neurips26.papers.monoculture import experiment as mono
 from neurips26.registry import get_paper
+from neurips26.runner import resolve_config
 
 
 def test_smoke_run_deterministic_and_claims_evaluate():
@@ -22,3 +26,43 @@ def test_smoke_run_deterministic_and_claims_evaluate():
     # equally difficult items leave the accuracy null nothing to mistake for monoculture
     assert a.metrics["synth_equal_difficulty_accuracy_ci_low"] < a.metrics[
         "synth_accuracy_ci_low"]
+
+
+# ---------------------------------------------------------------- config values (--set)
+@pytest.mark.parametrize("overrides, key, allowed", [
+    ({"zoo_size": "huge"}, "zoo_size", "'full', 'tiny'"),
+    ({"zoo_size": "Full"}, "zoo_size", "'full', 'tiny'"),
+    ({"clone_a": "bogus"}, "clone_a", "'logreg_C1'"),
+    ({"clone_b": "bogus"}, "clone_b", "'linear_svc'"),
+    # rbf_svc is in the full zoo but not in the tiny one the smoke tier uses
+    ({"clone_a": "rbf_svc"}, "clone_a", "'knn7'"),
+    ({"clone_b": "logreg_C1"}, "clone_b", "clone_a"),
+])
+def test_bad_zoo_values_are_refused_before_the_run(overrides, key, allowed, monkeypatch):
+    # nothing may be measured: a run that started would call measure
+    monkeypatch.setattr(mono.MonocultureExperiment, "measure",
+                        lambda *a, **k: pytest.fail("the run started"))
+    with pytest.raises(ConfigError, match=key) as info:
+        resolve_config("monoculture", "smoke", overrides=overrides)
+    assert isinstance(info.value, ValueError)
+    assert allowed in str(info.value)
+
+
+def test_good_zoo_values_are_accepted():
+    _, cfg = resolve_config("monoculture", "small", overrides={
+        "zoo_size": "full", "clone_a": "rbf_svc", "clone_b": "knn3"})
+    assert (cfg.zoo_size, cfg.clone_a, cfg.clone_b) == ("full", "rbf_svc", "knn3")
+    _, cfg = resolve_config("monoculture", "smoke", overrides={"zoo_size": "tiny"})
+    assert cfg.clone_a in mono.zoo_members("tiny")
+    for tier in mono.TIERS.values():  # every tier's own config is valid
+        assert tier.clone_a in mono.zoo_members(tier.zoo_size)
+
+
+def test_zoo_members_name_the_zoo():
+    assert tuple(mono._zoo("full", 0)) == mono.ZOO_MODELS
+    assert tuple(mono._zoo("tiny", 0)) == mono.zoo_members("tiny")
+    assert set(mono.zoo_members("tiny")) < set(mono.ZOO_MODELS)
+    with pytest.raises(ValueError, match="size"):
+        mono.zoo_members("huge")
+    with pytest.raises(ConfigError, match="zoo_size"):  # the Python API refuses it too
+        mono.Config(zoo_size="huge")

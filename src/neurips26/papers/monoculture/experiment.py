@@ -57,7 +57,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from neurips26.common.experiment import param
+from neurips26.common.experiment import ConfigError, param
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.experiment import Experiment
 
@@ -70,6 +70,40 @@ from . import (
     residual_correlation,
     simulate_population,
 )
+
+#: Sizes of the scikit-learn model zoo (``Config.zoo_size``).
+ZOO_SIZES: tuple[str, ...] = ("full", "tiny")
+#: Every model of the full zoo, in the zoo's order (``Config.clone_a`` / ``clone_b``).
+ZOO_MODELS: tuple[str, ...] = (
+    "logreg_C0.01", "logreg_C1", "logreg_C100", "linear_svc", "rbf_svc", "knn1", "knn3",
+    "knn7", "knn15", "tree3", "tree6", "tree_full", "random_forest", "extra_trees", "hist_gb",
+    "gaussian_nb", "lda", "qda", "mlp_small", "mlp_large", "ridge", "perceptron",
+)
+_TINY_ZOO: tuple[str, ...] = ("logreg_C0.01", "logreg_C1", "linear_svc", "knn1", "knn7",
+                              "tree3", "tree_full", "gaussian_nb", "lda", "ridge")
+
+
+def zoo_members(size: str) -> tuple[str, ...]:
+    """The model names of the zoo of ``size`` (one of :data:`ZOO_SIZES`).
+
+    Parameters
+    ----------
+    size : str
+        ``"full"`` or ``"tiny"``.
+
+    Returns
+    -------
+    tuple of str
+        The names, in the zoo's order.
+
+    Raises
+    ------
+    ValueError
+        If ``size`` is not one of :data:`ZOO_SIZES` (naming them).
+    """
+    if not isinstance(size, str) or size not in ZOO_SIZES:
+        raise ValueError(f"size: {size!r} is not one of {ZOO_SIZES}")
+    return ZOO_MODELS if size == "full" else _TINY_ZOO
 
 
 @dataclass(frozen=True)
@@ -86,10 +120,12 @@ class Config:
         help="scikit-learn data sets the model zoo is trained on",
         choices=("wine", "digits", "breast_cancer"),
     )
-    zoo_size: str = param("full", help="size of the model zoo")
+    zoo_size: str = param("full", help="size of the model zoo", choices=ZOO_SIZES)
     num_clones: int = param(6, help="near-copies of clone_a added to the zoo", min=0)
-    clone_a: str = param("logreg_C1", help="zoo model that is cloned")
-    clone_b: str = param("linear_svc", help="zoo model compared with clone_a")
+    clone_a: str = param("logreg_C1", help="zoo model that is cloned (one of the zoo of "
+                         "zoo_size)", choices=ZOO_MODELS)
+    clone_b: str = param("linear_svc", help="zoo model compared with clone_a (one of the zoo "
+                         "of zoo_size)", choices=ZOO_MODELS)
     run_2pl: bool = param(True, help="fit the 2PL null model too")
     imagenet_classes: int = param(
         0, help="ImageNet classes of the real-prediction experiment (0: none)", min=0
@@ -97,6 +133,25 @@ class Config:
     imagenet_bootstrap: int = param(
         30, help="bootstrap resamples of the ImageNet experiment", min=1
     )
+
+    def __post_init__(self) -> None:
+        # Checked when the config is built (before a run starts): each field's own range
+        # is checked by validate_config; here the values that depend on one another.
+        for key in ("zoo_size", "clone_a", "clone_b"):
+            value = getattr(self, key)
+            if not isinstance(value, str):
+                raise ConfigError(f"{key}: {value!r} is not a string")
+        if self.zoo_size not in ZOO_SIZES:
+            raise ConfigError(f"zoo_size: {self.zoo_size!r} is not one of {ZOO_SIZES}")
+        members = zoo_members(self.zoo_size)
+        for key in ("clone_a", "clone_b"):
+            value = getattr(self, key)
+            if value not in members:
+                raise ConfigError(
+                    f"{key}: {value!r} is not a model of the {self.zoo_size!r} zoo; allowed: "
+                    f"{members}")
+        if self.clone_a == self.clone_b:
+            raise ConfigError(f"clone_b: {self.clone_b!r} must differ from clone_a")
 
 
 TIERS = {
@@ -154,11 +209,7 @@ def _zoo(size: str, seed: int) -> dict:
         "ridge": s(RidgeClassifier()),
         "perceptron": s(Perceptron(random_state=seed)),
     }
-    if size == "tiny":
-        keep = ("logreg_C0.01", "logreg_C1", "linear_svc", "knn1", "knn7", "tree3", "tree_full",
-                "gaussian_nb", "lda", "ridge")
-        zoo = {k: zoo[k] for k in keep}
-    return zoo
+    return {k: zoo[k] for k in zoo_members(size)}
 
 
 def _load(name: str):
