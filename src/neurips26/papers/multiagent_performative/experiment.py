@@ -32,13 +32,15 @@ Controls and the rotated reading
 Our instances are aligned (``Q_ij = I``): the update matrix then has spectral radius
 exactly ρ(Γ), so the threshold is sharp by construction and "no instance above 1.05
 converges" is a check, not a finding. The sweep is rerun on the same Γ with random
-orthogonal couplings (``rotate=True``), where ρ(Γ) < 1 is only sufficient, and its rate,
-contraction and convergence fractions are reported beside the aligned ones
-(``rotated_*``). The paper claims are measured again where their effect must be absent:
-the bounded-excess ratio on supercritical exact retraining, the finite-sample z against
-the noise floor predicted for twice the samples, the supercritical slope and fit on the
-same construction and learners at ρ = 0.9, and the convergence fraction above the
-threshold.
+orthogonal couplings (``rotate=True``), where ρ(Γ) < 1 is only sufficient and nothing fixes
+the update's spectral radius at ρ(Γ); its rate, contraction and convergence fractions
+(``rotated_*``) are claimed beside the aligned ones (``*_rotated``: the rate bound, the
+Lyapunov contraction, convergence below and divergence above the threshold, the last the
+paper's sharp threshold on instances where it is not built in). The paper claims are
+measured again where their effect must be absent: the bounded-excess ratio on supercritical
+exact retraining, the finite-sample z against the noise floor predicted for twice the
+samples, the supercritical slope and fit on the same construction and learners at ρ = 0.9,
+and the convergence fraction above the threshold.
 
 Deviations from the paper
 -------------------------
