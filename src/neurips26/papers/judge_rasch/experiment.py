@@ -19,15 +19,19 @@ spread-less one is refused and the single-rater one is not (see the deviations).
 
 Controls
 --------
-Every paper claim is also measured where its effect must be absent, in the same
-replicates: the pathological judges with their systems' labels permuted (the correlation
-workflow must not pass them), faithful judges drawn with the pathological judges' seeds
-(the framework must not flag them), the select rate of the pathological judges (the
-framework must not select everything), the faithful judge on the human thresholds (no
-threshold offset, so the EMD gain our simulated judges' own thresholds build in is
-absent), the flag share of the cells where calibration did lower the EMD (flags must not
-be everywhere), and the strong ruler's refusal rate (the framework must not refuse every
-ruler). A claim whose control passes the same test is not evidence.
+Every paper claim is also measured where its effect must be absent, in the same replicates:
+the pathological judges with their systems' labels permuted (the correlation workflow must
+not pass them), faithful judges drawn with the pathological judges' seeds (the framework
+must not flag them), the select rate of the pathological judges (the framework must not
+select everything), the flag share of the cells where calibration did lower the EMD (flags
+must not be everywhere), and the strong ruler's refusal rate (the framework must not refuse
+every ruler). A claim whose control passes the same test is not evidence.
+
+The EMD gain of calibration is a check, not a paper claim: every simulated judge rates with
+its own thresholds, and calibration (the judge linked as a rater with its own thresholds,
+predictions made on the human thresholds) removes that offset by construction. The faithful
+judge on the human thresholds (no offset to calibrate away,
+``emd_improved_share_on_scale``) is reported beside it.
 
 Deviations from the paper
 -------------------------
