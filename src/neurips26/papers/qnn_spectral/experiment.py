@@ -4,9 +4,15 @@ Models are trained on the same seeded targets ``g(x) = sum_k A_k cos(k x + phi_k
 (``k = 1 .. K``; amplitude profiles flat, increasing, decreasing and shuffled) with
 full-batch Adam; every model is centred (its output at initialisation is subtracted) so
 that the initial residual spectrum is the target's own. The learning time ``tau_k`` of a
-component is amplitude-sensitive: the time at which it has removed a fixed share
-``epsilon`` of the total initial loss (:func:`spectral_training`, ``tau_share``). Learning
-times are rank-correlated with the amplitudes ``A_k`` and the frequency index ``k``.
+component is the spec's: the first step at which its residual falls below a tenth of its
+own initial amplitude (:func:`spectral_training`, ``tau``). Under it a learner that learns
+in order of frequency shows no amplitude order whatever the amplitudes, so the tanh MLP is
+the control of the amplitude-priority claims. The share-of-total-loss time (``tau_share``:
+the time at which a component has removed a fixed share ``epsilon`` of the total initial
+loss) is reported as a diagnostic: it orders components by amplitude for any learner, the
+MLP included. Learning times are rank-correlated with the amplitudes ``A_k`` and the
+frequency index ``k``; amplitude priority is claimed for the degeneracy-flat circuit and,
+as the second reading of "a QNN", for the spec's Pauli-encoded circuit.
 
 The primary circuit is degeneracy-flat: one Golomb-ruler encoding block on three
 qubits plus a trainable ancilla (``encoding="golomb"``), so that every frequency of the band
@@ -26,17 +32,20 @@ Claims that do not reproduce, and why we think so
 --------------------------------------------------
 (The measured values are in the store and the report; the verdicts are computed from them.)
 
-- ``mlp_frequency_order`` (inconclusive or not reproduced: the mean sits below 0.6 and its
-  interval over seeds is wide): with the amplitude-sensitive learning time the MLP, too,
-  removes its share of the loss first on the large components (its own
-  ``mlp_amplitude_priority_margin``, the control of ``amplitude_priority``, measures
-  this). Why its rank correlation with ``k`` stays short of 0.6 is not yet diagnosed. With
-  the spec's amplitude-normalised time (reported in the ``ordering`` table) the MLP's
-  frequency order is clearer, but that metric cannot see amplitudes, which is why we
-  replaced it.
-- ``amplitude_priority`` is judged against its control, the MLP's margin on the same
-  targets: the share-of-total-loss time orders components by amplitude for any learner,
-  so a pass of the QNN alone is not evidence.
+- ``amplitude_priority`` and ``amplitude_priority_pauli``: under the relative learning time
+  neither circuit learns its components in order of amplitude; the seeds' margins are
+  positive on average, as the MLP's (the control) are, and their intervals over seeds are
+  wide. Within the 400 steps most components of the QNNs do not reach a tenth of their own
+  amplitude (``*_rel_reached_frac``), so their ranks are mostly ties; with the looser
+  relative time (half of the own amplitude, which more components reach:
+  ``*_half_priority_margin``) the margins stay positive, so the ties do not hide an
+  amplitude order. The degeneracy-flat circuit's amplitude order under the
+  share-of-total-loss time (``qnn_amplitude_priority_margin``) is what that time gives any
+  learner: the MLP's share-time rank correlation with the amplitude
+  (``mlp_tanh_64_shuffled_rho_amplitude``) is negative as well.
+- ``mlp_frequency_order``: the MLP's relative learning times follow the frequency on most
+  seeds, but over five seeds the interval of the mean rank correlation reaches below 0.6,
+  so the verdict can stay inconclusive.
 - ``qnn_beats_mlp_high_frequency``: the degeneracy-flat circuit learns the large ``cos 8x``
   component, which no MLP moves in 400 steps, but its final error ends near a tenth of the
   best MLP's, not below it; where that error sits is not yet diagnosed. The spec's 1-qubit
@@ -49,7 +58,7 @@ Deviations from the paper
   frequencies and the MLP baselines are the spec's inferences; the paper's exact
   architectures are not given in the abstract. The Golomb-ruler encoding (a rescaled sum
   of ``Z``-string generators), the ancilla, block depth 2, centring and the
-  share-of-total-loss learning time (``epsilon = 0.01``) are ours.
+  share-of-total-loss learning time of the diagnostics (``epsilon = 0.01``) are ours.
 - ``N = 72`` training points (the spec's 64 would alias the Golomb circuit's top
   frequencies 33 and 34).
 - The training loops use our torch statevector simulator (checked against PennyLane
@@ -59,6 +68,7 @@ Deviations from the paper
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,7 +142,15 @@ class Config:
     record_every: int = param(1, help="steps between recorded spectra", min=1)
     share: float = param(
         0.01,
-        help="share of the total initial loss a component must remove to count as learned",
+        help="share of the total initial loss a component must remove by the share time "
+        "(diagnostic learning time)",
+        min=0.0,
+        max=1.0,
+    )
+    half_threshold: float = param(
+        0.5,
+        help="fraction of its own initial amplitude a component's residual must fall below "
+        "by the diagnostic relative time (the claims' is the spec's 0.1)",
         min=0.0,
         max=1.0,
     )
@@ -221,8 +239,20 @@ METRICS: tuple[str, ...] = (
     "linearized_early_error",
     "linearized_max_error",
     "mlp_amplitude_priority_margin",
+    "mlp_half_priority_margin",
+    "mlp_rel_priority_margin",
+    "mlp_rel_reached_frac",
+    "mlp_shuffled_rel_rho_frequency",
     "mlp_shuffled_rho_frequency",
+    "pauli_amplitude_priority_margin",
+    "pauli_half_priority_margin",
+    "pauli_rel_priority_margin",
+    "pauli_rel_reached_frac",
     "qnn_amplitude_priority_margin",
+    "qnn_half_priority_margin",
+    "qnn_rel_priority_margin",
+    "qnn_rel_reached_frac",
+    "qnn_shuffled_rel_rho_frequency",
     "qnn_flat_rho_frequency",
     "qnn_golomb_flat_rho_frequency",
     "qnn_shuffled_rho_amplitude",
@@ -253,9 +283,11 @@ CAPTIONS: dict[str, str] = {
         "against the linearised QNTK prediction (dashed)."
     ),
     "learning_order": (
-        "Share-of-total-loss learning times on one shuffled-amplitude target against the "
-        "frequency (marker size ~ amplitude), for the degeneracy-flat QNN, the Pauli "
-        "re-uploading QNN and the MLP (claims amplitude_priority, mlp_frequency_order)."
+        "Relative learning times (residual below 10% of the component's own initial "
+        "amplitude; never reached: max_iter + 1) on one shuffled-amplitude target against "
+        "the frequency (marker size ~ amplitude), for the degeneracy-flat QNN, the Pauli "
+        "re-uploading QNN and the MLP (claims amplitude_priority, amplitude_priority_pauli, "
+        "mlp_frequency_order)."
     ),
     "high_frequency": (
         "Residual amplitude of the two components of 0.2 cos x + 0.7 cos 8x during training "
@@ -405,11 +437,19 @@ class QnnSpectral(Experiment):
         model, lr = self._make(state, unit["model"], s_model)
         tr = spectral_training(model, target, lr=lr, **self._train_kw(config))
         st, rel = ordering_stats(tr), ordering_stats(tr, metric="relative")
+        # the diagnostic relative time: the residual below `half_threshold` of its own
+        # initial amplitude (reached by more components within max_iter than 10% is)
+        never = config.max_iter + 1
+        below = tr.rho <= config.half_threshold
+        half_tau = np.where(below.any(0), tr.steps[np.argmax(below, 0)], never)
+        half = ordering_stats(dataclasses.replace(tr, tau=half_tau), metric="relative")
         row = {f: getattr(st, f) for f in _ORDER_FIELDS}
         row.update(rel_rho_amplitude=rel.rho_amplitude, rel_rho_frequency=rel.rho_frequency,
                    final_mse=tr.final_mse,
-                   priority_margin=max(st.rho_amplitude + 0.6,
-                                       st.rho_amplitude - st.rho_frequency))
+                   priority_margin=_margin(st),
+                   rel_priority_margin=_margin(rel),
+                   half_priority_margin=_margin(half),
+                   rel_reached_frac=float(np.mean(tr.tau <= config.max_iter)))
         if i == 0:
             row["trace"] = tr
         return row
@@ -501,12 +541,30 @@ class QnnSpectral(Experiment):
                  _mean(seedwise(mods.primary, "shuffled", "rho_amplitude")))
             _put(metrics, "qnn_shuffled_rho_frequency",
                  _seed_mean(seedwise(mods.primary, "shuffled", "rho_frequency")))
-            # Claim 1 holds on a seed when rho_A < -0.6 and rho_A < rho_k (margin < 0); its
-            # control is the same margin of the MLP, which must not hold.
-            _put(metrics, "qnn_amplitude_priority_margin",
-                 _seed_mean(seedwise(mods.primary, "shuffled", "priority_margin")))
-            _put(metrics, "mlp_amplitude_priority_margin",
-                 _seed_mean(seedwise(mods.main_mlp, "shuffled", "priority_margin")))
+            # Claim 1 holds on a seed when rho_A < -0.6 and rho_A < rho_k (margin < 0), with
+            # the relative learning time (residual below `threshold` of the component's own
+            # initial amplitude), under which a frequency-ordered learner fails: the MLP's
+            # margin is the control, and the spec's Pauli circuit is the second reading.
+            # The share-of-total-loss margins (amplitude-ordered for any learner) are
+            # reported beside them.
+            # Diagnostics: the share of components whose residual reaches 10% of their own
+            # amplitude within max_iter (the others tie at max_iter + 1), and the margin
+            # of the looser relative time (half_threshold of the own amplitude).
+            for tag, name in (("qnn", mods.primary), ("pauli", mods.pauli),
+                              ("mlp", mods.main_mlp)):
+                _put(metrics, f"{tag}_rel_reached_frac",
+                     _seed_mean(seedwise(name, "shuffled", "rel_reached_frac")))
+                for field, metric in (("rel_priority_margin", f"{tag}_rel_priority_margin"),
+                                      ("half_priority_margin", f"{tag}_half_priority_margin"),
+                                      ("priority_margin", f"{tag}_amplitude_priority_margin")):
+                    values = seedwise(name, "shuffled", field)
+                    metrics[metric] = _seed_mean(values) or Estimate.missing(
+                        "the learning times are tied on every seed (no component reached "
+                        "the threshold, or all did at the same step)")
+            for tag, name in (("qnn", mods.primary), ("mlp", mods.main_mlp)):
+                values = seedwise(name, "shuffled", "rel_rho_frequency")
+                metrics[f"{tag}_shuffled_rel_rho_frequency"] = _seed_mean(values) or (
+                    Estimate.missing("the relative learning times are tied on every seed"))
             mlp_k = seedwise(mods.main_mlp, "shuffled", "rho_frequency")
             if np.isfinite(mlp_k).any():
                 metrics["mlp_shuffled_rho_frequency"] = _seed_mean(mlp_k)
@@ -685,8 +743,10 @@ class QnnSpectral(Experiment):
             f"Pauli circuit {pauli}: path counts "
             + ", ".join(f"{k}:{counts[pauli].get(k, 0)}" for k in range(1, K + 1))
             + f"; main MLP {mods.main_mlp}; {config.num_seeds} seeds, K = {K}.",
-            f"Learning time: first time a component has removed {config.share:g} of the total "
-            "initial loss (centred models); never reached = max_iter + 1 (ties).",
+            "Learning time of the claims: first step with the residual below 0.1 of the "
+            "component's own initial amplitude (centred models); diagnostics: below "
+            f"{config.half_threshold:g} of it, and the first time a component has removed "
+            f"{config.share:g} of the total initial loss; never reached = max_iter + 1 (ties).",
         ]
         if max(counts[pauli]) <= max(config.hf_frequencies):
             notes.append(
@@ -694,6 +754,12 @@ class QnnSpectral(Experiment):
                 f"{max(config.hf_frequencies)} is at or beyond its edge (context only)."
             )
         return tuple(notes)
+
+
+def _margin(st) -> float:
+    """Claim 1's criterion on one seed: ``max(rho_A + 0.6, rho_A - rho_k)``, negative when
+    ``rho(tau, A) < -0.6`` and ``rho(tau, A) < rho(tau, k)`` (NaN where a rank is tied)."""
+    return float(max(st.rho_amplitude + 0.6, st.rho_amplitude - st.rho_frequency))
 
 
 def _hf_ratio(t: np.ndarray) -> float:
@@ -783,8 +849,8 @@ def _fig_order(traces, counts, names) -> bytes:
         if tr is None:
             ax.set_visible(False)
             continue
-        ax.scatter(tr.frequencies, tr.tau_share + 1, s=20 + 400 * tr.amplitudes, alpha=0.7)
-        for k, a, t in zip(tr.frequencies, tr.amplitudes, tr.tau_share, strict=True):
+        ax.scatter(tr.frequencies, tr.tau + 1, s=20 + 400 * tr.amplitudes, alpha=0.7)
+        for k, a, t in zip(tr.frequencies, tr.amplitudes, tr.tau, strict=True):
             label = f"A={a:.2f}"
             if name in counts:
                 label += f"\np={counts[name].get(int(k), 0)}"
@@ -792,7 +858,7 @@ def _fig_order(traces, counts, names) -> bytes:
         ax.set_yscale("log")
         ax.axhline(tr.max_iter + 2, color="grey", lw=0.5, ls=":")
         ax.set_xlabel("frequency k (marker size ~ amplitude)")
-        ax.set_ylabel("1 + learning time tau_k (share of total loss)")
+        ax.set_ylabel("1 + learning time tau_k (R_k <= 0.1 A_k)")
         ax.set_title(f"{name}, shuffled amplitudes", fontsize=9)
     return figure_png(fig)
 
