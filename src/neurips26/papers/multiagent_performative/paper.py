@@ -180,6 +180,7 @@ PAPER = Paper(
             comparison="<=",
             target=0.0,
             control="rotated_frac_converged_below",
+            diagnostics=("rotated_frac_rho_m_below_1_above", "rotated_rho_m_predictor_accuracy"),
         ),
         Claim(
             id="dag_beats_scalar",
