@@ -33,8 +33,12 @@ def test_smoke_run_produces_claim_metrics_and_figures():
     assert m["frac_converged_above"] < 1.0
     assert m["subcritical_min_slope_over_scale"] < 0.01
     for name in ("rotated_max_rate_minus_rho", "rotated_frac_converged_below",
-                 "rotated_frac_converged_above"):
+                 "rotated_frac_converged_above", "rotated_frac_rho_m_below_1_above",
+                 "rotated_rho_m_predictor_accuracy"):
         assert math.isfinite(m[name]), name
+    # the rotated update matrix is no larger than Gamma blockwise: rho(M) <= rho(Gamma)
+    for row in res.tables["instances"]:
+        assert row["rotated_rho_m"] <= row["rho"] + 1e-9
     assert res.tables["subcritical_control"]
     again = experiment.run(cfg)
     assert again.stable_metrics() == res.stable_metrics()
