@@ -23,7 +23,8 @@ ordering can come from the encoding's path degeneracy alone: the spec's re-uploa
 circuit (one qubit, ``L = 8``, Pauli encoding) has ``C(16, 8 + k)`` paths at frequency
 ``k``, falling with ``k``, and feeds its top frequency 8 by one path; it is kept as the
 model of the flat-amplitude claim (the paper's "QNNs also struggle with high frequencies
-when amplitudes are flat") and as context. The tangent kernel is projected on Fourier modes
+when amplitudes are flat"), as the second reading of amplitude priority and as context
+elsewhere. The tangent kernel is projected on Fourier modes
 at initialisation (the theory's per-frequency learning rates) and the linearised
 gradient-descent prediction is compared with a plain gradient-descent run. A
 high-frequency task ``0.2 cos x + 0.7 cos 8x`` compares final errors with tanh/ReLU MLPs.

@@ -213,8 +213,8 @@ PAPER = Paper(
         "ruler (a rescaled sum of Z strings) on 3 qubits, plus one trainable ancilla and "
         "trainable blocks of depth 2, so every frequency 1..15 has the same path count and "
         "the spectrum reaches 34. The spec's Pauli-encoded 1-qubit L = 8 circuit, whose path "
-        "count C(16, 8 + k) falls with k, is kept for the flat-amplitude claim and as "
-        "context.",
+        "count C(16, 8 + k) falls with k, is kept for the flat-amplitude claim and as the "
+        "second reading of amplitude priority.",
         "Learning time: the spec's first step with R_k(t) <= 0.1 R_k(0), on centred "
         "models (output at initialisation subtracted, ours). The share-of-total-loss "
         "time (1% of the total initial loss; ours, used before) orders components by "
