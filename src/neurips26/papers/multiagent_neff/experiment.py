@@ -56,6 +56,11 @@ Deviations from the paper
   (iv) Pilot misses in the heterogeneous cells: not yet diagnosed.
   (v) ``law_fits`` is judged on the worst cell's bootstrap interval of R^2; the dense
   debate cells of (i) sit close to the 0.99 bar, so the verdict can stay inconclusive.
+  (vi) ``debate_gain_is_reevaluation`` (the paper's finding ii): dense debate gains well
+  beyond self-correction in our simulator, far more than the 2-point margin, while its
+  control (self-correction over self-consistency, ``reeval_vs_sc_max_gap_points``) shows
+  that the test sees a re-evaluation gain; why our debaters' peer answers add so much is
+  not yet diagnosed.
 """
 
 from __future__ import annotations
