@@ -39,8 +39,8 @@ Claims that do not reproduce, and why we think so
   wide. Within the 400 steps most components of the QNNs do not reach a tenth of their own
   amplitude (``*_rel_reached_frac``), so their ranks are mostly ties; with the looser
   relative time (half of the own amplitude, which more components reach:
-  ``*_half_priority_margin``) the margins stay positive, so the ties do not hide an
-  amplitude order. The degeneracy-flat circuit's amplitude order under the
+  ``*_half_priority_margin``) the margins stay positive on average, so the ties are not
+  what hides an amplitude order. The degeneracy-flat circuit's amplitude order under the
   share-of-total-loss time (``qnn_amplitude_priority_margin``) is what that time gives any
   learner: the MLP's share-time rank correlation with the amplitude
   (``mlp_tanh_64_shuffled_rho_amplitude``) is negative as well.
