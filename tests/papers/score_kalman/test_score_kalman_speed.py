@@ -26,6 +26,18 @@ STEPS = {"duffing_broad_n4": 2}  # compared steps of the chaotic case
 
 @pytest.fixture(scope="module")
 def results():
+    # the reference predates the grid fallback of the update (issue 30): compare the
+    # Stein path it computed, with that fallback switched off
+    from neurips26.papers.score_kalman import skf as skf_module
+
+    old, skf_module.GRID_GAP = skf_module.GRID_GAP, np.inf
+    try:
+        return _cases()
+    finally:
+        skf_module.GRID_GAP = old
+
+
+def _cases():
     spec = importlib.util.spec_from_file_location("make_skf_reference",
                                                   DATA / "make_skf_reference.py")
     mod = importlib.util.module_from_spec(spec)
@@ -39,6 +51,11 @@ def test_results_match_the_pre_speedup_reference(results, name):
     ref = np.load(DATA / "skf_reference_v1.npz")
     res = results[name]
     t = STEPS.get(name, len(res.means))
+    # issue 30: steps from the first Gaussian-projection fallback on postdate the reference
+    fb = np.flatnonzero(res.fallback)
+    if name != "duffing_broad_n4":
+        assert fb.size == 0, name
+    t = min(t, fb[0]) if fb.size else t
     for f in ("means", "covs"):
         np.testing.assert_allclose(getattr(res, f)[:t], ref[f"{name}/{f}"][:t], rtol=0,
                                    atol=1e-8, err_msg=f"{name}: {f}")
@@ -50,7 +67,7 @@ def test_results_match_the_pre_speedup_reference(results, name):
     np.testing.assert_allclose(res.cond[:t], ref[f"{name}/cond"][:t], rtol=1e-5)
     np.testing.assert_array_equal(res.regularised[:t], ref[f"{name}/regularised"][:t])
     if name == "duffing_broad_n4":
-        assert res.regularised[:t].any()  # the fallback path is covered
+        assert res.regularised[:t].any()  # the block reduction is covered
 
 
 def test_moment_maps_are_sparse():

@@ -132,6 +132,13 @@ _ADVICE = (" (the belief left the range the moment ODE resolves: use more num_su
 BULK_RADII = np.linspace(2.0, 8.0, 13)  # radii (in sd) where a block's log-density must fall
 DEFAULT_RIDGE = 1e-2  # relative SVD cutoff of the Gaussian-anchored Stein closure
 NUM_SWEEPS = 2  # block sweeps of the Stein posterior solve (several blocks)
+FALLBACK_SUBSTEPS, FALLBACK_PROJECT, FALLBACK_SIGMA, FALLBACK_UPDATE = 1, 2, 4, 8
+FALLBACK_GRID = 16
+GRID_GAP = 1e-2  # K-convergence gap above which a block's posterior moments come from a grid
+GRID_MAX_DIM = 2  # largest coordinate block whose posterior moments may come from a grid
+GRID_HALF_WIDTH = 12.0  # grid half-width in Gaussian-part standard deviations
+GRID_POINTS = {1: 1201, 2: 161}  # grid points per axis by block dimension
+_STEP_ERRORS = (ValueError, np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError)
 
 
 class NonIntegrableBeliefError(ValueError):
@@ -1195,17 +1202,25 @@ class _UpdatePlan:
         # score in z = (x - mu) / s: s^z_i(z) = s_i * s^x_i(mu + s z)
         zs = [{a: v * sb[i] for a, v in compose_affine(p, mb, sb).items()}
               for i, p in enumerate(raw)]
-        mz = stein_moments(zs, degree=self.deg, truncation=truncation,
-                           require_normalisable=False)
         aff = self.local_aff[b]
-        vz = np.array([mz[a] for a in aff.E])
-        gap = 0.0
-        if with_gap:  # K-convergence diagnostic
+        d = len(blk)
+        gap, vz = np.inf, None
+        try:
+            mz = stein_moments(zs, degree=self.deg, truncation=truncation,
+                               require_normalisable=False)
+            vz = np.array([mz[a] for a in aff.E])
+            # K-convergence diagnostic (also what decides the grid fallback below)
             mz2 = stein_moments(zs, degree=self.deg, truncation=truncation - 4,
                                 require_normalisable=False)
             gap = float(max(abs(mz[a] - mz2[a]) for a in aff.E))
+        except (ValueError, np.linalg.LinAlgError):
+            if d > GRID_MAX_DIM:
+                raise
+        if not gap <= GRID_GAP and d <= GRID_MAX_DIM:  # the truncated Stein solution
+            vz = _grid_moments(zs, aff.E)  # has not converged: quadrature on the bulk
+            self.grid_blocks += 1
         vx = aff.x_apply(mb, sb, vz)
-        return dict(zip(aff.E, vx, strict=True)), gap
+        return dict(zip(aff.E, vx, strict=True)), (gap if with_gap else 0.0)
 
     def run(self, mvec, theta_prior, theta_lik, truncation: int, num_sweeps: int | None = None):
         """Posterior moments over ``S`` and the largest K-convergence gap."""
@@ -1217,6 +1232,7 @@ class _UpdatePlan:
             out[1:] = self.closure.solve(theta, mvec[:1])
             return out, 0.0
         n = self.n
+        self.grid_blocks = 0
         mean0, cov0 = _readout(mvec, self.index, n)
         mu, C = self._gaussian_part(theta_lik, mean0, cov0)
         if not np.all(np.linalg.eigvalsh(C) > 0):
@@ -1279,6 +1295,42 @@ class _UpdatePlan:
         out = self.affS.x_apply(mu, np.ones(n), mc)
         out[0] = 1.0
         return out, gap
+
+
+def _grid_moments(zs, exps) -> np.ndarray:
+    """Moments over ``exps`` of ``exp(P(z))`` on a grid over ``|z_i| <= GRID_HALF_WIDTH``.
+
+    ``P`` is rebuilt from its score polynomials ``zs`` (``d_i P``; coordinates
+    standardised around the Gaussian part of the posterior); the log-density is shifted
+    by its maximum on the grid and the trapezoid sums renormalised (the density is
+    clipped to the grid, its bulk). Refused (``NonIntegrableBeliefError``) when the
+    density at the grid's edge exceeds ``1e-9`` of its maximum: the mass is not inside.
+    """
+    d = len(zs)
+    logp: dict = {}
+    for i, p in enumerate(zs):
+        for e, c in p.items():
+            a = list(e)
+            a[i] += 1
+            if any(a[:i]):  # each monomial once: from its first coordinate's derivative
+                continue
+            logp[tuple(a)] = c / a[i]
+    g = np.linspace(-GRID_HALF_WIDTH, GRID_HALF_WIDTH, GRID_POINTS[d])
+    pts = np.stack([x.ravel() for x in np.meshgrid(*([g] * d), indexing="ij")], axis=1)
+    lp = np.zeros(len(pts))
+    for a, c in logp.items():
+        lp += c * np.prod(pts ** np.asarray(a)[None, :], axis=1)
+    if not np.all(np.isfinite(lp)):
+        raise NonIntegrableBeliefError("the posterior log-density is not finite on the grid")
+    w = np.exp(lp - lp.max())
+    edge = np.any(np.abs(pts) >= GRID_HALF_WIDTH * (1 - 1e-12), axis=1)
+    if w[edge].max() > 1e-9:
+        raise NonIntegrableBeliefError(
+            "the posterior density does not fall inside the grid (its mass is not within "
+            f"{GRID_HALF_WIDTH:g} Gaussian-part standard deviations)")
+    w /= w.sum()
+    E = np.asarray(exps)
+    return np.array([w @ np.prod(pts ** a[None, :], axis=1) for a in E])
 
 
 def _check_obs(y, H, R, n) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1395,12 +1447,17 @@ class UpdateResult:
     truncation_gap : float
         Largest change of a standardised posterior moment between truncation degrees
         ``K - 4`` and ``K`` (a convergence diagnostic; 0 for a degree-2 basis).
+    grid_blocks : int
+        Coordinate blocks whose posterior moments came from quadrature on the bulk
+        because their truncated Stein solution had not converged (gap above
+        ``GRID_GAP``).
     """
 
     moments: dict
     theta: np.ndarray = field(repr=False)
     theta_prior: np.ndarray = field(repr=False)
     truncation_gap: float = 0.0
+    grid_blocks: int = 0
 
 
 def update(
@@ -1469,7 +1526,7 @@ def update(
         raise NonIntegrableBeliefError("posterior moments are not finite" + _ADVICE)
     mom = {a: float(v) for a, v in zip(score.S[1:], out[1:], strict=True)}
     return UpdateResult(moments=mom, theta=theta_prior + tl, theta_prior=theta_prior,
-                        truncation_gap=gap)
+                        truncation_gap=gap, grid_blocks=getattr(plan, "grid_blocks", 0))
 
 
 # --------------------------------------------------------------------------------------
@@ -1498,9 +1555,19 @@ class FilterResult:
         (SKF; NaN for baselines).
     regularised : array of bool, shape (T,) or None
         Whether the prior fit at each step had to fix a block's non-Gaussian
-        coefficients at zero (the fallback; SKF only, None for baselines).
+        coefficients at zero (the block-wise reduction; SKF only, None for baselines).
     truncation_gap : array, shape (T,) or None
         K-convergence diagnostic of each Stein posterior-moment solve (SKF only).
+    fallback : array of int, shape (T,) or None
+        Bit flags of the step's Gaussian-projection fallbacks (SKF only, see
+        :class:`ScoreKalmanFilter`): ``FALLBACK_SUBSTEPS`` (1) the predict step was
+        redone with four times the RK4 substeps, ``FALLBACK_PROJECT`` (2) it was
+        redone from the moment-matched Gaussian projection of the belief,
+        ``FALLBACK_SIGMA`` (4) the projection was propagated by sigma points,
+        ``FALLBACK_UPDATE`` (8) the update was the Kalman update of the projected
+        prior. 0 on a step where the score-matching/Stein filter ran as specified.
+    fallback_reasons : tuple of str
+        For each step with a fallback, ``"step t: <the error that triggered it>"``.
     """
 
     means: np.ndarray
@@ -1510,6 +1577,13 @@ class FilterResult:
     cond: np.ndarray
     regularised: np.ndarray | None = None
     truncation_gap: np.ndarray | None = None
+    fallback: np.ndarray | None = None
+    fallback_reasons: tuple = ()
+
+    @property
+    def num_fallbacks(self) -> int:
+        """Number of steps with any Gaussian-projection fallback (0 for baselines)."""
+        return 0 if self.fallback is None else int(np.count_nonzero(self.fallback))
 
 
 class ScoreKalmanFilter:
@@ -1533,6 +1607,21 @@ class ScoreKalmanFilter:
         Truncation degree ``K`` of the Stein posterior-moment system.
     allow_missing : bool
         Skip the update for observations containing NaN instead of raising.
+    on_failure : {"project", "raise"}
+        What a step does when the score-matching/Stein computation fails (a fit that is
+        not integrable, an undetermined closure, predicted or posterior moments that are
+        not those of a distribution). ``"project"`` (default) keeps the filter running
+        with a fallback chain, each use reported per step in
+        ``FilterResult.fallback`` (bit flags) and ``fallback_reasons`` (and in
+        ``fallbacks_`` for step-wise use): the predict step is redone with four times
+        the RK4 substeps; if that fails, from the moment-matched Gaussian projection of
+        the belief (same mean and covariance, Isserlis higher moments: the maximum-
+        entropy belief with those two moments, from which the SKF's moment ODE again
+        develops non-Gaussian moments); if that fails too, the projection is propagated
+        by sigma points (the symmetric cubature rule on the discretised model). A failed
+        update is replaced by the Kalman update of the projected prior (exact Bayes for
+        that Gaussian). ``"raise"`` raises :class:`NonIntegrableBeliefError` with the
+        step index instead (the former behaviour).
 
     References
     ----------
@@ -1568,7 +1657,12 @@ class ScoreKalmanFilter:
         num_substeps: int = 10,
         truncation: int = 20,
         allow_missing: bool = False,
+        on_failure: str = "project",
     ) -> None:
+        if on_failure not in ("project", "raise"):
+            raise ValueError(f"on_failure must be 'project' or 'raise', got {on_failure!r}")
+        self.on_failure = on_failure
+        self.fallbacks_ = []
         if not isinstance(basis, MonomialBasis):
             raise TypeError(f"basis must be a MonomialBasis, got {type(basis).__name__}")
         if callable(model) and not isinstance(model, (PolySDE, PolyMap)):
@@ -1624,15 +1718,19 @@ class ScoreKalmanFilter:
         with limit_threads(1):  # small dense solves
             return self._filter(ys, m)
 
-    def _predict_step(self, m: np.ndarray, step: int):
+    def _predict_step(self, m: np.ndarray, step: int, num_substeps: int | None = None):
         """Moments propagated over ``dt`` and their prior fit: (m, theta, cond, regularised)."""
-        m, _ = self.predict_.run(m, self.dt, self.num_substeps, step=step)
+        m, _ = self.predict_.run(m, self.dt, num_substeps or self.num_substeps, step=step)
+        if not _realisable(m, self.score_.index, self.basis.dim):
+            raise NonIntegrableBeliefError("predicted covariance is not positive definite"
+                                           + _ADVICE, step=step)
         theta, cond, reg = self.predict_.prior_theta(m, step=step)
         return m, theta, cond, reg
 
     def _update_step(self, m: np.ndarray, theta: np.ndarray, y: np.ndarray, step: int):
         """Condition on ``y`` (skipped when it holds NaN): (m, posterior theta, gap)."""
         gap = 0.0
+        self.update_.grid_blocks = 0
         if not np.any(np.isnan(y)):
             tl = _likelihood_theta(self.basis, y, self.H, self.R)
             try:
@@ -1642,7 +1740,67 @@ class ScoreKalmanFilter:
             theta = theta + tl
         if not np.all(np.isfinite(m)):
             raise NonIntegrableBeliefError("posterior moments are not finite" + _ADVICE, step=step)
+        if not _realisable(m, self.score_.index, self.basis.dim):
+            raise NonIntegrableBeliefError("posterior covariance is not positive definite",
+                                           step=step)
         return m, theta, gap
+
+    # ------------------------------------------------------------------ fallbacks
+
+    def _project(self, m: np.ndarray) -> np.ndarray:
+        """Moment-matched Gaussian projection: the Isserlis moments of ``N(mean, cov)``."""
+        mean, cov = _readout(m, self.score_.index, self.basis.dim)
+        return self._gauss_moments(mean, _psd(cov))
+
+    def _gauss_moments(self, mean: np.ndarray, cov: np.ndarray) -> np.ndarray:
+        out = self.predict_.aff.x_apply(mean, np.ones(len(mean)), self.score_.isserlis(cov))
+        out[0] = 1.0
+        return out
+
+    def _safe_predict(self, m: np.ndarray, step: int):
+        """The predict step with the fallback chain: (m, theta, cond, reg, flags, reason)."""
+        try:
+            return (*self._predict_step(m, step), 0, "")
+        except _STEP_ERRORS as err:
+            if self.on_failure == "raise":
+                raise _step_error(err, step) from err
+            reason, flags = f"step {step}: predict: {err}", FALLBACK_SUBSTEPS
+        try:  # the method itself, with four times the RK4 substeps
+            return (*self._predict_step(m, step, 4 * self.num_substeps), flags, reason)
+        except _STEP_ERRORS:
+            flags |= FALLBACK_PROJECT
+        g = self._project(m)
+        try:  # the SKF predict from the moment-matched Gaussian
+            return (*self._predict_step(g, step), flags, reason)
+        except _STEP_ERRORS:
+            flags |= FALLBACK_SIGMA
+        mean, cov = _readout(g, self.score_.index, self.basis.dim)
+        mean, cov = _sigma_point_predict(self.model, mean, cov, self.dt, self.num_substeps)
+        g = self._gauss_moments(mean, cov)
+        theta, cond, reg = self.predict_.prior_theta(g, step=step)
+        return g, theta, cond, reg, flags, reason
+
+    def _safe_update(self, m: np.ndarray, theta: np.ndarray, y: np.ndarray, step: int):
+        """The update with its fallback: (m, theta, gap, flags, reason)."""
+        try:
+            out = self._update_step(m, theta, y, step)
+            grid = getattr(self.update_, "grid_blocks", 0)
+            return (*out, FALLBACK_GRID if grid else 0,
+                    f"step {step}: update: {grid} block(s) on the grid" if grid else "")
+        except _STEP_ERRORS as err:
+            if self.on_failure == "raise":
+                raise _step_error(err, step) from err
+            reason = f"step {step}: update: {err}"
+        mean, cov = _readout(m, self.score_.index, self.basis.dim)
+        cov = _psd(cov)
+        if not np.any(np.isnan(y)):  # Kalman update of the moment-matched Gaussian prior
+            S = self.H @ cov @ self.H.T + self.R
+            K = np.linalg.solve(S, self.H @ cov).T
+            mean = mean + K @ (y - self.H @ mean)
+            IKH = np.eye(len(mean)) - K @ self.H
+            cov = _psd(IKH @ cov @ IKH.T + K @ self.R @ K.T)  # Joseph form
+        g = self._gauss_moments(mean, cov)
+        return g, _gauss_theta(self.basis, mean, cov), 0.0, FALLBACK_UPDATE, reason
 
     def _initial_moments(self, init_mean, init_cov, init_moments) -> np.ndarray:
         from .basis import gaussian_moments
@@ -1671,6 +1829,7 @@ class ScoreKalmanFilter:
         self.theta_ = None
         self.step_ = 0
         self._predicted = False
+        self.fallbacks_ = []
         return self
 
     def _state(self) -> np.ndarray:
@@ -1684,9 +1843,14 @@ class ScoreKalmanFilter:
         """Propagate the belief over ``dt`` (the moment ODE) and fit its prior ``theta``."""
         m = self._state()
         with limit_threads(1):
-            m, theta, _, _ = self._predict_step(m, self.step_)
+            m, theta, _, _, flags, reason = self._safe_predict(m, self.step_)
         self.moments_, self.theta_, self._predicted = m, theta, True
+        self._note(flags, reason)
         return self
+
+    def _note(self, flags: int, reason: str) -> None:
+        if flags:
+            self.fallbacks_.append((self.step_, int(flags), reason))
 
     def update(self, y) -> ScoreKalmanFilter:
         """Condition the belief on one observation ``y`` of shape ``(m,)``.
@@ -1706,8 +1870,9 @@ class ScoreKalmanFilter:
         with limit_threads(1):
             theta = self.theta_ if self._predicted else self.predict_.prior_theta(
                 m, step=self.step_)[0]
-            m, theta, _ = self._update_step(m, theta, y, self.step_)
+            m, theta, _, flags, reason = self._safe_update(m, theta, y, self.step_)
         self.moments_, self.theta_ = m, theta
+        self._note(flags, reason)
         self.step_ += 1
         self._predicted = False
         return self
@@ -1729,11 +1894,73 @@ class ScoreKalmanFilter:
         thetas, times, conds = np.empty((T, self.basis.size)), np.empty(T), np.empty(T)
         regs = np.zeros(T, dtype=bool)
         gaps = np.zeros(T)
+        flags = np.zeros(T, dtype=np.int64)
+        reasons = []
         for t in range(T):
             t0 = time.perf_counter()
-            m, theta, conds[t], regs[t] = self._predict_step(m, t)
-            m, thetas[t], gaps[t] = self._update_step(m, theta, ys[t], t)
+            m, theta, conds[t], regs[t], fp, rp = self._safe_predict(m, t)
+            m, thetas[t], gaps[t], fu, ru = self._safe_update(m, theta, ys[t], t)
             times[t] = time.perf_counter() - t0
+            flags[t] = fp | fu
+            reasons += [r for r in (rp, ru) if r]
             means[t], covs[t] = _readout(m, self.score_.index, n)
+        self.moments_, self.theta_, self.step_, self._predicted = m, thetas[-1], T, False
         return FilterResult(means=means, covs=covs, theta=thetas, step_time_s=times, cond=conds,
-                            regularised=regs, truncation_gap=gaps)
+                            regularised=regs, truncation_gap=gaps, fallback=flags,
+                            fallback_reasons=tuple(reasons))
+
+
+def _step_error(err: Exception, step: int) -> Exception:
+    if isinstance(err, NonIntegrableBeliefError) and err.step is not None:
+        return err
+    return NonIntegrableBeliefError(str(err), step=step)
+
+
+def _psd(cov: np.ndarray) -> np.ndarray:
+    """``cov`` symmetrised, its eigenvalues floored at ``1e-12`` of the largest."""
+    cov = 0.5 * (cov + cov.T)
+    w, V = np.linalg.eigh(cov)
+    top = max(float(np.abs(w).max()), 1e-300)
+    if w.min() > 1e-12 * top:
+        return cov
+    w = np.maximum(w, 1e-12 * top)
+    return (V * w) @ V.T
+
+
+def _realisable(m: np.ndarray, index: dict, n: int) -> bool:
+    """Finite moments whose covariance is positive definite."""
+    if not np.all(np.isfinite(m)):
+        return False
+    _, cov = _readout(m, index, n)
+    try:
+        np.linalg.cholesky(0.5 * (cov + cov.T))
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
+def _gauss_theta(basis: MonomialBasis, mean: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """Natural parameters of ``N(mean, cov)`` on ``basis`` (zero above degree 2)."""
+    P = np.linalg.inv(cov)
+    lin, n = P @ mean, basis.dim
+    theta = np.zeros(basis.size)
+    for k, a in enumerate(basis.exponents):
+        nz = [i for i in range(n) for _ in range(a[i])]
+        if len(nz) == 1:
+            theta[k] = lin[nz[0]]
+        elif len(nz) == 2:
+            i, j = nz
+            theta[k] = -0.5 * P[i, i] if i == j else -P[i, j]
+    return theta
+
+
+def _sigma_point_predict(model, mean, cov, dt, num_substeps):
+    """Mean and covariance of the discretised model by the symmetric cubature rule."""
+    n = len(mean)
+    L = np.linalg.cholesky(_psd(cov))
+    pts = mean + np.sqrt(n) * np.vstack([L.T, -L.T])  # (2n, n), weights 1 / (2n)
+    out = model.transition_mean(pts, dt, num_substeps)
+    mu = out.mean(axis=0)
+    d = out - mu
+    P = d.T @ d / (2 * n) + model.transition_noise_cov(dt)
+    return mu, _psd(P)
