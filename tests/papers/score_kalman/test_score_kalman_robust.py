@@ -45,7 +45,7 @@ def test_x_minus_x3_runs_at_broad_noise_over_seeds(r):
 def test_fallbacks_are_reported_and_raise_mode_keeps_the_old_error():
     raised, flagged = 0, 0
     for seed in range(4):
-        xs, ys = _data(seed, 0.5)
+        _, ys = _data(seed, 0.5)
         res = _skf(0.5, num_substeps=2).filter(ys, np.zeros(1), np.eye(1))
         flagged += res.num_fallbacks
         try:
@@ -60,7 +60,7 @@ def test_fallbacks_are_reported_and_raise_mode_keeps_the_old_error():
 
 
 def test_step_wise_use_records_fallbacks():
-    xs, ys = _data(1, 0.5)
+    _, ys = _data(1, 0.5)
     skf = _skf(0.5, num_substeps=2).initialize(np.zeros(1), np.eye(1))
     for y in ys:
         skf.predict().update(y)
