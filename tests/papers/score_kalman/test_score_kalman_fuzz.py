@@ -93,5 +93,5 @@ def test_issue10_examples():
         ukf([[1.0]], [0.0], [[1.0]], model=MODEL, H=[[1.0]], R=[[1.0]], dt=1.0, alpha=0)
     with pytest.raises(ValueError, match="dt must be a finite number"):
         ukf([[1.0]], [0.0], [[1.0]], model=MODEL, H=[[1.0]], R=[[1.0]], dt=np.nan)
-    with pytest.raises(TypeError, match="model must be a PolySDE or a PolyMap"):
+    with pytest.raises(TypeError, match="model must be a PolySDE, a PolyMap"):
         ScoreKalmanFilter(basis=full_basis(1, 2), model="x", H=np.eye(1), R=np.eye(1), dt=1.0)

@@ -103,7 +103,8 @@ def test_from_function_recovers_polynomial_and_filter_matches():
         assert set(got[i]) == set(ref[i])
         for a in ref[i]:
             assert got[i][a] == pytest.approx(ref[i][a], abs=1e-9)
-    with pytest.raises(TypeError, match="from_function"):
+    # a plain function is filterpy's fx(x, dt) now (issue 31): it needs the process noise Q
+    with pytest.raises(ValueError, match="needs Q"):
         ScoreKalmanFilter(basis=full_basis(2, 4), model=f, H=np.eye(2)[:1], R=np.eye(1),
                           dt=0.1)
 

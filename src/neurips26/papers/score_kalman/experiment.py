@@ -80,19 +80,27 @@ class Config:
     sigma: float = param(0.1, help="process-noise standard deviation", min=0.0)
     obs_noise: float = param(0.1, help="observation-noise standard deviation", min=0.0)
     coupling: float = param(0.5, help="coupling strength between nodes")
-    num_substeps: int = param(2, help="integration substeps per filter step", min=1)
+    num_substeps: int = param(2, help="integration substeps per filter step, the same for "
+                                      "the SKF (RK4) and every baseline (Euler)", min=1)
     truncation: int = param(20, help="moment order of the closure", min=1)
-    baseline_substeps: int = param(10, help="integration substeps of the baselines", min=1)
     num_members: int = param(100, help="ensemble members of the EnKF", min=1)
     num_particles: int = param(2000, help="particles of the particle filter", min=1)
     kf_check_steps: int = param(50, help="steps of the linear-Gaussian Kalman check", min=0)
     maxent_grid_points: int = param(40, help="grid points per axis of the MaxEnt fit", min=1)
     time_maxent: bool = param(True, help="time the MaxEnt closure against score matching")
+    showcase_noise: tuple[float, ...] = param(
+        (0.2, 0.3, 0.5), help="observation-noise variances R of the x - x^3 showcase", min=0.0)
+    showcase_priors: tuple[float, ...] = param(
+        (0.25, 1.0), help="prior variances of the showcase (the README's 0.25; 1.0 spreads "
+                          "the belief over both wells)", min=0.0)
+    showcase_runs: int = param(5, help="paired SKF/UKF runs per showcase setting", min=0)
+    showcase_steps: int = param(40, help="observations per showcase run", min=1)
 
 
 TIERS = {
     "smoke": Config(num_nodes=(1,), num_steps=10, num_runs=1, burn_in=3, num_particles=500,
-                    kf_check_steps=20, time_maxent=False),
+                    kf_check_steps=20, time_maxent=False, showcase_noise=(0.5,),
+                    showcase_priors=(1.0,), showcase_runs=1, showcase_steps=10),
     "small": Config(),  # n = 2, 4, 8, 20; 30 steps; 10 paired runs
     "paper": Config(num_nodes=(1, 2, 4, 6, 8, 10), num_steps=100, num_runs=50,
                     num_particles=10000),
@@ -134,8 +142,15 @@ def _gaussian_check(cfg: Config, rng: np.random.Generator) -> tuple[float, float
     return out[0], out[1]
 
 
-def _rmse(means: np.ndarray, xs: np.ndarray, burn: int) -> float:
-    return float(np.sqrt(np.mean((means[burn:, ::2] - xs[burn:, ::2]) ** 2)))
+def _rmse(means: np.ndarray, xs: np.ndarray, start: int, stop: int | None = None) -> float:
+    """Position RMSE over steps ``start:stop``."""
+    return float(np.sqrt(np.mean((means[start:stop, ::2] - xs[start:stop, ::2]) ** 2)))
+
+
+#: The three error windows: after the burn-in (the spec's), the whole trajectory, and the
+#: burn-in alone (the bimodal phase: every position starts in a double-well prior).
+WINDOWS = {"": lambda b: (b, None), "full_": lambda b: (0, None),
+           "bimodal_": lambda b: (0, max(b, 1))}
 
 
 #: Every metric name ``run()`` can return (``*`` stands for a family of names, such as
@@ -145,6 +160,18 @@ METRICS: tuple[str, ...] = (
     "quartic_kf_max_abs_diff",
     "maxent_time_ratio_n3_n2",
     "rmse_min_gap",
+    "rmse_full_min_gap",
+    "rmse_bimodal_min_gap",
+    "rmse_full_*_n*",
+    "rmse_bimodal_*_n*",
+    "skf_projection_step_fraction_n*",
+    "skf_grid_step_fraction_n*",
+    "showcase_raised_runs",
+    "showcase_fallback_step_fraction",
+    "showcase_grid_step_fraction",
+    "showcase_rmse_gap_ukf",
+    "showcase_rmse_gap_ukf_p*_r*",
+    "showcase_rmse_bimodal_gap_ukf",
     "score_matching_time_ratio_n3_n2",
     "skf_fallback_step_fraction",
     "skf_fallback_step_fraction_n*",
@@ -208,6 +235,9 @@ class ScoreKalman(Experiment):
     def grid(self, config: Config):
         units = [{"part": "run", "n": 2 * N, "N": N, "run": r}
                  for N in config.num_nodes for r in range(config.num_runs)]
+        units += [{"part": "showcase", "p0": p0, "r": r, "run": k}
+                  for p0 in config.showcase_priors for r in config.showcase_noise
+                  for k in range(config.showcase_runs)]
         units.append({"part": "kalman"})
         if config.time_maxent:
             units.append({"part": "timing"})
@@ -222,10 +252,12 @@ class ScoreKalman(Experiment):
             return {"gaussian_kf_max_abs_diff": g2, "quartic_kf_max_abs_diff": g4}
         if unit["part"] == "timing":
             return _timing(cfg)
+        if unit["part"] == "showcase":
+            return _showcase(cfg, unit, rng)
         b = _bench(state, unit["N"])
         bench, skf = b["bench"], b["skf"]
         common = dict(model=bench.model, H=bench.H, R=bench.R, dt=bench.dt,
-                      num_substeps=cfg.baseline_substeps)
+                      num_substeps=cfg.num_substeps)  # equal substeps for every filter
         xs, ys = bench.simulate(cfg.num_steps, rng)
         samples = bench.prior.sample(max(cfg.num_particles, cfg.num_members), rng)
         mean0, cov0 = bench.prior.mean, bench.prior.cov
@@ -243,7 +275,10 @@ class ScoreKalman(Experiment):
         if skf is not None:
             try:
                 sres = skf.filter(ys, init_moments=b["init"])
-                row["rmse_skf"] = _rmse(sres.means, xs, cfg.burn_in)
+                for w, win in WINDOWS.items():
+                    row[f"rmse_{w}skf"] = _rmse(sres.means, xs, *win(cfg.burn_in))
+                row["projected"] = float(np.mean((sres.fallback & ~16) != 0))
+                row["grid"] = float(np.mean((sres.fallback & 16) != 0))
                 row["time_skf"] = float(np.median(sres.step_time_s))
                 row["finished"] = int(np.all(np.isfinite(sres.means)))
                 row["truncation_gap"] = float(np.max(sres.truncation_gap))
@@ -252,11 +287,15 @@ class ScoreKalman(Experiment):
                 ok = np.all(np.isfinite(sres.means)) and np.all(sres.cond < 1e12)
                 if not ok:
                     row["failure"] = "cond(A) >= 1e12"
-                    row["rmse_skf"] = np.inf
+                    for w in WINDOWS:
+                        row[f"rmse_{w}skf"] = np.inf
             except ValueError as err:
                 row["failure"] = str(err)
+        for w in WINDOWS:
+            row.setdefault(f"rmse_{w}skf", np.inf)
         for k, v in out.items():
-            row[f"rmse_{k}"] = _rmse(v.means, xs, cfg.burn_in)
+            for w, win in WINDOWS.items():
+                row[f"rmse_{w}{k}"] = _rmse(v.means, xs, *win(cfg.burn_in))
             row[f"time_{k}"] = float(np.median(v.step_time_s))
         return row
 
@@ -268,6 +307,7 @@ class ScoreKalman(Experiment):
         fallback_max = 0.0
         finite_frac_last = np.nan
         skf_time: dict[int, float] = {}
+        win_gap = {w: (np.inf, None) for w in ("full_", "bimodal_")}
         for n, g in runs.groups("n").items():
             failures = [r["failure"] for r in g if r["failure"]]
             frac = 1.0 - len(failures) / cfg.num_runs
@@ -284,8 +324,24 @@ class ScoreKalman(Experiment):
                 # (the block-wise reduction to the Gaussian sub-family, the fallback)
                 metrics[f"skf_fallback_step_fraction_n{n}"] = float(np.mean(regularised))
                 fallback_max = max(fallback_max, float(np.mean(regularised)))
+            for key, name in (("projected", "projection"), ("grid", "grid")):
+                v = [r[key] for r in g if key in r]
+                if v:
+                    metrics[f"skf_{name}_step_fraction_n{n}"] = float(np.mean(v))
             for k in _FILTERS:
-                metrics[f"rmse_{k}_n{n}"] = float(np.mean(g.column(f"rmse_{k}")))
+                for w in WINDOWS:
+                    metrics[f"rmse_{w}{k}_n{n}"] = float(np.mean(g.column(f"rmse_{w}{k}")))
+            for w in ("full_", "bimodal_"):
+                skf_w = g.column(f"rmse_{w}skf")
+                for k in BASELINES:
+                    d = g.column(f"rmse_{w}{k}") - skf_w  # paired per-run gaps
+                    gap = float(np.mean(d))
+                    if gap < win_gap[w][0] or not np.isfinite(win_gap[w][0]):
+                        win_gap[w] = (gap, t_interval(d, unit="runs (paired)")
+                                      if np.isfinite(d).all() else Estimate(
+                                          gap, -np.inf, np.inf,
+                                          "t over runs (paired): a failed SKF run", 0.95,
+                                          len(d)))
             skf_r = g.column("rmse_skf")
             for k in BASELINES:
                 base = g.column(f"rmse_{k}")
@@ -309,10 +365,13 @@ class ScoreKalman(Experiment):
                     np.median(g.column("time_pf")))
         if len(cfg.num_nodes):
             metrics["rmse_min_gap"] = min_gap_est
+            metrics["rmse_full_min_gap"] = win_gap["full_"][1]
+            metrics["rmse_bimodal_min_gap"] = win_gap["bimodal_"][1]
             metrics["skf_fallback_step_fraction"] = float(fallback_max)
         if np.isfinite(max_p) and len(cfg.num_nodes) and max_p > 0:
             metrics["wilcoxon_max_p"] = float(max_p)
         metrics["skf_finite_fraction_largest_n"] = float(finite_frac_last)
+        metrics.update(_showcase_metrics(table.where(part="showcase"), cfg))
         (kal,) = table.where(part="kalman").rows
         for k in ("gaussian_kf_max_abs_diff", "quartic_kf_max_abs_diff"):
             metrics[k] = kal.get(k, float("nan"))
@@ -378,6 +437,65 @@ class ScoreKalman(Experiment):
                 out.append(f"n={n}: {len(failures)}/{config.num_runs} SKF runs failed; first: "
                            f"{failures[0][:200]}")
         return tuple(out)
+
+
+_SHOWCASE = None
+
+
+def _showcase(cfg: Config, unit: dict, rng: np.random.Generator) -> dict:
+    """One paired SKF/UKF run on the README's showcase ``dx = (x - x^3) dt + 0.5 dW``.
+
+    Truth from ``N(0, p0)``, the filters' prior the same Gaussian, observations ``x + v``
+    with ``v ~ N(0, r)`` every 0.1 time units, both filters at ``cfg.num_substeps``; a
+    quartic basis. An SKF run that raises counts in ``raised``.
+    """
+    from . import PolySDE, ukf
+
+    global _SHOWCASE
+    if _SHOWCASE is None:
+        _SHOWCASE = PolySDE([{(1,): 1.0, (3,): -1.0}], np.array([[0.5]]))
+    model, p0, r = _SHOWCASE, float(unit["p0"]), float(unit["r"])
+    x, xs = np.sqrt(p0) * rng.standard_normal((1, 1)), []
+    for _ in range(cfg.showcase_steps):
+        x = model.sample_transition(x, 0.1, 20, rng)
+        xs.append(x[0])
+    xs = np.array(xs)
+    ys = xs + np.sqrt(r) * rng.standard_normal(xs.shape)
+    kw = dict(model=model, H=np.eye(1), R=r * np.eye(1), dt=0.1, num_substeps=cfg.num_substeps)
+    u = ukf(ys, np.zeros(1), p0 * np.eye(1), **kw)
+    bim = max(cfg.burn_in, 1)
+    row = {"rmse_ukf": _rmse(u.means, xs, 0), "rmse_bimodal_ukf": _rmse(u.means, xs, 0, bim),
+           "raised": 0, "rmse_skf": np.nan, "rmse_bimodal_skf": np.nan}
+    try:
+        res = ScoreKalmanFilter(basis=full_basis(1, 4), truncation=cfg.truncation, **kw).filter(
+            ys, np.zeros(1), p0 * np.eye(1))
+    except ValueError:
+        row["raised"] = 1
+        return row
+    row.update(rmse_skf=_rmse(res.means, xs, 0), rmse_bimodal_skf=_rmse(res.means, xs, 0, bim),
+               fallback=float(np.mean((res.fallback & ~16) != 0)),
+               grid=float(np.mean((res.fallback & 16) != 0)))
+    return row
+
+
+def _showcase_metrics(rows: Table, cfg: Config) -> dict:
+    if not len(rows):
+        return {}
+    raised = int(np.sum(rows.column("raised")))
+    ok = rows.where(raised=0)
+    out: dict = {"showcase_raised_runs": Estimate.exact(raised)}
+    if len(ok):
+        out["showcase_fallback_step_fraction"] = float(np.mean(ok.column("fallback")))
+        out["showcase_grid_step_fraction"] = float(np.mean(ok.column("grid")))
+        d = ok.column("rmse_ukf") - ok.column("rmse_skf")  # paired: > 0 when the SKF wins
+        out["showcase_rmse_gap_ukf"] = t_interval(d, unit="runs (paired, all settings)")
+        out["showcase_rmse_bimodal_gap_ukf"] = t_interval(
+            ok.column("rmse_bimodal_ukf") - ok.column("rmse_bimodal_skf"),
+            unit="runs (paired, all settings)")
+        for (p0, r), g in ok.groups("p0", "r").items():
+            out[f"showcase_rmse_gap_ukf_p{p0:g}_r{r:g}"] = float(
+                np.mean(g.column("rmse_ukf") - g.column("rmse_skf")))
+    return out
 
 
 def _timing(cfg: Config) -> dict:

@@ -1209,16 +1209,20 @@ class _UpdatePlan:
             mz = stein_moments(zs, degree=self.deg, truncation=truncation,
                                require_normalisable=False)
             vz = np.array([mz[a] for a in aff.E])
-            # K-convergence diagnostic (also what decides the grid fallback below)
-            mz2 = stein_moments(zs, degree=self.deg, truncation=truncation - 4,
-                                require_normalisable=False)
-            gap = float(max(abs(mz[a] - mz2[a]) for a in aff.E))
+            gap = 0.0
+            if with_gap:  # K-convergence diagnostic (also what decides the grid below)
+                mz2 = stein_moments(zs, degree=self.deg, truncation=truncation - 4,
+                                    require_normalisable=False)
+                gap = float(max(abs(mz[a] - mz2[a]) for a in aff.E))
         except (ValueError, np.linalg.LinAlgError):
             if d > GRID_MAX_DIM:
                 raise
-        if not gap <= GRID_GAP and d <= GRID_MAX_DIM:  # the truncated Stein solution
-            vz = _grid_moments(zs, aff.E)  # has not converged: quadrature on the bulk
-            self.grid_blocks += 1
+        # the last sweep's truncated Stein solution has not converged (or an earlier
+        # sweep's failed): quadrature on the bulk
+        if not gap <= GRID_GAP and d <= GRID_MAX_DIM:
+            vz = _grid_moments(zs, aff.E)
+            if with_gap:
+                self.grid_blocks += 1
         vx = aff.x_apply(mb, sb, vz)
         return dict(zip(aff.E, vx, strict=True)), (gap if with_gap else 0.0)
 
@@ -1568,6 +1572,9 @@ class FilterResult:
         prior. 0 on a step where the score-matching/Stein filter ran as specified.
     fallback_reasons : tuple of str
         For each step with a fallback, ``"step t: <the error that triggered it>"``.
+    obs_projection_error : array, shape (T,) or None
+        With a callable observation function: the RMS residual ``sqrt(tr Omega / m)`` of
+        its affine projection at each update (``Omega`` is added to ``R``); else None.
     """
 
     means: np.ndarray
@@ -1579,6 +1586,7 @@ class FilterResult:
     truncation_gap: np.ndarray | None = None
     fallback: np.ndarray | None = None
     fallback_reasons: tuple = ()
+    obs_projection_error: np.ndarray | None = None
 
     @property
     def num_fallbacks(self) -> int:
@@ -1593,10 +1601,21 @@ class ScoreKalmanFilter:
     ----------
     basis : MonomialBasis
         Statistics ``T`` of the belief ``p ∝ exp(theta . T(x))``.
-    model : PolySDE or PolyMap
-        Dynamics.
-    H : array, shape (m, n)
-        Observation matrix.
+    model : PolySDE, PolyMap or callable
+        Dynamics. A callable is filterpy's ``fx(x, dt)`` (state ``x`` of shape (n,) after
+        time ``dt``; give ``Q``): its vector field ``(fx(x, h) - x) / h`` at
+        ``h = 1e-4 dt`` is projected by least squares onto polynomials of degree
+        ``model_degree`` over ``N(model_center, model_scale^2)`` (see
+        :meth:`PolySDE.from_function`) with diffusion ``G G^T = Q / dt``; the relative
+        RMS error of that projection on held-out points of the same region is stated in
+        ``projection_error_["model"]``.
+    H : array, shape (m, n), or callable
+        Observation matrix, or filterpy's ``hx(x)`` returning (m,): at each update it is
+        projected onto affine functions by statistical linear regression on the
+        belief's moment-matched Gaussian (cubature points), the regression's residual
+        covariance added to ``R``; its RMS is stated per step in
+        ``FilterResult.obs_projection_error``. Needs every monomial of degree <= 2 in
+        the basis.
     R : array, shape (m, m)
         Observation noise covariance.
     dt : float
@@ -1622,6 +1641,19 @@ class ScoreKalmanFilter:
         update is replaced by the Kalman update of the projected prior (exact Bayes for
         that Gaussian). ``"raise"`` raises :class:`NonIntegrableBeliefError` with the
         step index instead (the former behaviour).
+    Q : array, shape (n, n), optional
+        Process noise covariance over ``dt`` of a callable ``model`` (filterpy's ``Q``).
+    model_degree : int
+        Degree of the polynomial projection of a callable ``model``.
+    model_center, model_scale : float or array of shape (n,)
+        Region (mean, standard deviation per coordinate) of that projection: where the
+        belief is expected to go.
+
+    Attributes
+    ----------
+    x, P : arrays
+        filterpy's names for the belief's mean and covariance (read, or set to start or
+        move the belief). ``filter(ys)`` without a prior starts from them.
 
     References
     ----------
@@ -1658,6 +1690,10 @@ class ScoreKalmanFilter:
         truncation: int = 20,
         allow_missing: bool = False,
         on_failure: str = "project",
+        Q: np.ndarray | None = None,
+        model_degree: int = 3,
+        model_center=0.0,
+        model_scale=1.0,
     ) -> None:
         if on_failure not in ("project", "raise"):
             raise ValueError(f"on_failure must be 'project' or 'raise', got {on_failure!r}")
@@ -1665,19 +1701,38 @@ class ScoreKalmanFilter:
         self.fallbacks_ = []
         if not isinstance(basis, MonomialBasis):
             raise TypeError(f"basis must be a MonomialBasis, got {type(basis).__name__}")
-        if callable(model) and not isinstance(model, (PolySDE, PolyMap)):
-            raise TypeError(
-                "model is a plain function; the SKF's moment equations need polynomial "
-                "dynamics: project it first with PolySDE.from_function(f, diffusion, "
-                "degree=3, center=..., scale=...) (a least-squares polynomial fit over the "
-                "region the belief visits)")
-        if not isinstance(model, (PolySDE, PolyMap)):
-            raise TypeError(f"model must be a PolySDE or a PolyMap, got {type(model).__name__}")
         dt = check_float(dt, "dt", min=0, min_inclusive=False)
+        self.projection_error_: dict = {}
+        if callable(model) and not isinstance(model, (PolySDE, PolyMap)):
+            model, err = self._project_dynamics(model, Q, basis.dim, float(dt), model_degree,
+                                                model_center, model_scale)
+            self.projection_error_["model"] = err
+        elif Q is not None:
+            raise ValueError("Q is the process noise of a callable model fx(x, dt); a "
+                             "PolySDE or PolyMap carries its own noise")
+        if not isinstance(model, (PolySDE, PolyMap)):
+            raise TypeError(f"model must be a PolySDE, a PolyMap or a callable fx(x, dt), "
+                            f"got {type(model).__name__}")
         num_substeps = check_int(num_substeps, "num_substeps", min=1)
         truncation = check_int(truncation, "truncation", min=8)
         basis.check_normalisable()
-        _, self.H, self.R = _check_obs(None, H, R, basis.dim)
+        n = basis.dim
+        self.hx = None
+        if callable(H) and not isinstance(H, np.ndarray):
+            self.hx = H
+            Rm = np.atleast_2d(check_array(R, "R", finite=False, min_size=0))
+            _, _, self.R = _check_obs(None, np.ones((Rm.shape[0], n)), Rm, n)
+            self.H = None
+            support = _likelihood_support(basis, np.ones((Rm.shape[0], n)), np.eye(len(Rm)))
+            lookup = set(basis.exponents)
+            if any(a not in lookup for a in support):
+                raise ValueError("H is a callable hx(x): its per-step linearisation may touch "
+                                 "every x_i x_j, so the basis needs every monomial of degree "
+                                 "<= 2 (full_basis or oscillator_basis(cross=True))")
+        else:
+            _, self.H, self.R = _check_obs(None, H, R, n)
+            support = _likelihood_support(basis, self.H, self.R)
+        self.dim_z = self.R.shape[0]
         self.basis = basis
         self.model = model
         self.dt = float(dt)
@@ -1686,7 +1741,42 @@ class ScoreKalmanFilter:
         self.allow_missing = bool(allow_missing)
         self.score_ = _ScorePlan(basis)
         self.predict_ = _PredictPlan(basis, model, self.score_)
-        self.update_ = _UpdatePlan(basis, self.score_, _likelihood_support(basis, self.H, self.R))
+        self.update_ = _UpdatePlan(basis, self.score_, support)
+
+    @staticmethod
+    def _project_dynamics(fx, Q, n, dt, degree, center, scale) -> PolySDE:
+        """filterpy's ``fx(x, dt)`` as a polynomial SDE (see the class docstring)."""
+        if Q is None:
+            raise ValueError("a callable model fx(x, dt) needs Q, the process noise "
+                             "covariance over dt (filterpy's Q)")
+        Q = np.atleast_2d(check_array(Q, "Q"))
+        if Q.shape != (n, n) or not np.allclose(Q, Q.T):
+            raise ValueError(f"Q must be a symmetric ({n}, {n}) matrix, got shape {Q.shape}")
+        w, V = np.linalg.eigh(0.5 * (Q + Q.T))
+        if w.min() < -1e-12 * max(1.0, abs(w).max()):
+            raise ValueError("Q must be positive semi-definite")
+        G = V * np.sqrt(np.clip(w, 0.0, None) / dt)  # G G^T dt = Q
+        h = 1e-4 * dt
+
+        def diff(X, step):  # (fx(x, step) - x) / step, point by point
+            out = np.array([np.asarray(fx(x.copy(), step), dtype=float).reshape(-1)
+                            for x in X])
+            if out.shape != X.shape:
+                raise ValueError(f"model fx(x, dt) returned {out.shape[1:]} for a state of "
+                                 f"shape ({n},)")
+            return (out - X) / step
+
+        def field(X):  # the flow's vector field, Richardson-extrapolated: O(h^2)
+            return 2.0 * diff(X, h / 2) - diff(X, h)
+
+        sde = PolySDE.from_function(field, G, degree=degree, center=center, scale=scale)
+        # the stated error: relative RMS of the projected field on held-out points
+        rng = np.random.default_rng(1)
+        X = np.asarray(center, float) + np.asarray(scale, float) * rng.standard_normal((400, n))
+        ref = field(X)
+        err = float(np.sqrt(np.mean((sde.f(X) - ref) ** 2)) / max(np.sqrt(np.mean(ref ** 2)),
+                                                                   1e-300))
+        return sde, err
 
     @property
     def moment_exponents(self) -> tuple[Exponent, ...]:
@@ -1707,14 +1797,16 @@ class ScoreKalmanFilter:
         the Gaussian ``N(init_mean, init_cov)``. Each step predicts over ``dt`` and then
         updates with ``ys[t]``.
         """
-        ys = np.asarray(ys, dtype=float)
-        if ys.ndim != 2 or ys.shape[1] != self.H.shape[0]:
-            raise ValueError(f"ys has shape {ys.shape}, expected (T, {self.H.shape[0]})")
-        if ys.shape[0] == 0:
-            raise ValueError("ys is empty")
+        ys = _as_observations(ys, self.dim_z)
+        if np.any(np.isinf(ys)):
+            raise ValueError("ys must be finite (NaN marks a missing observation)")
         if np.any(np.isnan(ys)) and not self.allow_missing:
             raise ValueError("ys contains NaN; pass allow_missing=True to skip those updates")
-        m = self._initial_moments(init_mean, init_cov, init_moments)
+        if (init_mean is None and init_cov is None and init_moments is None
+                and getattr(self, "moments_", None) is not None):
+            m = self.moments_  # filterpy's batch_filter: start from the current x, P
+        else:
+            m = self._initial_moments(init_mean, init_cov, init_moments)
         with limit_threads(1):  # small dense solves
             return self._filter(ys, m)
 
@@ -1727,12 +1819,41 @@ class ScoreKalmanFilter:
         theta, cond, reg = self.predict_.prior_theta(m, step=step)
         return m, theta, cond, reg
 
-    def _update_step(self, m: np.ndarray, theta: np.ndarray, y: np.ndarray, step: int):
+    def _obs_model(self, m: np.ndarray):
+        """``(H, R, c, err)``: ``y ~ N(H x + c, R)`` at this step.
+
+        A matrix ``H`` gives itself (``c = 0``, ``err = 0``). A callable ``hx`` is
+        projected onto affine functions by statistical linear regression on the
+        moment-matched Gaussian of the belief (cubature points ``mean ± sqrt(n) L e_k``):
+        ``H = P_zx P^-1``, ``c = E[hx] - H mean``; the regression's residual covariance
+        ``Omega`` is added to ``R`` (the stated error, reported as ``sqrt(tr Omega / m)``).
+        """
+        if self.hx is None:
+            return self.H, self.R, 0.0, 0.0
+        n = self.basis.dim
+        mean, cov = _readout(m, self.score_.index, n)
+        cov = _psd(cov)
+        L = np.linalg.cholesky(cov)
+        X = mean + np.sqrt(n) * np.vstack([L.T, -L.T])  # (2n, n), weights 1 / (2n)
+        Z = np.array([np.asarray(self.hx(x.copy()), dtype=float).reshape(-1) for x in X])
+        if Z.shape != (2 * n, self.dim_z) or not np.all(np.isfinite(Z)):
+            raise ValueError(f"H(x) must return {self.dim_z} finite values (R's size), got "
+                             f"shape {Z.shape[1:]}")
+        zbar = Z.mean(axis=0)
+        dX, dZ = X - mean, Z - zbar
+        Pxz = dX.T @ dZ / (2 * n)
+        Hm = np.linalg.solve(cov, Pxz).T  # (m, n)
+        Om = _psd(dZ.T @ dZ / (2 * n) - Hm @ cov @ Hm.T + 1e-300 * np.eye(self.dim_z))
+        return Hm, self.R + Om, zbar - Hm @ mean, float(np.sqrt(np.trace(Om) / self.dim_z))
+
+    def _update_step(self, m: np.ndarray, theta: np.ndarray, y: np.ndarray, step: int,
+                     obs=None):
         """Condition on ``y`` (skipped when it holds NaN): (m, posterior theta, gap)."""
         gap = 0.0
         self.update_.grid_blocks = 0
         if not np.any(np.isnan(y)):
-            tl = _likelihood_theta(self.basis, y, self.H, self.R)
+            H, R, c, _ = obs if obs is not None else self._obs_model(m)
+            tl = _likelihood_theta(self.basis, y - c, H, R)
             try:
                 m, gap = self.update_.run(m, theta, tl, self.truncation)
             except (ClosureError, np.linalg.LinAlgError) as err:
@@ -1782,8 +1903,10 @@ class ScoreKalmanFilter:
 
     def _safe_update(self, m: np.ndarray, theta: np.ndarray, y: np.ndarray, step: int):
         """The update with its fallback: (m, theta, gap, flags, reason)."""
+        obs = self._obs_model(m)
+        self.last_obs_error_ = obs[3]
         try:
-            out = self._update_step(m, theta, y, step)
+            out = self._update_step(m, theta, y, step, obs)
             grid = getattr(self.update_, "grid_blocks", 0)
             return (*out, FALLBACK_GRID if grid else 0,
                     f"step {step}: update: {grid} block(s) on the grid" if grid else "")
@@ -1794,11 +1917,12 @@ class ScoreKalmanFilter:
         mean, cov = _readout(m, self.score_.index, self.basis.dim)
         cov = _psd(cov)
         if not np.any(np.isnan(y)):  # Kalman update of the moment-matched Gaussian prior
-            S = self.H @ cov @ self.H.T + self.R
-            K = np.linalg.solve(S, self.H @ cov).T
-            mean = mean + K @ (y - self.H @ mean)
-            IKH = np.eye(len(mean)) - K @ self.H
-            cov = _psd(IKH @ cov @ IKH.T + K @ self.R @ K.T)  # Joseph form
+            H, R, c, _ = obs
+            S = H @ cov @ H.T + R
+            K = np.linalg.solve(S, H @ cov).T
+            mean = mean + K @ (y - c - H @ mean)
+            IKH = np.eye(len(mean)) - K @ H
+            cov = _psd(IKH @ cov @ IKH.T + K @ R @ K.T)  # Joseph form
         g = self._gauss_moments(mean, cov)
         return g, _gauss_theta(self.basis, mean, cov), 0.0, FALLBACK_UPDATE, reason
 
@@ -1860,8 +1984,8 @@ class ScoreKalmanFilter:
         """
         m = self._state()
         y = np.asarray(y, dtype=float).reshape(-1) if not isinstance(y, str) else y
-        if not isinstance(y, np.ndarray) or y.shape != (self.H.shape[0],):
-            raise ValueError(f"y must have shape ({self.H.shape[0]},), got "
+        if not isinstance(y, np.ndarray) or y.shape != (self.dim_z,):
+            raise ValueError(f"y must have shape ({self.dim_z},), got "
                              f"{getattr(y, 'shape', type(y).__name__)}")
         if np.any(np.isinf(y)):
             raise ValueError("y must be finite (NaN marks a missing observation)")
@@ -1887,6 +2011,50 @@ class ScoreKalmanFilter:
         """Covariance of the current belief, shape (n, n)."""
         return _readout(self._state(), self.score_.index, self.basis.dim)[1]
 
+    # filterpy's names: kf.x, kf.P (read and set)
+    @property
+    def x(self) -> np.ndarray:
+        """Mean of the belief (filterpy's ``x``); setting it shifts the belief to that mean
+        (same central moments), or starts ``N(x, I)`` (filterpy's default ``P``)."""
+        return self.mean_
+
+    @x.setter
+    def x(self, value) -> None:
+        n = self.basis.dim
+        x = check_array(value, "x", ndim=(0, 1, 2)).reshape(-1)
+        if x.shape != (n,):
+            raise ValueError(f"x must have {n} entries, got shape {np.shape(value)}")
+        m = getattr(self, "moments_", None)
+        if m is None:
+            self.initialize(x, np.eye(n))
+            return
+        mean, _ = _readout(m, self.score_.index, n)
+        one = np.ones(n)
+        cen = self.predict_.aff.z_apply(mean, one, m)
+        self.moments_ = self.predict_.aff.x_apply(x, one, cen)
+        self.moments_[0] = 1.0
+        self._predicted = False
+
+    @property
+    def P(self) -> np.ndarray:
+        """Covariance of the belief (filterpy's ``P``); setting it makes the belief the
+        Gaussian ``N(x, P)`` (moment-matched: the higher moments become Isserlis')."""
+        return self.cov_
+
+    @P.setter
+    def P(self, value) -> None:
+        n = self.basis.dim
+        P = np.atleast_2d(check_array(value, "P", ndim=(0, 1, 2)))
+        if P.shape != (n, n) or not np.allclose(P, P.T) or np.linalg.eigvalsh(
+                0.5 * (P + P.T)).min() <= 0:
+            raise ValueError(f"P must be a symmetric positive definite ({n}, {n}) matrix")
+        mean = self.mean_ if getattr(self, "moments_", None) is not None else np.zeros(n)
+        if getattr(self, "moments_", None) is None:
+            self.initialize(mean, P)
+        else:
+            self.moments_ = self._gauss_moments(mean, 0.5 * (P + P.T))
+            self._predicted = False
+
     def _filter(self, ys: np.ndarray, m: np.ndarray) -> FilterResult:
         n = self.basis.dim
         T = ys.shape[0]
@@ -1895,11 +2063,13 @@ class ScoreKalmanFilter:
         regs = np.zeros(T, dtype=bool)
         gaps = np.zeros(T)
         flags = np.zeros(T, dtype=np.int64)
+        obs_err = np.zeros(T)
         reasons = []
         for t in range(T):
             t0 = time.perf_counter()
             m, theta, conds[t], regs[t], fp, rp = self._safe_predict(m, t)
             m, thetas[t], gaps[t], fu, ru = self._safe_update(m, theta, ys[t], t)
+            obs_err[t] = self.last_obs_error_
             times[t] = time.perf_counter() - t0
             flags[t] = fp | fu
             reasons += [r for r in (rp, ru) if r]
@@ -1907,7 +2077,21 @@ class ScoreKalmanFilter:
         self.moments_, self.theta_, self.step_, self._predicted = m, thetas[-1], T, False
         return FilterResult(means=means, covs=covs, theta=thetas, step_time_s=times, cond=conds,
                             regularised=regs, truncation_gap=gaps, fallback=flags,
-                            fallback_reasons=tuple(reasons))
+                            fallback_reasons=tuple(reasons),
+                            obs_projection_error=obs_err if self.hx is not None else None)
+
+
+def _as_observations(ys, m: int) -> np.ndarray:
+    """``ys`` as (T, m); a 1-D sequence is read as T scalar observations when ``m == 1``."""
+    ys = np.asarray(ys, dtype=float)
+    if ys.ndim == 1 and m == 1:
+        ys = ys[:, None]
+    if ys.ndim != 2 or ys.shape[1] != m:
+        raise ValueError(f"ys has shape {ys.shape}, expected (T, {m})"
+                         + (" or (T,)" if m == 1 else ""))
+    if ys.shape[0] == 0:
+        raise ValueError("ys is empty")
+    return ys
 
 
 def _step_error(err: Exception, step: int) -> Exception:
