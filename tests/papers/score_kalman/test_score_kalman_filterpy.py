@@ -49,8 +49,8 @@ def test_callable_dynamics_is_projected_with_a_stated_error():
     assert set(drift0) == {(0, 1)} and drift0[(0, 1)] == pytest.approx(1.0, abs=1e-3)
     xs, ys = _pendulum()
     res = skf.filter(ys, np.array([0.3, 0.0]), 0.1 * np.eye(2))
-    u = ukf(ys[:, None], np.array([0.3, 0.0]), 0.1 * np.eye(2), model=skf.model, H=np.array([[1.0, 0.0]]),
-            R=np.array([[0.05]]), dt=DT, num_substeps=2)
+    u = ukf(ys[:, None], np.array([0.3, 0.0]), 0.1 * np.eye(2), model=skf.model,
+            H=np.array([[1.0, 0.0]]), R=np.array([[0.05]]), dt=DT, num_substeps=2)
     e_skf = np.sqrt(np.mean((res.means[:, 0] - xs[:, 0]) ** 2))
     e_ukf = np.sqrt(np.mean((u.means[:, 0] - xs[:, 0]) ** 2))
     assert e_skf < np.sqrt(0.05) and e_skf < 1.5 * e_ukf
