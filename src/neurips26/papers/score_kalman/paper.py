@@ -216,7 +216,8 @@ PAPER = Paper(
     tiers=(
         ("smoke", "n = 2, 10 steps, 1 run, PF 500 particles, no MaxEnt timing (seconds)"),
         ("small", "n in {2, 4, 8, 20}, 30 steps, 10 paired runs, PF 2000 particles, MaxEnt "
-                  "n = 2, 3 (about 3 minutes on 2 cores)"),
+                  "n = 2, 3, x - x^3 showcase (R 0.2-0.5, two priors, 5 runs each); "
+                  "about 3 minutes on 2 cores"),
         ("paper", "n in {2, 4, 8, 12, 16, 20}, 100 steps, 50 runs, PF 10000 particles "
                   "(never run here)"),
     ),

@@ -80,6 +80,29 @@ Deviations from the paper
   positive definite once the mean moves by more than a standard deviation per stage
   (fast, sharply observed oscillators): this, not the Stein update, stopped the
   former n = 8 (and some n = 4) runs.
+- Robustness (ours, issue 30): the Stein posterior solve of a coordinate block of at
+  most two coordinates whose truncated solution has not converged (the ``K`` vs
+  ``K - 4`` gap of the last sweep above ``GRID_GAP``, or the solve failed) is replaced
+  by quadrature of ``exp(theta_post . T)`` on a grid over the block's bulk (12 standard
+  deviations of the Gaussian part each way, log-density shifted by its maximum and the
+  sums renormalised: the density clipped to the grid; refused when its edge carries
+  mass). That is a partition function, but a one- or two-dimensional one per block.
+  A step whose computation still fails (a fit that is not integrable, moments that
+  are not those of a distribution, an undetermined closure) is not raised by default
+  (``on_failure="project"``): the predict step is redone with four times the RK4
+  substeps, then from the moment-matched Gaussian projection of the belief (same mean
+  and covariance, Isserlis higher moments), then by sigma points (symmetric cubature
+  on the discretised model); a failed update is the Kalman update of the projected
+  prior. Each use is a bit flag of ``FilterResult.fallback`` with its reason in
+  ``fallback_reasons``; ``on_failure="raise"`` keeps the former error.
+- filterpy idioms (ours, issue 31): a callable ``model`` is filterpy's ``fx(x, dt)``,
+  read as its flow's vector field (Richardson-extrapolated difference at
+  ``h = 1e-4 dt``) and projected onto cubic polynomials over a stated region, with
+  ``G G^T = Q / dt``; the projection's relative error is ``projection_error_``. A
+  callable ``H`` (filterpy's ``hx(x)``) is projected onto affine functions at each
+  update by statistical linear regression on the belief's moment-matched Gaussian,
+  its residual covariance added to ``R`` (reported per step): the likelihood then stays
+  Gaussian-linear, the form the natural-parameter update needs.
 - Small dense solves run with one BLAS thread (``threadpoolctl``): on a shared machine
   threaded LAPACK was 10-100x slower for these ~400 x 231 systems.
 - Cost per step: the moment maps (``PA``, ``Pb``, the moment-ODE matrix ``G``,
