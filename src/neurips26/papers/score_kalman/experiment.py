@@ -455,9 +455,6 @@ class ScoreKalman(Experiment):
         return tuple(out)
 
 
-_SHOWCASE = None
-
-
 def _showcase(cfg: Config, unit: dict, rng: np.random.Generator) -> dict:
     """One paired SKF/UKF run on the README's showcase ``dx = (x - x^3) dt + 0.5 dW``.
 
@@ -467,10 +464,8 @@ def _showcase(cfg: Config, unit: dict, rng: np.random.Generator) -> dict:
     """
     from . import PolySDE, ukf
 
-    global _SHOWCASE
-    if _SHOWCASE is None:
-        _SHOWCASE = PolySDE([{(1,): 1.0, (3,): -1.0}], np.array([[0.5]]))
-    model, p0, r = _SHOWCASE, float(unit["p0"]), float(unit["r"])
+    model = PolySDE([{(1,): 1.0, (3,): -1.0}], np.array([[0.5]]))
+    p0, r = float(unit["p0"]), float(unit["r"])
     x, xs = np.sqrt(p0) * rng.standard_normal((1, 1)), []
     for _ in range(cfg.showcase_steps):
         x = model.sample_transition(x, 0.1, 20, rng)
