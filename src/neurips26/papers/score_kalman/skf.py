@@ -159,6 +159,7 @@ FALLBACK_SUBSTEPS, FALLBACK_PROJECT, FALLBACK_SIGMA, FALLBACK_UPDATE = 1, 2, 4, 
 FALLBACK_GRID = 16
 GRID_GAP = 1e-2  # K-convergence gap above which a block's posterior moments come from a grid
 GRID_MAX_DIM = 2  # largest coordinate block whose posterior moments may come from a grid
+#                  (the moment evaluation of _grid_moments is written for d <= 2)
 GRID_HALF_WIDTH = 12.0  # grid half-width in Gaussian-part standard deviations
 GRID_POINTS = {1: 1201, 2: 161}  # grid points per axis by block dimension
 _STEP_ERRORS = (ValueError, np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError)
@@ -1343,21 +1344,37 @@ def _grid_moments(zs, exps) -> np.ndarray:
                 continue
             logp[tuple(a)] = c / a[i]
     g = np.linspace(-GRID_HALF_WIDTH, GRID_HALF_WIDTH, GRID_POINTS[d])
-    pts = np.stack([x.ravel() for x in np.meshgrid(*([g] * d), indexing="ij")], axis=1)
-    lp = np.zeros(len(pts))
+    E = np.asarray(exps)
+    top = int(max(E.max(), max(max(a) for a in logp) if logp else 0))
+    pw = g[None, :] ** np.arange(top + 1)[:, None]  # (top + 1, points per axis)
+
+    def grid_poly(a):  # x^a on the grid, shape (points,) * d (an outer product of powers)
+        out = pw[a[0]]
+        for i in range(1, d):
+            out = np.multiply.outer(out, pw[a[i]])
+        return out
+
+    lp = np.zeros((len(g),) * d)
     for a, c in logp.items():
-        lp += c * np.prod(pts ** np.asarray(a)[None, :], axis=1)
+        lp += c * grid_poly(a)
     if not np.all(np.isfinite(lp)):
         raise NonIntegrableBeliefError("the posterior log-density is not finite on the grid")
     w = np.exp(lp - lp.max())
-    edge = np.any(np.abs(pts) >= GRID_HALF_WIDTH * (1 - 1e-12), axis=1)
+    edge = np.zeros(w.shape, dtype=bool)
+    for i in range(d):  # the grid's faces
+        idx = [slice(None)] * d
+        idx[i] = [0, -1]
+        edge[tuple(idx)] = True
     if w[edge].max() > 1e-9:
         raise NonIntegrableBeliefError(
             "the posterior density does not fall inside the grid (its mass is not within "
             f"{GRID_HALF_WIDTH:g} Gaussian-part standard deviations)")
     w /= w.sum()
-    E = np.asarray(exps)
-    return np.array([w @ np.prod(pts ** a[None, :], axis=1) for a in E])
+    if d == 1:
+        return pw[E[:, 0]] @ w
+    # 2-D: E[x^a y^b] = sum_ij w_ij x_i^a y_j^b = (pw_x[a] @ w @ pw_y[b])
+    M = pw @ w @ pw.T  # (top + 1, top + 1)
+    return M[E[:, 0], E[:, 1]]
 
 
 def _check_obs(y, H, R, n) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
