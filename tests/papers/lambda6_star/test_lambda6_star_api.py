@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -80,6 +81,14 @@ def test_analyzer_select_keeps_the_item_labels(binary):
     direct = L.select_items(df, 5, shrinkage=0.2)
     assert got.labels == tuple(df.columns[got.indices])
     assert got.labels == direct.labels
+    # a constant column first shifts every kept item: labels follow the original columns
+    padded = df.copy()
+    padded.insert(0, "const", 1.0)
+    for dup in ("keep", "collapse"):
+        sel = L.ReliabilityAnalyzer(shrinkage=0.2).fit(padded).select(5, duplicates=dup)
+        ref = L.select_items(padded, 5, shrinkage=0.2, duplicates=dup)
+        assert sel.labels == ref.labels == tuple(padded.columns[sel.indices])
+        assert "const" not in sel.labels
 
 
 def test_cohorts_split_on_one_run_and_measure_on_another():
@@ -252,11 +261,33 @@ def test_smoke_run_produces_every_smoke_claim_metric():
     assert set(result.figures) >= {"tau_mapping", "selection", "cohorts"}
     again = experiment.run(experiment.TIERS["smoke"])
     assert again.stable_metrics() == result.stable_metrics()
+    # the selection setting is chosen on tuning realisations, recorded beside the claims'
+    assert {f"tune_{r}_{d}_min_gain" for r in ("strata", "greedy", "redundancy")
+            for d in ("keep", "collapse")} <= set(result.metrics)
+    assert result.metrics["num_tuning_realisations"] == 2
+    assert sum(row["chosen"] for row in result.tables["tuning"]) == 1
+    roles = {row["role"] for row in result.tables["seeds"]}
+    assert roles == {"tuning", "claims"}
+    assert any("chosen on the tuning realisations" in n for n in result.notes)
     # the selection claims' controls: the same statistics with a random subset
-    for name in ("random_selection_min_wins", "random_selection_min_mean_gain",
+    for name in ("random_selection_min_win_share", "random_selection_min_mean_gain",
                  "num_small_subset_match_random", "num_higher_cohort_less_reliable_random"):
         assert name in result.metrics, name
-    assert "selection_min_wins" in result.intervals
+    share = result.intervals["selection_min_win_share"]
+    assert share["method"].startswith("wilson binomial") and share["level"] == 0.95
+
+
+def test_tuning_seeds_must_stay_apart_from_the_claims_seeds():
+    from neurips26.papers.lambda6_star import experiment
+
+    smoke = experiment.TIERS["smoke"]
+    for bad in ((smoke.seed,), (smoke.seed - 2,), (5, 5)):
+        with pytest.raises(ValueError, match="tuning_seeds"):
+            experiment.run(replace(smoke, tuning_seeds=bad))
+    # a fixed setting needs no tuning units
+    fixed = experiment.run(replace(smoke, rule="strata", duplicates="keep"))
+    assert fixed.metrics["num_tuning_realisations"] == 0
+    assert not any(k.startswith("tune_") for k in fixed.metrics)
 
 
 def test_simulation_true_reliability_is_recovered():

@@ -18,6 +18,7 @@ from neurips26.papers.lambda6_star import (
     select_items,
     shrinkage_intensity,
     signal_to_noise,
+    simulate_irt,
     spearman_brown,
     variance_components,
 )
@@ -38,6 +39,11 @@ CALLS = [
         select_items,
         {"scores": Y, "budget": 3},
         {"scores": A, "budget": S, "rule": S, "refit": S, "duplicates": S, "shrinkage": S},
+    ),
+    Call(
+        simulate_irt,
+        {"num_models": 8, "num_items": 20, "guessing": 0.2, "null_share": 0.2},
+        {"guessing": S, "null_share": S, "discrimination_sd": S},
     ),
 ]
 

@@ -267,7 +267,9 @@ def test_variance_components_hand_checked_example():
 
 def test_selection_does_not_fill_the_budget_with_copies_of_one_pattern():
     """Few models, many items: copies of one response pattern are predicted exactly by
-    each other and inflate V(S), so keeping them lets greedy pick copy after copy."""
+    each other and inflate V(S), so keeping them lets greedy pick copy after copy;
+    duplicates="collapse" stops that (the default keeps every item, see the few-model
+    tests of test_lambda6_star_selection.py for why)."""
     from neurips26.papers.lambda6_star import simulate_irt
 
     sim = simulate_irt(num_models=12, num_items=300, num_runs=1, seed=3)
@@ -277,7 +279,7 @@ def test_selection_does_not_fill_the_budget_with_copies_of_one_pattern():
     y = np.hstack([y, np.repeat(copy, 200, axis=1)])  # one pattern, 201 times in all
     keep = select_items(y, 20, duplicates="keep", rule="greedy")
     assert np.unique(y[:, keep.indices], axis=1).shape[1] < 10  # mostly copies
-    sel = select_items(y, 20)
+    sel = select_items(y, 20, duplicates="collapse")
     assert sel.num_duplicates >= 200
     assert np.unique(y[:, sel.indices], axis=1).shape[1] == 20  # all distinct
     truth = stats.kendalltau(y[:, sel.indices].mean(1), sim.ability).statistic
@@ -286,4 +288,5 @@ def test_selection_does_not_fill_the_budget_with_copies_of_one_pattern():
     with pytest.raises(ValueError, match="duplicates"):
         select_items(y, 5, duplicates="drop")
     with pytest.raises(ValueError, match="distinct item response columns"):
-        select_items(np.hstack([copy, copy, 1 - copy]), 3)
+        select_items(np.hstack([copy, copy, 1 - copy]), 3, duplicates="collapse")
+    assert select_items(np.hstack([copy, copy, 1 - copy]), 3).num_duplicates == 0  # "keep"

@@ -14,7 +14,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from neurips26.papers.lambda6_star import digits_zoo, lambda6_star, select_items, simulate_irt
+from neurips26.papers.lambda6_star import (
+    digits_zoo,
+    item_rest_correlation,
+    lambda6_star,
+    ranking_tau,
+    select_items,
+    simulate_irt,
+)
 
 
 def _reference_redundancy(y: np.ndarray, budget: int) -> tuple[list[int], list[float]]:
@@ -203,11 +210,77 @@ def test_strata_selection_beats_random_on_the_digits_zoo_over_realisations():
     from neurips26.papers.lambda6_star import experiment
 
     cfg = replace(experiment.TIERS["small"], benchmarks=("digits",), num_random=30)
-    assert cfg.rule == "strata"
     zoo = digits_zoo(num_runs=cfg.num_runs, seed=cfg.seed)
-    s = experiment._replicated_selection("digits", zoo.scores, cfg, np.random.default_rng(0))
+    s = experiment._replicated_selection(
+        "digits", zoo.scores, cfg, np.random.default_rng(0), ("strata", "keep"))
     assert s["num_replicates"] == 4 and s["sel_num_budgets"] == 5
     gain = s["sel_mean_gain"].value
     assert s["sel_wins"] >= 4 and gain > 0, (s["sel_wins"], gain)
     assert s["sel_mean_gain"].n == 4 and "replicates" in s["sel_mean_gain"].method
     assert s["redundancy_rule_wins"] < 4  # the same test, failed by the redundancy rule
+
+
+# ------------------------------------------------------------- few models (issue 30)
+
+
+def _few_model_data(seed: int):
+    """LLM-like binary data from few models: 12 models, a 3PL guessing floor, a fifth of
+    the items without signal (seeds apart from the experiment's claims and tuning)."""
+    sim = simulate_irt(num_models=12, num_items=3000, num_runs=5, guessing=0.25,
+                       null_share=0.2, discrimination_sd=0.5, seed=seed)
+    return sim.scores
+
+
+def _stability(runs, idx):
+    held = runs[1:]
+    return np.mean([ranking_tau(held[i][:, idx], held[j][:, idx])
+                    for i in range(len(held)) for j in range(i + 1, len(held))])
+
+
+def test_strata_selection_beats_random_on_few_model_data_with_duplicates_kept():
+    """On few-model binary data the frequent response patterns are the informative ones;
+    keeping every item (the default) lets lambda6*'s covariance weigh them, so the strata
+    picks beat random subsets; one item per distinct pattern ("collapse") weighs the
+    informative patterns as little as noise and its picks correlate less with the rest."""
+    gains, collapse_gains, irc_keep, irc_collapse = [], [], [], []
+    for seed in (424242, 424243):
+        runs = _few_model_data(seed)
+        a = runs[0]
+        rng = np.random.default_rng(seed)
+        valid = np.flatnonzero(np.ptp(a, axis=0) > 0)
+        irc = item_rest_correlation(a)
+        for k in (50, 200):
+            rand = np.mean([_stability(runs, rng.choice(valid, k, replace=False))
+                            for _ in range(20)])
+            keep = select_items(a, k)
+            collapse = select_items(a, k, duplicates="collapse")
+            assert keep.num_duplicates == 0 and collapse.num_duplicates > 0
+            gains.append(_stability(runs, keep.indices) - rand)
+            collapse_gains.append(_stability(runs, collapse.indices) - rand)
+            irc_keep.append(np.nanmean(irc[keep.indices]))
+            irc_collapse.append(np.nanmean(irc[collapse.indices]))
+    assert min(gains) > 0, gains
+    assert np.mean(gains) > np.mean(collapse_gains) + 0.03, (gains, collapse_gains)
+    assert np.mean(irc_keep) > np.mean(irc_collapse) + 0.1
+
+
+def test_three_parameter_simulation_has_a_guessing_floor_and_no_signal_items():
+    sim = simulate_irt(num_models=12, num_items=4000, num_runs=2, guessing=0.25,
+                       null_share=0.2, seed=7)
+    assert sim.scores.shape == (2, 12, 4000)
+    null = sim.discrimination == 0
+    assert 0.15 < null.mean() < 0.25
+    assert np.all((sim.guessing >= 0.125) & (sim.guessing <= 0.375))
+    # no-signal items: every model answers them with the same probability
+    irc = item_rest_correlation(sim.scores[0])
+    assert abs(np.nanmean(irc[null])) < 0.03 < np.nanmean(irc[~null])
+    # the guessing floor: even the weakest model answers above it on average
+    assert sim.scores[0].mean(axis=1).min() > 0.2
+    # the 2PL stream is unchanged by the new arguments' defaults
+    two = simulate_irt(num_models=12, num_items=50, seed=7)
+    assert np.all(two.guessing == 0) and np.all(two.discrimination > 0)
+    for bad, match in (({"guessing": 0.7}, "guessing"), ({"null_share": 1.0}, "null_share"),
+                       ({"discrimination_sd": -1.0}, "discrimination_sd"),
+                       ({"guessing": "a"}, "guessing")):
+        with pytest.raises((ValueError, TypeError), match=match):
+            simulate_irt(num_models=5, num_items=5, **bad)

@@ -1,7 +1,9 @@
 """Benchmarks for the reliability experiments, built offline.
 
 - :func:`simulate_irt`: a 2PL item-response simulation with a ceiling effect (abilities
-  skewed high), per-run item jitter and a known true reliability.
+  skewed high), per-run item jitter and a known true reliability; with ``guessing > 0``
+  and ``null_share > 0`` a 3PL one with a guessing floor and items that carry no signal
+  (LLM-like multiple-choice data from few models).
 - :func:`load_benchbench` (from ``neurips26.common.data``): real aggregate tables shipped
   by the ``benchbench`` package (MMLU: models × 57 subjects; ImageNet: 112 torchvision
   models × 1000 per-class accuracies), read directly from its TSV files.
@@ -20,6 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from neurips26.common.data.tables import benchbench_data_dir, load_benchbench
+from neurips26.common.validation import check_float
 
 __all__ = [
     "IRTSimulation",
@@ -34,7 +37,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class IRTSimulation:
-    """A simulated 2PL benchmark.
+    """A simulated 2PL (or 3PL) benchmark.
 
     Attributes
     ----------
@@ -43,7 +46,9 @@ class IRTSimulation:
     ability : ndarray, shape (N,)
         ``theta_m``.
     discrimination, difficulty : ndarray, shape (K,)
-        ``a_i``, ``b_i`` (before the per-run jitter).
+        ``a_i``, ``b_i`` (before the per-run jitter); ``a_i = 0`` for the no-signal items.
+    guessing : ndarray, shape (K,)
+        ``c_i``, the lower asymptote (0 for the 2PL).
     true_reliability : float
         Reliability of the K-item mean score for these models and items:
         ``Var_m(T_m) / (Var_m(T_m) + mean_m sum_i P_mi (1 - P_mi) / K^2)`` with
@@ -55,6 +60,7 @@ class IRTSimulation:
     discrimination: NDArray[np.float64]
     difficulty: NDArray[np.float64]
     true_reliability: float
+    guessing: NDArray[np.float64] | None = None
 
 
 def simulate_irt(
@@ -65,9 +71,18 @@ def simulate_irt(
     ceiling: float = 2.0,
     skew_scale: float = 0.6,
     item_jitter: float = 0.2,
+    discrimination_sd: float = 0.3,
+    guessing: float = 0.0,
+    null_share: float = 0.0,
     seed: int = 0,
 ) -> IRTSimulation:
     """Simulate a 2PL benchmark: ``P(y_mi = 1) = sigmoid(a_i (theta_m - b_i))``.
+
+    With ``guessing = c > 0`` it is a 3PL benchmark,
+    ``P(y_mi = 1) = c_i + (1 - c_i) sigmoid(a_i (theta_m - b_i))`` with ``c_i`` uniform on
+    ``[c/2, 3c/2]`` (multiple-choice items answered right by chance), and a share
+    ``null_share`` of the items has ``a_i = 0``: every model answers them with the same
+    probability, so they carry no signal about the models (mislabelled or ambiguous items).
 
     Parameters
     ----------
@@ -81,6 +96,12 @@ def simulate_irt(
         Scale of the Gamma draw.
     item_jitter : float
         Standard deviation of the per-run shift of every difficulty ``b_i``.
+    discrimination_sd : float
+        ``a_i = exp(N(0, discrimination_sd^2))`` (log-normal discriminations).
+    guessing : float
+        Mean lower asymptote ``c`` in ``[0, 2/3)`` (0: the 2PL).
+    null_share : float
+        Share of items with ``a_i = 0`` (no signal), in ``[0, 1)``.
     seed : int
 
     Returns
@@ -98,17 +119,27 @@ def simulate_irt(
             raise ValueError(f"{name} must be a positive int, got {v!r}")
     if item_jitter < 0 or skew_scale <= 0:
         raise ValueError("item_jitter must be >= 0 and skew_scale > 0")
+    discrimination_sd = check_float(discrimination_sd, "discrimination_sd", min=0.0, max=5.0)
+    guessing = check_float(guessing, "guessing", min=0.0, max=2.0 / 3.0, max_inclusive=False)
+    null_share = check_float(null_share, "null_share", min=0.0, max=1.0, max_inclusive=False)
     rng = np.random.default_rng(seed)
     theta = ceiling - rng.gamma(2.0, skew_scale, size=num_models)  # (N,)
-    a = rng.lognormal(0.0, 0.3, size=num_items)  # (K,)
+    a = rng.lognormal(0.0, discrimination_sd, size=num_items)  # (K,)
     b = rng.normal(0.0, 1.0, size=num_items)  # (K,)
-    p0 = 1.0 / (1.0 + np.exp(-a * (theta[:, None] - b)))  # (N, K)
+    c = np.zeros(num_items)  # (K,) lower asymptotes
+    if guessing > 0 or null_share > 0:  # the 3PL draws (the 2PL's stream is unchanged)
+        c = guessing * rng.uniform(0.5, 1.5, size=num_items)
+        a = np.where(rng.random(num_items) < null_share, 0.0, a)
+
+    def prob(b_r: np.ndarray) -> np.ndarray:  # (N, K)
+        return c + (1.0 - c) / (1.0 + np.exp(-a * (theta[:, None] - b_r)))
+
+    p0 = prob(b)  # (N, K)
     true_var = p0.mean(axis=1).var(ddof=1)
     err_var = np.mean(np.sum(p0 * (1 - p0), axis=1)) / num_items**2
     scores = np.empty((num_runs, num_models, num_items))
     for r in range(num_runs):
-        b_r = b + item_jitter * rng.normal(size=num_items)
-        p = 1.0 / (1.0 + np.exp(-a * (theta[:, None] - b_r)))
+        p = prob(b + item_jitter * rng.normal(size=num_items))
         scores[r] = (rng.random(p.shape) < p).astype(np.float64)
     return IRTSimulation(
         scores=scores,
@@ -116,6 +147,7 @@ def simulate_irt(
         discrimination=a,
         difficulty=b,
         true_reliability=float(true_var / (true_var + err_var)),
+        guessing=c,
     )
 
 

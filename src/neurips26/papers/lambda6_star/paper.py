@@ -55,18 +55,19 @@ PAPER = Paper(
         Claim(
             id="selection_beats_random_wins",
             statement=(
-                "Items chosen by lambda6* on run A (the most lambda6*-reliable item of each "
-                "difficulty stratum) rank models more stably (mean Kendall tau over every "
-                "pair of the other runs) than the mean random subset of the same size, at >= "
-                "4 of the 5 budgets on each benchmark (replicate means; interval: bootstrap over "
-                "replicates within each benchmark). Control: a random subset of the same size "
-                "(the first random subset of each budget) in place of the λ6★ subset."
+                "Items chosen by lambda6* on run A (with the selection setting chosen on "
+                "separate tuning realisations) rank models more stably (mean Kendall tau over "
+                "every pair of the other runs) than the mean random subset of the same size, "
+                "in >= 4 of 5 (replicate, budget) pairs on each benchmark (the benchmark with "
+                "the smallest share; Wilson binomial interval over the pairs). Control: a "
+                "random subset of the same size (the first random subset of each budget) in "
+                "place of the λ6★ subset."
             ),
             paper_value="qualitative (spec: >= 4 of 5 budgets on each benchmark)",
-            metric="selection_min_wins",
+            metric="selection_min_win_share",
             comparison=">=",
-            target=4,
-            control="random_selection_min_wins",
+            target=0.8,
+            control="random_selection_min_win_share",
             tiers=("small", "paper"),
         ),
         Claim(
@@ -81,6 +82,37 @@ PAPER = Paper(
             comparison=">=",
             target=0.03,
             control="random_selection_min_mean_gain",
+            tiers=("small", "paper"),
+        ),
+        Claim(
+            id="selection_beats_random_few_models",
+            statement=(
+                "On LLM-like binary data from few models (a 3PL simulation of 12 models with "
+                "a guessing floor and items without signal, realisations apart from the "
+                "tuning ones), the mean tau gain of the lambda6* subsets over random subsets, "
+                "across budgets and replicates, is at least 0.03 (Student-t interval over "
+                "replicates). Control: the same gain of a random subset."
+            ),
+            paper_value="qualitative (spec: mean gain >= 0.03 on each benchmark)",
+            metric="fewmodel_sel_mean_gain",
+            comparison=">=",
+            target=0.03,
+            control="fewmodel_ctrl_mean_gain",
+            tiers=("small", "paper"),
+        ),
+        Claim(
+            id="selection_wins_few_models",
+            statement=(
+                "On the few-model 3PL simulation, the lambda6* subset ranks models more "
+                "stably than the mean random subset in >= 4 of 5 (replicate, budget) pairs "
+                "(Wilson binomial interval over the pairs). Control: a random subset in "
+                "place of the λ6★ subset."
+            ),
+            paper_value="qualitative (spec: >= 4 of 5 budgets on each benchmark)",
+            metric="fewmodel_win_share",
+            comparison=">=",
+            target=0.8,
+            control="fewmodel_ctrl_win_share",
             tiers=("small", "paper"),
         ),
         Claim(
@@ -118,13 +150,18 @@ PAPER = Paper(
         "denominator, inverted through Woodbury in O(K N^2).",
         "The LOO variant (lambda6_star_loo) is inferred too; its ridge is chosen by the exact "
         "leave-one-out error rather than GCV, which degenerates when K >= N.",
-        "The selection rule is inferred: one item per distinct response column, the items "
-        "cut into `budget` difficulty strata, and from each the item with the largest "
-        "lambda6* item reliability R*^2 (rule='strata', an anchor-point-like rule). The "
-        "spec's plain greedy forward selection of lambda6*(S) piles its picks into one "
-        "region of near-duplicate patterns; it stays available (rule='greedy'), as does a "
-        "forward rule whose lambda6* gains are discounted by the largest shrunk correlation "
-        "with a chosen item (rule='redundancy'); both are reported beside the claimed rule.",
+        "The selection rule is inferred. Three rules: the items cut into `budget` "
+        "difficulty strata and from each the item with the largest lambda6* item "
+        "reliability R*^2 (rule='strata', an anchor-point-like rule), the spec's plain "
+        "greedy forward selection of lambda6*(S) (rule='greedy'), and a forward rule whose "
+        "lambda6* gains are discounted by the largest shrunk correlation with a chosen item "
+        "(rule='redundancy'); items with identical response columns are kept as they are "
+        "(duplicates='keep', lambda6*'s covariance weighs each pattern by its frequency) or "
+        "one per distinct column (duplicates='collapse', the earlier default). The "
+        "experiment chooses the (rule, duplicates) setting by its worst-case gain over "
+        "random subsets on simulated tuning realisations (irt and fewmodel at "
+        "Config.tuning_seeds), whose seeds no claim's data use; the other rules are "
+        "reported beside the chosen one.",
         "Each multi-run benchmark is drawn 4 times at the small tier (10 at the paper tier): "
         "the selection claims read the replicate means, and the gain's interval is a "
         "Student-t interval over the replicates.",
@@ -137,21 +174,31 @@ PAPER = Paper(
         "resamples of the 50 validation images per class), a digits classifier zoo (~55 "
         "sklearn models, runs are perturbed test inputs) and benchbench's MMLU subject table "
         "(single run, K < N). mnist1d (in the spec) is not used.",
-        "Claims 3-5 are evaluated over the three multi-run benchmarks (irt, imagenet, digits).",
+        "Claims 3-5 are evaluated over the three multi-run benchmarks (irt, imagenet, digits). "
+        "A fourth, a 3PL simulation of 12 models with a guessing floor and items without "
+        "signal (LLM-like few-model data; 10,000 items at the small tier, 40,000 at the "
+        "paper tier), has its own selection claims.",
+        "The wins are counted per (replicate, budget) pair with a Wilson binomial interval "
+        "(4 of 5 budgets read as a share of 0.8); the budgets of one replicate share its "
+        "selection run, so the pairs are not fully independent.",
     ),
     tiers=(
-        ("smoke", "IRT simulation only, N=20 models x K=60 items, one budget (seconds)."),
+        ("smoke", "IRT simulation only, N=20 models x K=60 items, one budget; tuning on one "
+                  "realisation of each simulation (seconds)."),
         (
             "small",
-            "IRT 60 x 2000, ImageNet 112 x 1000, digits zoo 55 x 899, MMLU 98 x 57; budgets "
-            "10/20/50/100/200, 50 random subsets, 100 split halves, 4 replicates of each "
-            "multi-run benchmark (one to two minutes on 2 cores).",
+            "IRT 60 x 2000, ImageNet 112 x 1000, digits zoo 55 x 899, MMLU 98 x 57, few-model "
+            "3PL 12 x 10000; budgets 10/20/50/100/200, 50 random subsets, 100 split halves, 4 "
+            "replicates of each multi-run benchmark (10 of the few-model one); the selection "
+            "setting tuned on 2 realisations of each simulation at seeds apart from the "
+            "claims' (about two to three minutes on 2 cores).",
         ),
         (
             "paper",
-            "IRT 100 x 20000 and the same real tables with 200 random subsets and 500 split "
-            "halves; the paper's own item-level leaderboards (HELM / Open-LLM response matrices) "
-            "can be analysed from a local file with --set local_matrix=PATH (never downloaded).",
+            "IRT 100 x 20000, few-model 3PL 12 x 40000 and the same real tables with 200 "
+            "random subsets, 500 split halves and 3 tuning realisations; the paper's own "
+            "item-level leaderboards (HELM / Open-LLM response matrices) can be analysed "
+            "from a local file with --set local_matrix=PATH (never downloaded).",
         ),
     ),
 )

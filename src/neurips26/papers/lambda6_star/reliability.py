@@ -34,15 +34,22 @@ Deviations from the paper
   λ6★(S) with residual variances fixed on the full pool (``rule="greedy"``), rewards items
   that covary strongly with the chosen set: copies and near-copies of one response pattern
   inflate ``V(S)``, so the picks pile up in one region (on binary data, e.g. the items only
-  the weakest models fail). Exact copies are collapsed first (``duplicates="collapse"``).
-  The default ``rule="strata"`` treats items of one difficulty as near-duplicates: it cuts
-  the items into ``budget`` difficulty strata and takes from each the item with the largest
-  λ6★ item reliability ``R*_j^2`` (an anchor-point-like, λ6★-scored representative).
-  ``rule="redundancy"`` keeps the forward selection but discounts each item's λ6★ gain by
-  ``rho_j^2``, its largest correlation with a chosen item in λ6★'s own shrunk correlation
-  matrix (the only weight is the Schäfer-Strimmer ``delta``). Nothing is tuned on the
-  verdicts. Recomputing the residuals on the subset (``refit="each_step"``) rewards
-  redundancy the same way as greedy: a subset of near-copies is internally consistent.
+  the weakest models fail). The default ``rule="strata"`` treats items of one difficulty as
+  near-duplicates: it cuts the items into ``budget`` difficulty strata and takes from each
+  the item with the largest λ6★ item reliability ``R*_j^2`` (an anchor-point-like,
+  λ6★-scored representative). ``rule="redundancy"`` keeps the forward selection but
+  discounts each item's λ6★ gain by ``rho_j^2``, its largest correlation with a chosen item
+  in λ6★'s own shrunk correlation matrix (the only weight is the Schäfer-Strimmer
+  ``delta``). Nothing is tuned on the verdicts. Items whose response columns are identical
+  are kept as they are (``duplicates="keep"``, the default): λ6★ keeps the benchmark's
+  covariance, in which a response pattern weighs by how many items share it. An earlier
+  default kept one item per distinct column (``duplicates="collapse"``, still available); on
+  binary data from few models it weighs the frequent, informative patterns as little as
+  scattered noise patterns, and its strata picks ranked models less stably than random
+  items. The experiment chooses the rule and the duplicates handling on simulated
+  realisations whose seeds the claims never use. Recomputing the residuals on the subset
+  (``refit="each_step"``) rewards redundancy the same way as greedy: a subset of near-copies
+  is internally consistent.
 - The median cohort split on a separate run and the variance-to-stability mapping
   (Spearman-Brown + Greiner's arcsine law) are inferred from the abstract's wording.
 - Items with zero variance across models are dropped (and reported) before every
@@ -70,6 +77,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import validate_data
 
 from neurips26.common.validation import check_float, check_int
 
@@ -941,7 +949,7 @@ def select_items(
     refit: str = "none",
     shrinkage: float | str = "auto",
     solver: str = "auto",
-    duplicates: str = "collapse",
+    duplicates: str = "keep",
 ) -> SelectionResult:
     """Pick ``budget`` items by forward selection on λ6★(S).
 
@@ -974,7 +982,8 @@ def select_items(
     - ``"greedy"`` takes the largest ``lambda6*(S + j)`` as it is (the spec's rule). It
       rewards items that covary strongly with the chosen set, so on binary data its picks
       pile up in one difficulty region (for instance items only the weakest models fail)
-      and order the remaining models no better than random items do.
+      and order the remaining models no better than random items do; with
+      ``duplicates="keep"`` it also takes copy after copy of one pattern.
 
     Parameters
     ----------
@@ -991,13 +1000,17 @@ def select_items(
         ``delta`` for the residual variances (see :func:`lambda6_star`).
     solver : {"auto", "woodbury", "dense"}
         ``"dense"`` also precomputes the full K × K covariance (the baseline path).
-    duplicates : {"collapse", "keep"}
-        ``"collapse"`` (default) keeps one item per distinct response column: on binary
-        data with few models many items share a pattern, each copy is then predicted
-        exactly by the others (a tiny ``e_i^2``) while the copies inflate ``V(S)``
-        quadratically, so greedy selection would fill the budget with copies of one
-        pattern, which rank models no better than one item. ``"keep"`` selects among all
-        items as they are.
+    duplicates : {"keep", "collapse"}
+        ``"keep"`` (default) selects among all items as they are, so λ6★'s estimand (the
+        item covariance of the benchmark) keeps the frequency of every response pattern:
+        on binary data from few models the informative, Guttman-like patterns recur
+        across many items and their copies raise each other's ``R*_j^2``, while noise
+        patterns are scattered over the ``2^N`` possible columns. ``"collapse"`` keeps one
+        item per distinct response column: every pattern then weighs the same, which on
+        few-model data leaves ``R*_j^2`` nearly constant and the pick within a stratum
+        arbitrary; it does stop the plain ``"greedy"`` rule from filling the budget with
+        copies of one pattern (each copy is predicted exactly by the others, a tiny
+        ``e_i^2``, while the copies inflate ``V(S)`` quadratically).
 
     Returns
     -------
@@ -1300,13 +1313,39 @@ class ReliabilityAnalyzer(BaseEstimator):
         self.shrinkage = shrinkage
         self.solver = solver
 
-    def fit(self, scores: ArrayLike) -> ReliabilityAnalyzer:
-        """Estimate every diagnostic on ``scores`` (N, K); returns ``self``."""
-        checked = _check_scores(scores)
+    def fit(self, scores: ArrayLike, y=None) -> ReliabilityAnalyzer:
+        """Estimate every diagnostic on ``scores`` (N, K); returns ``self``.
+
+        Parameters
+        ----------
+        scores : array_like or DataFrame, shape (N, K)
+            ``Y``: models as rows, items as columns (scikit-learn's ``X``).
+        y : None
+            Ignored (scikit-learn's convention for unsupervised estimators).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            Sparse, empty, NaN or infinite scores, fewer than 3 models or 2 items (the
+            messages of :func:`sklearn.utils.validation.check_array`), or every item
+            constant; a non-numeric column raises ``TypeError``.
+        """
+        labels = tuple(scores.columns) if isinstance(scores, pd.DataFrame) else None
+        if labels is not None:
+            _to_array(scores, "scores")  # names a non-numeric column
+        try:
+            arr = validate_data(self, scores, dtype=np.float64, ensure_min_samples=3,
+                                ensure_min_features=2)  # fmt: skip
+        except (TypeError, ValueError) as err:  # scikit-learn's message, naming the argument
+            raise type(err)(f"scores (models × items): {err}") from None
+        checked = _check_scores(arr)
         self.scores_ = checked.y
         self.kept_items_ = checked.kept
-        self.item_labels_ = (tuple(scores.columns) if isinstance(scores, pd.DataFrame)
-                             else None)
+        self.item_labels_ = labels
         self.components_ = _components(checked.y, checked.dropped)
         self.rho_ = g_coefficient(checked.y)
         self.snr_ = signal_to_noise(checked.y)
@@ -1318,15 +1357,19 @@ class ReliabilityAnalyzer(BaseEstimator):
         self.lambda6_star_ = lambda6_star(checked.y, shrinkage=self.shrinkage, solver=self.solver)
         return self
 
-    def select(self, budget: int, *, rule: str = "strata") -> SelectionResult:
-        """λ6★ selection of ``budget`` items (original column indices).
+    def select(
+        self, budget: int, *, rule: str = "strata", duplicates: str = "keep"
+    ) -> SelectionResult:
+        """λ6★ selection of ``budget`` items (original column indices, and their labels
+        when :meth:`fit` was given a DataFrame).
 
-        ``rule`` is passed to :func:`select_items`.
+        ``rule`` and ``duplicates`` are passed to :func:`select_items`.
         """
         if not hasattr(self, "scores_"):
             raise RuntimeError("call fit(scores) before select(budget)")
         res = select_items(
-            self.scores_, budget, rule=rule, shrinkage=self.shrinkage, solver=self.solver
+            self.scores_, budget, rule=rule, shrinkage=self.shrinkage, solver=self.solver,
+            duplicates=duplicates,
         )
         indices = self.kept_items_[res.indices]
         labels = (tuple(self.item_labels_[i] for i in indices)
