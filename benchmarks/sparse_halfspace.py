@@ -35,22 +35,27 @@ SIZES = {  # dims, etas, seeds, n_max
 }
 
 
+#: The analysis's setting (unit clean scale, its variance cap), not the estimators' "auto"
+#: defaults for real features.
+ANALYSIS = {"noise_rate": 0.15, "clean_variance": 1.0, "variance_slack": 1.0}
+
+
 def _fit(name: str, X, y, s: int, seed: int, oracle: str) -> np.ndarray:
     d = X.shape[1]
     try:
         if name == "ours":
-            clf = RobustSparseHalfspace(sparsity=s, noise_rate=0.15, outlier_method=oracle)
+            clf = RobustSparseHalfspace(sparsity=s, outlier_method=oracle, **ANALYSIS)
             return clf.fit(X, y).coef_
         if name == "single_round":  # ours without the localisation rounds
             clf = RobustSparseHalfspace(
-                sparsity=s, noise_rate=0.15, outlier_method=oracle, num_rounds=0
+                sparsity=s, outlier_method=oracle, num_rounds=0, **ANALYSIS
             )
             return clf.fit(X, y).coef_
         if name == "no_reweighting":
-            clf = RobustSparseHalfspace(sparsity=s, noise_rate=0.15, outlier_method="none")
+            clf = RobustSparseHalfspace(sparsity=s, outlier_method="none", **ANALYSIS)
             return clf.fit(X, y).coef_
         if name == "dense_l2":
-            return RobustDenseHalfspace(noise_rate=0.15).fit(X, y).coef_
+            return RobustDenseHalfspace(**ANALYSIS).fit(X, y).coef_
     except InfeasibleWeightsError:
         return np.zeros(d)  # declined: scored as a random guess
     if name == "linear_svc":

@@ -60,10 +60,17 @@ def test_deterministic_under_seed(noisy):
 
 
 def test_functional_core_matches_estimator_and_returns_dataclass(noisy):
-    fit = fit_robust_halfspace(noisy.X, noisy.y, sparsity=3, outlier_method="power")
+    # the estimator's defaults are "auto" for the scale and the slack (real features)
+    fit = fit_robust_halfspace(noisy.X, noisy.y, sparsity=3, outlier_method="power",
+                               clean_variance="auto", variance_slack="auto")
     assert isinstance(fit, HalfspaceFit)
     est = RobustSparseHalfspace(sparsity=3, outlier_method="power").fit(noisy.X, noisy.y)
     np.testing.assert_array_equal(fit.coef, est.coef_)
+    assert est.variance_slack_ == fit.variance_slack == 1.0  # the analysis's cap sufficed
+    exact = fit_robust_halfspace(noisy.X, noisy.y, sparsity=3, outlier_method="power")
+    est = RobustSparseHalfspace(sparsity=3, outlier_method="power", clean_variance=1.0,
+                                variance_slack=1.0).fit(noisy.X, noisy.y)
+    np.testing.assert_array_equal(exact.coef, est.coef_)
     with pytest.raises(AttributeError):
         fit.coef = None  # frozen
 
@@ -153,7 +160,10 @@ def test_bad_data_raise(noisy):
     with pytest.raises(ValueError, match="0 sample"):
         clf.fit(np.empty((0, 30)), np.empty(0))
     with pytest.raises(ValueError, match="removed all 300 samples"):
-        RobustSparseHalfspace(sparsity=3).fit(noisy.X * 100, noisy.y)
+        RobustSparseHalfspace(sparsity=3, clean_variance=1.0).fit(noisy.X * 100, noisy.y)
+    # at the defaults the scale is estimated: 100 X fits as X does
+    big = RobustSparseHalfspace(sparsity=3, outlier_method="none").fit(noisy.X * 100, noisy.y)
+    np.testing.assert_allclose(big.coef_, clf.fit(noisy.X, noisy.y).coef_, atol=1e-6)
     fitted = RobustSparseHalfspace(sparsity=3, outlier_method="none").fit(noisy.X, noisy.y)
     with pytest.raises(
         ValueError, match="X has 5 features, but RobustSparseHalfspace is expecting 30"
@@ -176,11 +186,17 @@ def test_sdp_refused_above_150_dims():
 def test_infeasible_weight_program_suggests_larger_slack():
     X = np.random.default_rng(0).standard_normal((60, 8)) * 3.0
     y = np.sign(X[:, 0])
+    # the analysis's setting (unit clean scale, c_v = 1) on features of scale 3
+    analysis = {"clean_variance": 1.0, "variance_slack": 1.0}
     with pytest.raises(ValueError, match="larger variance_slack"):
         RobustSparseHalfspace(
-            sparsity=2, noise_rate=0.05, filter_const=10.0, outlier_method="power"
+            sparsity=2, noise_rate=0.05, filter_const=10.0, outlier_method="power", **analysis
         ).fit(X, y)
     # the advice works
     RobustSparseHalfspace(
-        sparsity=2, noise_rate=0.05, filter_const=10.0, variance_slack=30.0, outlier_method="power"
+        sparsity=2, noise_rate=0.05, filter_const=10.0, variance_slack=30.0,
+        outlier_method="power", clean_variance=1.0,
     ).fit(X, y)
+    # and the defaults fit it: the scale is estimated, the slack raised only if needed
+    fitted = RobustSparseHalfspace(sparsity=2, noise_rate=0.05, outlier_method="power").fit(X, y)
+    assert fitted.score(X, y) > 0.9 and fitted.variance_slack_ >= 1.0

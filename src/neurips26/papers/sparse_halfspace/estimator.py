@@ -49,6 +49,11 @@ Deviations from the paper
 - The dense reference (``RobustDenseHalfspace``) is our reading of Shen's algorithm: one
   round of the same steps over the unit L2 ball (the same cap formula with ``s = d``) with
   the exact top eigenvalue as the variance oracle, and no hard thresholding.
+- The scikit-learn classes default to ``clean_variance="auto"`` and
+  ``variance_slack="auto"`` (the functional core keeps the analysis's 1 and 1): real
+  features are neither on a known unit scale nor isotropic, and with the analysis's cap
+  round 0's weight program is infeasible on them. The experiment passes 1 and 1 (its data
+  are standardised and isotropic, the analysis's setting).
 - ``RobustSparseHalfspace`` accepts any two class labels (scikit-learn's convention: the
   larger of ``classes_`` is ``+1``), where the spec asked for {-1, +1} only; the functional
   core :func:`fit_robust_halfspace` keeps {-1, +1}.
@@ -96,6 +101,10 @@ CHI2_1_MEDIAN = 0.454936423119572
 
 #: Largest removable fraction ``xi_t`` of a band round.
 MAX_BAND_XI = 0.5
+
+#: The slacks ``c_v`` that ``variance_slack="auto"`` tries in turn (until round 0's weight
+#: program is feasible).
+AUTO_VARIANCE_SLACKS = tuple(4.0**k for k in range(9))
 
 
 @dataclass(frozen=True)
@@ -162,6 +171,8 @@ class HalfspaceFit:
         Every completed round, round 0 first.
     stop_reason : str
         Why localisation ended before ``num_rounds`` band rounds ("" if it did not).
+    variance_slack : float
+        The ``c_v`` every round's cap used (the first feasible one with ``"auto"``).
     """
 
     coef: np.ndarray
@@ -172,6 +183,7 @@ class HalfspaceFit:
     certified: bool
     rounds: tuple[LocalizationRound, ...] = ()
     stop_reason: str = ""
+    variance_slack: float = 1.0
 
 
 def _top_s_unit(w: np.ndarray, s: int | None) -> np.ndarray:
@@ -195,7 +207,7 @@ def fit_robust_halfspace(
     radius_init: float = 0.5,
     band_shrink: float = 0.5,
     filter_const: float = 1.0,
-    variance_slack: float = 1.0,
+    variance_slack: float | str = 1.0,
     clean_variance: float | str = 1.0,
     outlier_method: str = "auto",
     max_iter: int = 50,
@@ -231,8 +243,13 @@ def fit_robust_halfspace(
         Factor in (0, 1] applied to ``b_t`` and ``r_t`` each round.
     filter_const : float
         ``c_f``: rows with ``||x||_inf > c_f sqrt(2 log(2 n d / 0.05))`` are dropped.
-    variance_slack : float
-        ``c_v`` >= 0 of :func:`~.outliers.variance_cap`.
+    variance_slack : float or "auto"
+        ``c_v`` >= 0 of :func:`~.outliers.variance_cap`. The analysis assumes an isotropic
+        clean marginal; on real features (correlated, not isotropic) the cap is below
+        their own sparse variance and round 0's weight program is infeasible. ``"auto"``
+        tries ``c_v = 1, 4, 16, ..., 4^8`` in turn and keeps the first feasible one
+        (``HalfspaceFit.variance_slack``); a larger slack lets a cluster of outliers keep
+        more weight.
     clean_variance : float or "auto"
         Clean per-coordinate second moment ``sigma^2`` (1 for standardised features). The
         features are divided by ``sigma`` before every step, so the filter level, the cap,
@@ -290,11 +307,18 @@ def fit_robust_halfspace(
     shrink = check_positive(band_shrink, "band_shrink")
     if shrink > 1:
         raise ValueError(f"band_shrink must be in (0, 1], got {band_shrink}")
-    if isinstance(variance_slack, bool) or not isinstance(variance_slack, (int, float)):
-        raise TypeError(f"variance_slack must be a number, got {variance_slack!r}")
-    c_v = float(variance_slack)
-    if not np.isfinite(c_v) or c_v < 0:
-        raise ValueError(f"variance_slack must be a finite number >= 0, got {variance_slack}")
+    if isinstance(variance_slack, str):
+        if variance_slack != "auto":
+            raise ValueError(
+                f"variance_slack must be a number >= 0 or 'auto', got {variance_slack!r}")
+        slacks = AUTO_VARIANCE_SLACKS
+    else:
+        if isinstance(variance_slack, bool) or not isinstance(variance_slack, (int, float)):
+            raise TypeError(f"variance_slack must be a number or 'auto', got {variance_slack!r}")
+        if not np.isfinite(variance_slack) or variance_slack < 0:
+            raise ValueError(
+                f"variance_slack must be a finite number >= 0, got {variance_slack}")
+        slacks = (float(variance_slack),)
     if isinstance(clean_variance, str):
         if clean_variance != "auto":
             raise ValueError(
@@ -328,7 +352,9 @@ def fit_robust_halfspace(
         )
     rows_kept = np.flatnonzero(kept)
 
-    def reweight(rows: np.ndarray, xi: float) -> tuple[np.ndarray, OutlierWeights | None, float]:
+    def reweight(
+        rows: np.ndarray, xi: float, c_v: float
+    ) -> tuple[np.ndarray, OutlierWeights | None, float]:
         """Soft outlier removal on ``X[rows]``: returns q (len(rows),), details, cap."""
         m = rows.size
         cap = variance_cap(m, d, s, xi, clean_variance=1.0, variance_slack=c_v)
@@ -350,7 +376,20 @@ def fit_robust_halfspace(
 
     # Round 0: every kept point, tau_0, the whole set W.
     xi0 = check_fraction(min(2.0 * eta, 0.99), "xi")
-    q0, out0, cap0 = reweight(rows_kept, xi0)
+    for c_v in slacks:
+        try:
+            q0, out0, cap0 = reweight(rows_kept, xi0, c_v)
+            break
+        except InfeasibleWeightsError as err:
+            if c_v != slacks[-1]:
+                continue
+            if len(slacks) == 1:
+                raise
+            raise InfeasibleWeightsError(
+                f"{err} (variance_slack='auto' tried c_v up to {c_v:g}): the features are far "
+                "from the isotropic clean marginal the analysis assumes; standardise them "
+                "(zero mean, unit variance per feature), or use outlier_method='none'"
+            ) from None
     w_raw = sparse_hinge(
         X[rows_kept], y[rows_kept], sparsity=s, margin=tau0, sample_weight=q0, solver=solver
     )
@@ -375,7 +414,7 @@ def fit_robust_halfspace(
         frac = rows.size / rows_kept.size
         xi_t = min(2.0 * eta / frac, MAX_BAND_XI)  # the band may hold all corrupted points
         try:
-            q_t, out_t, cap_t = reweight(rows, xi_t)
+            q_t, out_t, cap_t = reweight(rows, xi_t, c_v)
         except InfeasibleWeightsError:
             stop = f"round {t}: the band's weight program is infeasible"
             break
@@ -409,6 +448,7 @@ def fit_robust_halfspace(
         certified=bool(certified),
         rounds=tuple(rounds),
         stop_reason=stop,
+        variance_slack=c_v,
     )
 
 
@@ -484,6 +524,7 @@ class _RobustHalfspaceBase(ClassifierMixin, BaseEstimator):
         self.rounds_ = fit.rounds
         self.n_rounds_ = len(fit.rounds) - 1
         self.stop_reason_ = fit.stop_reason
+        self.variance_slack_ = fit.variance_slack
         self.n_iter_ = max(
             (r.outlier.num_cuts + 1 for r in fit.rounds if r.outlier is not None), default=0
         )
@@ -523,11 +564,16 @@ class RobustSparseHalfspace(_RobustHalfspaceBase):
         ``b_1``, ``r_1`` and their per-round factor.
     filter_const : float
         ``c_f`` of the L-infinity filter (1 = the union-bound level).
-    variance_slack : float
-        ``c_v`` of the variance cap (:func:`~.outliers.variance_cap`).
+    variance_slack : float or "auto"
+        ``c_v`` of the variance cap (:func:`~.outliers.variance_cap`). ``"auto"``
+        (default) starts at the analysis's 1 and raises it by factors of 4 until round 0's
+        weight program is feasible (real features are not isotropic; see
+        :func:`fit_robust_halfspace`); the slack used is ``variance_slack_``. Pass 1 for
+        the analysis's cap on standardised isotropic data.
     clean_variance : float or "auto"
-        Clean per-coordinate second moment (1 for standardised features; ``"auto"``: a
-        robust estimate, see :func:`fit_robust_halfspace`).
+        Clean per-coordinate second moment: ``"auto"`` (default) a robust estimate,
+        ``median(x_ij^2) / 0.455``, so features on any common scale fit; 1 for
+        standardised features with a known scale (the analysis's setting).
     outlier_method : {"auto", "sdp", "power", "none"}
         Oracle of soft outlier removal (see :func:`fit_robust_halfspace`).
     max_iter : int
@@ -566,6 +612,8 @@ class RobustSparseHalfspace(_RobustHalfspaceBase):
         Whether every round's variance bound is certified (SDP oracle).
     outlier_ : OutlierWeights or None
         Round 0's soft outlier removal.
+    variance_slack_ : float
+        The slack ``c_v`` the caps used.
 
     Examples
     --------
@@ -587,8 +635,8 @@ class RobustSparseHalfspace(_RobustHalfspaceBase):
         radius_init: float = 0.5,
         band_shrink: float = 0.5,
         filter_const: float = 1.0,
-        variance_slack: float = 1.0,
-        clean_variance: float | str = 1.0,
+        variance_slack: float | str = "auto",
+        clean_variance: float | str = "auto",
         outlier_method: str = "auto",
         max_iter: int = 50,
         tol: float = 1e-4,
@@ -642,7 +690,7 @@ class RobustDenseHalfspace(_RobustHalfspaceBase):
     Attributes
     ----------
     coef_, classes_, n_features_in_, sample_weight_, kept_mask_, rounds_, n_rounds_,
-    stop_reason_, n_iter_, certified_, outlier_
+    stop_reason_, n_iter_, certified_, outlier_, variance_slack_
         As in :class:`RobustSparseHalfspace`.
 
     Examples
@@ -663,8 +711,8 @@ class RobustDenseHalfspace(_RobustHalfspaceBase):
         radius_init: float = 0.5,
         band_shrink: float = 0.5,
         filter_const: float = 1.0,
-        variance_slack: float = 1.0,
-        clean_variance: float | str = 1.0,
+        variance_slack: float | str = "auto",
+        clean_variance: float | str = "auto",
         outlier_method: str = "eig",
         max_iter: int = 50,
         tol: float = 1e-4,

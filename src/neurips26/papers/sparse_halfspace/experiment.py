@@ -231,7 +231,10 @@ def _grid(cfg: Config, n_max: int | None = None) -> list[int]:
 
 
 def _learner(name: str, cfg: Config, s: int, outlier_method: str = "auto"):
-    common = {"noise_rate": cfg.learner_noise_rate, "max_iter": cfg.max_iter}
+    # the analysis's setting: unit clean scale and its variance cap (not the estimators'
+    # "auto" defaults, which are for real features)
+    common = {"noise_rate": cfg.learner_noise_rate, "max_iter": cfg.max_iter,
+              "clean_variance": 1.0, "variance_slack": 1.0}
     if name == "ours":
         return RobustSparseHalfspace(
             sparsity=s, outlier_method=outlier_method, num_rounds=cfg.num_rounds, **common
