@@ -1,8 +1,23 @@
-"""Common checks over every scikit-learn style estimator of the papers (issue 11).
+"""Common checks over every scikit-learn style estimator of the papers (issues 11 and 31).
 
 Every class with ``fit`` in a paper's ``__all__`` implements ``get_params``/``set_params``
 (through ``sklearn.base.BaseEstimator``), so ``sklearn.base.clone`` and a readable repr
 work. Classes are discovered, not listed, so a new paper's estimator is held to this too.
+
+Each estimator whose ``fit`` takes a feature matrix runs every check of
+``sklearn.utils.estimator_checks.parametrize_with_checks`` at its default parameters (a
+required constructor argument from ``REQUIRED``). The others are in one of two tables,
+each entry with its reason:
+
+- ``NO_FEATURE_MATRIX``: ``fit`` takes no ``(n_samples, n_features)`` array (a bilevel
+  problem, an environment, a network, graphs, trajectories, a skill library...); every
+  scikit-learn check fits on such arrays, so none applies;
+- ``NOT_YET``: ``fit`` takes a feature matrix but the estimator does not pass the checks
+  at its defaults today; each is a strict xfail (marked slow: it runs the whole suite to
+  confirm), so the day it passes the test says to move it to the checked ones.
+
+A check that genuinely does not apply to a checked estimator goes into
+``EXPECTED_FAILED[class name][check name]`` with its reason (none today).
 """
 
 from __future__ import annotations
@@ -12,6 +27,7 @@ import inspect
 
 import pytest
 from sklearn.base import BaseEstimator, clone
+from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
 
 from neurips26.registry import SLUGS
 
@@ -23,6 +39,77 @@ REQUIRED = {
     "NoisyRouter": lambda m: {"base": m.RandomRouter(seed=1), "temperature": 0.5},
     "RobustSparseHalfspace": lambda m: {"sparsity": 2},
 }
+
+_BILEVEL = "fit(problem, data): a BilevelProblem and its batches, not a feature matrix"
+_RGBD = "fit(rgb, depth): batches of RGB and depth images, not a feature matrix"
+_ROUTER = "fit(library): a SkillLibrary of skills to route queries to, not a feature matrix"
+
+#: Estimators whose fit takes no feature matrix: no scikit-learn check applies.
+NO_FEATURE_MATRIX: dict[str, str] = {
+    "BROS": _BILEVEL,
+    "MASOBA": _BILEVEL,
+    "SOBA": _BILEVEL,
+    "FirstOrderBilevel": _BILEVEL,
+    "CFMDetector": _RGBD,
+    "ECFRDetector": _RGBD,
+    "PatchCoreDetector": _RGBD + " (and class ids)",
+    "RGBDFeatureExtractor": _RGBD,
+    "QCA2S": "fit(model, calib): a torch network and its calibration batches",
+    "ADISLaw": "fit(trajectories): Trajectory objects (configurations over training steps)",
+    "SEAGRAM": "fit(pairs, labels): pairs of networkx graphs",
+    "GETOBarycenter": (
+        "fit(histograms): histograms on the grid fixed at construction (their number of "
+        "bins is the grid's size), a barycenter rather than a model of samples"
+    ),
+    "MonocultureAudit": (
+        "fit(Y): a models x items correctness matrix of 0, 1 or NaN (or proportions with "
+        "trials=); the checks' continuous features are refused by design"
+    ),
+    "DataExchangeGame": "fit(sizes, curve): data-set sizes and a value curve",
+    "SharpRemovedSteerer": "fit(model, pos_ids, neg_ids, prompts, target_ids): a language model",
+    "EventDistiller": "fit(images, labels): event-camera image tensors for a torch network",
+    "BM25Router": _ROUTER,
+    "CharTfidfRouter": _ROUTER,
+    "EmbeddingRouter": _ROUTER,
+    "NoisyRouter": _ROUTER,
+    "OracleRouter": _ROUTER,
+    "RandomRouter": _ROUTER,
+    "TfidfRouter": _ROUTER,
+    "CondorcetIdentifier": "fit(env): a dueling-bandit environment to query",
+    "ChangePointLocalizer": "fit(env): a piecewise-stationary bandit environment to query",
+    "JudgeValidator": "fit(human, judges): human and judge rating tables",
+    "EffectiveTeamSize": "fit(logs): multi-agent debate logs",
+    "DiscriminatorGuidedRL": "fit(model, data): a torch generator and its data",
+    "MultiAgentRetraining": "fit(game): a performative game",
+}
+
+_INCREMENTAL = (
+    "class-incremental: each fit call learns one new task whose classes must be new, so "
+    "the checks that fit twice on the same classes are refused; its validation messages "
+    "and NotFittedError are not scikit-learn's yet"
+)
+
+#: Estimators that take a feature matrix but fail checks at their defaults (issue 31).
+NOT_YET: dict[str, str] = {
+    "NCM": _INCREMENTAL,
+    "SLDA": _INCREMENTAL,
+    "FeCAM": _INCREMENTAL,
+    "JointSoftmax": _INCREMENTAL,
+    "SequentialSoftmax": _INCREMENTAL,
+    "DecenteredSoftmax": _INCREMENTAL,
+    **dict.fromkeys(("BLANP", "DGL", "BLANPExact", "Backprop"), (
+        "its defaults train a 3 x 256 MLP for 1000 steps per fit: the suite's dozens of "
+        "fits ran past 25 minutes on 2 shared cores without finishing (issue 31), so "
+        "whether it passes is not known yet"
+    )),
+    "SignCodeKNN": (
+        "needs the network whose sign codes it reads (model=None by default), and its "
+        "validation messages and NotFittedError are not scikit-learn's yet"
+    ),
+}
+
+#: Checks that do not apply to a checked estimator, with the reason (class -> check -> why).
+EXPECTED_FAILED: dict[str, dict[str, str]] = {}
 
 
 def _estimators():
@@ -41,16 +128,60 @@ def _estimators():
 ESTIMATORS = _estimators()
 
 
+def _instance(mod, cls):
+    return cls(**REQUIRED.get(cls.__name__, lambda m: {})(mod))
+
+
+def _checked():
+    return [_instance(*p.values) for p in ESTIMATORS
+            if p.values[1].__name__ not in NO_FEATURE_MATRIX | NOT_YET]  # fmt: skip
+
+
 def test_discovery_finds_the_known_estimators():
     names = {p.id.split(".")[1] for p in ESTIMATORS}
     assert {"GETOBarycenter", "MonocultureAudit", "ReliabilityAnalyzer"} <= names
     assert len(ESTIMATORS) >= 15
 
 
+def test_every_estimator_is_checked_or_says_why_not():
+    names = {p.values[1].__name__ for p in ESTIMATORS}
+    assert not set(NO_FEATURE_MATRIX) & set(NOT_YET)
+    assert set(NO_FEATURE_MATRIX) | set(NOT_YET) <= names, "a table names a missing class"
+    assert all(reason.strip() for reason in (NO_FEATURE_MATRIX | NOT_YET).values())
+    checked = {type(e).__name__ for e in _checked()}
+    assert {"RobustSparseHalfspace", "RobustDenseHalfspace", "ReliabilityAnalyzer"} <= checked
+    assert set(EXPECTED_FAILED) <= checked
+    # the table of estimators without a feature matrix holds no fit(X, y) estimator
+    for p in ESTIMATORS:
+        cls = p.values[1]
+        first = list(inspect.signature(cls.fit).parameters)[1]
+        if cls.__name__ in NO_FEATURE_MATRIX:
+            assert first not in ("X", "x"), f"{cls.__name__}.fit({first}, ...) takes X"
+
+
+def _expected_failed(estimator):
+    return EXPECTED_FAILED.get(type(estimator).__name__, {})
+
+
+@parametrize_with_checks(_checked(), expected_failed_checks=_expected_failed)
+def test_sklearn_checks_at_default_parameters(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.slow  # the whole suite of checks, to confirm each gap is still open
+@pytest.mark.parametrize("name", sorted(NOT_YET))
+def test_estimators_not_yet_passing_the_checks(name):
+    mod, cls = next(p.values for p in ESTIMATORS if p.values[1].__name__ == name)
+    results = check_estimator(_instance(mod, cls), on_fail=None)
+    failed = [r["check_name"] for r in results if r["status"] == "failed"]
+    if failed:
+        pytest.xfail(f"{name}: {len(failed)} checks fail ({NOT_YET[name]})")
+    pytest.fail(f"{name} passes every check now: move it out of NOT_YET")
+
+
 @pytest.mark.parametrize(("mod", "cls"), ESTIMATORS)
 def test_estimator_clones_and_prints(mod, cls):
-    kwargs = REQUIRED.get(cls.__name__, lambda m: {})(mod)
-    est = cls(**kwargs)
+    est = _instance(mod, cls)
     assert isinstance(est, BaseEstimator) or hasattr(est, "get_params")
     params = est.get_params()
     sig = inspect.signature(cls.__init__)
