@@ -13,6 +13,9 @@
   and Gemma layouts (``model.model.layers[i].mlp.{gate,up,down}_proj``).
 - :func:`capture_residual` and :func:`edit_residual` hook the residual stream after a
   block; :func:`perplexity` evaluates a token stream with a sliding window.
+- :func:`token_inputs` unpacks token data in the layouts the papers accept (id tensors or
+  arrays, or a tokenizer's output: a ``BatchEncoding`` or a dict with ``input_ids`` and
+  ``attention_mask``), so each entry point takes what a Hugging Face user has in hand.
 
 Pass ``attn_implementation="eager"`` where second derivatives are needed: SDPA on the CPU
 has no double backward.
@@ -25,7 +28,7 @@ import json
 import math
 import os
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -382,3 +385,84 @@ def perplexity(model: nn.Module, token_ids, *, window: int = 256, stride: int | 
             break
         start = min(start + stride, scored_to - 1)  # keep at least one token of context
     return math.exp(nll / count)
+
+
+#: The token-data layouts :func:`token_inputs` accepts (its errors list them).
+TOKEN_LAYOUTS = (
+    "a (B, T) integer torch.Tensor, numpy array or nested list of token ids "
+    "(with attention_mask= when padded)",
+    "a tokenizer's output: a transformers BatchEncoding or a dict with 'input_ids' "
+    "and optionally 'attention_mask' (e.g. tokenizer(texts, return_tensors='pt', "
+    "padding=True))",
+)
+
+
+def _layouts() -> str:
+    return "supported layouts: " + "; ".join(TOKEN_LAYOUTS)
+
+
+def _batched(x):
+    """A single sequence (1-D tensor, array or flat list) as a batch of one."""
+    if isinstance(x, torch.Tensor) or isinstance(x, np.ndarray):
+        return x[None] if x.ndim == 1 else x
+    if isinstance(x, (list, tuple)) and x and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in x):
+        return [list(x)]
+    return x
+
+
+def token_inputs(data, name: str, *, attention_mask=None):
+    """``(input_ids, attention_mask)`` from token data in any supported layout.
+
+    Parameters
+    ----------
+    data : tensor, array, nested list, ``BatchEncoding`` or mapping
+        Token ids ``(B, T)``, or a tokenizer's output holding ``input_ids`` (and
+        ``attention_mask``); an unbatched tokenizer output (one flat sequence) becomes a
+        batch of one. See :data:`TOKEN_LAYOUTS`.
+    name : str
+        The argument named in errors.
+    attention_mask : array-like, optional
+        An explicit mask (for id tensors); giving one beside a tokenizer output that
+        carries its own is an error.
+
+    Returns
+    -------
+    input_ids, attention_mask
+        As given (the caller checks shapes, dtypes and ranges); ``attention_mask`` is
+        ``None`` when there is none.
+
+    Raises
+    ------
+    TypeError
+        An unsupported layout (a string, a number, an object); the message lists the
+        supported layouts.
+    ValueError
+        A mapping without ``input_ids``, or two attention masks.
+
+    Examples
+    --------
+    >>> ids, mask = token_inputs({"input_ids": [[1, 2]], "attention_mask": [[1, 1]]}, "x")
+    >>> ids, mask
+    ([[1, 2]], [[1, 1]])
+    >>> token_inputs(torch.tensor([[3, 4]]), "x")[1] is None
+    True
+    """
+    if isinstance(data, Mapping):
+        if "input_ids" not in data:
+            raise ValueError(f"{name}: a tokenizer output / mapping must hold 'input_ids', got "
+                             f"keys {sorted(map(str, data))}; {_layouts()}")  # fmt: skip
+        mask = data.get("attention_mask")
+        if mask is not None and attention_mask is not None:
+            raise ValueError(f"attention_mask: given twice (as an argument and inside {name}); "
+                             "pass one")  # fmt: skip
+        ids = _batched(data["input_ids"])
+        mask = attention_mask if mask is None else _batched(mask)
+        return ids, mask
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"{name}: got text ({type(data).__name__}); tokenize it first, "
+                        f"{_layouts()}")  # fmt: skip
+    if not isinstance(data, (torch.Tensor, np.ndarray, list, tuple)):
+        raise TypeError(f"{name}: unsupported token layout {type(data).__name__}; "
+                        f"{_layouts()}")  # fmt: skip
+    return data, attention_mask
