@@ -343,7 +343,8 @@ def test_prune_model_is_sequential_and_reuses_the_capture():
 @pytest.mark.parametrize("sparsity", [0.6, "2:4"])
 def test_prune_model_every_method_and_pattern(method, sparsity):
     m = tiny_causal_lm(seed=4)
-    rep = prune_model(m, _ids(2, 16), method=method, sparsity=sparsity, block_size=16)
+    rep = prune_model(m, _ids(2, 16), method=method, sparsity=sparsity, block_size=16,
+                      diagnostics=True)  # fmt: skip
     for r in rep.layers:
         assert abs(r.sparsity - (0.5 if sparsity == "2:4" else 0.6)) < 0.01
         assert np.isfinite(r.recon_error) and np.isfinite(r.diff_error)

@@ -43,12 +43,16 @@ MODEL = tiny_causal_lm(seed=0, num_layers=1, hidden_size=32, intermediate_size=6
 SPARS = (None, "abc", float("nan"), float("inf"), -1, -1.5, 1, 1.0, 10**30, [0.5], "5:4",
          "0:4", "3:5", True)
 NAMES = (None, "abc", 3, ("nope",), ("gate", 3), "gate")
+#: Bad attention masks for the (2, 8) ids: text, wrong shape, NaN, not 0/1, all padding.
+MASKS = ("abc", np.ones((2, 7)), torch.full((2, 8), float("nan")), np.full((2, 8), 2),
+         torch.zeros(2, 8, dtype=torch.long))
 
 
 def prune_tiny(**kw):
     """prune_model on a fresh copy of the tiny model (the call prunes in place)."""
     model = tiny_causal_lm(seed=0, num_layers=1, hidden_size=32, intermediate_size=64)
     kw.setdefault("calib", IDS)
+    kw.setdefault("diagnostics", True)  # every LayerReport field finite
     return prune_model(model, **kw)
 
 
@@ -56,8 +60,8 @@ def tiny_perplexity(inputs):
     return block_perplexity(MODEL, inputs)
 
 
-def tiny_capture(ids, start=0):
-    return capture_block_inputs(MODEL, ids, start=start)
+def tiny_capture(ids, start=0, attention_mask=None):
+    return capture_block_inputs(MODEL, ids, start=start, attention_mask=attention_mask)
 
 
 def linears_of(block, names=("q", "gate")):
@@ -88,15 +92,17 @@ CALLS = [
          {"W": A, "X": (*A, torch.ones(1, 8)), "method": (None, "abc", 1),
           "sparsity": SPARS, "pairing": (None, "abc"), "pairs": ("abc", 1),
           "lam": S[:5] + S[6:7] + S[8:], "top_frac": S, "block_size": S,
-          "damp": S[:5] + S[6:7] + S[8:], "seed": S[:6]}),
+          "damp": S[:5] + S[6:7] + S[8:], "seed": S[:6], "error": (None, "yes", 1)}),
     Call(prune_tiny, {"method": "wisp", "sparsity": 0.5},
          {"calib": (None, "abc", np.zeros((2, 1), dtype=int), np.full((2, 4), 10**6),
                     np.array([[1.5, 2.0]]), torch.zeros(3)),
           "method": (None, "abc"), "sparsity": SPARS, "pairing": (None, "abc"),
-          "lam": S[:5] + S[6:7] + S[8:], "top_frac": S, "projections": (*NAMES, ()),
-          "difference_layers": NAMES, "layers": ("abc", [5], [-1], [1.5]),
-          "block_size": S, "damp": S[:5] + S[6:7] + S[8:], "seed": S[:6]}),
-    Call(tiny_capture, {"ids": IDS}, {"ids": (*A[:3], np.array([[3, -1]])), "start": S}),
+          "lam": S[:5] + S[6:7] + S[8:], "top_frac": S, "projections": (*NAMES[1:], ()),
+          "difference_layers": NAMES[1:], "layers": ("abc", [5], [-1], [1.5]),
+          "block_size": S, "damp": S[:5] + S[6:7] + S[8:], "seed": S[:6],
+          "diagnostics": (None, "yes", 1), "attention_mask": MASKS}),
+    Call(tiny_capture, {"ids": IDS}, {"ids": (*A[:3], np.array([[3, -1]])), "start": S,
+                                      "attention_mask": MASKS}),
     Call(tiny_perplexity, {"inputs": tiny_capture(IDS)}, {"inputs": (None, "abc", IDS)}),
     Call(linears_of, {"block": MODEL.model.layers[0]},
          {"block": (None, torch.nn.Linear(2, 2)), "names": (("nope",),)}),

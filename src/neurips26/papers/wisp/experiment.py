@@ -189,7 +189,7 @@ def _nm_valid(model, layers, sparsity) -> float:
 def _measure(model, cap, ev, cfg, s, method, sparsity, projections, layers) -> dict:
     rep = prune_model(model, cap, method=method, sparsity=sparsity, pairing=cfg.pairing,
                       lam=cfg.lam, top_frac=cfg.top_frac, projections=projections,
-                      block_size=cfg.block_size, seed=s)  # fmt: skip
+                      block_size=cfg.block_size, seed=s, diagnostics=True)  # fmt: skip
     target, _ = parse_sparsity(sparsity)
     blocks = decoder_layers(model)
     num = sum(lin.weight.numel() for i in layers

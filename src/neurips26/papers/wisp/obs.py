@@ -25,17 +25,16 @@ from .pruning import (
     METHODS,
     PAIRINGS,
     Pairs,
+    _input_hessian,
+    _mask,
+    _wanda,
+    _whisper_hessian,
+    _wisp,
+    _wisp_act,
+    _wisp_plus,
     as_tensor,
-    input_hessian,
-    magnitude_scores,
     make_pairs,
-    mask_from_scores,
     parse_sparsity,
-    wanda_scores,
-    whisper_hessian,
-    wisp_act_scores,
-    wisp_plus_scores,
-    wisp_scores,
 )
 
 
@@ -200,8 +199,8 @@ def _obs_sweep(W0, H0, sparsity, block_size, damp, mask):
 
 def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "knn",
                  pairs: Pairs | None = None, lam: float = 0.05, top_frac: float = 0.1,
-                 block_size: int = 128, damp: float = 0.01,
-                 seed: int = 0) -> PruneResult:  # fmt: skip
+                 block_size: int = 128, damp: float = 0.01, seed: int = 0,
+                 error: bool = True) -> PruneResult:  # fmt: skip
     """Prune one linear map ``y = W x`` from its calibration inputs.
 
     Parameters
@@ -223,11 +222,16 @@ def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "kn
         SparseGPT/Whisper's sweep settings.
     seed : int
         Seed of the random pairing.
+    error : bool
+        Compute ``PruneResult.error`` (one more pass over ``X``, as costly as a dense
+        forward of the layer); ``False`` leaves it NaN and the method pays only for itself.
 
     Returns
     -------
     PruneResult
-        ``error`` is the output error ``tr(dW X^T X dW^T) / N`` on the calibration data.
+        ``weight`` in ``W``'s dtype (half-precision weights are scored and swept in
+        float32); ``error`` is the output error ``tr(dW X^T X dW^T) / N`` on the
+        calibration data.
 
     Examples
     --------
@@ -238,16 +242,21 @@ def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "kn
     16
     """
     W = as_tensor(W, "W", ndim=2)
+    dtype = W.dtype
+    if dtype in (torch.float16, torch.bfloat16):  # scores and sweeps in float32, W' in dtype
+        W = W.float()
     method = check_choice(method, "method", METHODS)
     pairing = check_choice(pairing, "pairing", PAIRINGS)
+    if not isinstance(error, bool):
+        raise TypeError(f"error must be a bool, got {error!r}")
     X = as_tensor(X, "X", ndim=(2, 3))
     if X.shape[-1] != W.shape[1]:
         raise ValueError(f"X must have {W.shape[1]} features (d_in of W), got {X.shape[-1]}")
     if X.reshape(-1, X.shape[-1]).shape[0] < 2:
         raise ValueError("X: need at least 2 calibration tokens")
     parse_sparsity(sparsity)
-    check_float(lam, "lam", min=0.0, max=1e12)
-    check_float(top_frac, "top_frac", min=0.0, max=1.0, min_inclusive=False)
+    lam = check_float(lam, "lam", min=0.0, max=1e12)
+    q = check_float(top_frac, "top_frac", min=0.0, max=1.0, min_inclusive=False)
     X = X.reshape(-1, X.shape[-1]).to(W.dtype)
     if method in ("wisp", "wisp_plus", "whisper", "wisp_act"):
         if pairs is None:
@@ -257,19 +266,21 @@ def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "kn
         dX = pairs.differences(X)
         if float(dX.abs().max()) == 0 and method != "whisper":
             raise ValueError("X: every pair of calibration tokens is identical (no differences)")
+    # X and W are checked (finite, bounded, contiguous): the criteria below run unchecked
     if method in ("sparsegpt", "whisper"):
-        H = input_hessian(X) if method == "sparsegpt" else whisper_hessian(X, dX, lam=lam)
+        H = _input_hessian(X) if method == "sparsegpt" else _whisper_hessian(X, dX, lam)
         check_int(block_size, "block_size", min=1, max=1 << 20)
         check_float(damp, "damp", min=0.0, max=1e6)
         W_new, mask = _obs_sweep(W, H, sparsity, block_size, damp, None)
-        return PruneResult(W_new, mask, _output_error(W_new - W, X))
-    scores = {
-        "magnitude": lambda: magnitude_scores(W),
-        "wanda": lambda: wanda_scores(W, X),
-        "wisp": lambda: wisp_scores(W, dX),
-        "wisp_plus": lambda: wisp_plus_scores(W, dX, top_frac=top_frac),
-        "wisp_act": lambda: wisp_act_scores(W, X, dX),
-    }[method]()
-    mask = mask_from_scores(scores, sparsity=sparsity)
-    W_new = W.masked_fill(mask, 0.0)
-    return PruneResult(W_new, mask, _output_error(W_new - W, X))
+    else:
+        scores = {
+            "magnitude": lambda: W.abs(),
+            "wanda": lambda: _wanda(W, X),
+            "wisp": lambda: _wisp(W, dX),
+            "wisp_plus": lambda: _wisp_plus(W, dX, q),
+            "wisp_act": lambda: _wisp_act(W, X, dX),
+        }[method]()
+        mask = _mask(scores, sparsity)
+        W_new = W.masked_fill(mask, 0.0)
+    err = _output_error(W_new - W, X) if error else float("nan")
+    return PruneResult(W_new.to(dtype), mask, err)

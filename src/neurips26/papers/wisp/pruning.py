@@ -62,7 +62,7 @@ MAX_PAIR_WORK = 10**11
 
 
 def as_tensor(value, name: str, *, ndim=None, dtype=None) -> torch.Tensor:
-    """A finite, non-empty floating tensor (numpy arrays and lists are converted).
+    """A finite, non-empty, contiguous floating tensor (numpy arrays and lists are converted).
 
     Refuses (``TypeError``) non-numeric input and (``ValueError``) the wrong number of
     dimensions, empty, NaN/inf and entries above ``MAX_ABS`` in magnitude; messages name
@@ -94,7 +94,7 @@ def as_tensor(value, name: str, *, ndim=None, dtype=None) -> torch.Tensor:
         raise ValueError(f"{name} must be finite; it contains NaN or inf")
     if top > MAX_ABS:
         raise ValueError(f"{name} has entries above {MAX_ABS:g} in magnitude")
-    return t
+    return t.contiguous()  # a transposed or strided view (a Conv1D weight's W) is copied
 
 
 def parse_sparsity(sparsity) -> tuple[float, tuple[int, int] | None]:
@@ -272,6 +272,10 @@ def wanda_scores(W, X) -> torch.Tensor:
     """
     W = _weight(W)
     X = _inputs(X, "X", W.shape[1]).to(W.dtype)
+    return _wanda(W, X)
+
+
+def _wanda(W: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     return W.abs() * X.norm(dim=0)[None, :]
 
 
@@ -295,6 +299,10 @@ def wisp_scores(W, dX) -> torch.Tensor:
     """
     W = _weight(W)
     dX = _inputs(dX, "dX", W.shape[1]).to(W.dtype)
+    return _wisp(W, dX)
+
+
+def _wisp(W: torch.Tensor, dX: torch.Tensor) -> torch.Tensor:
     return W.abs() * dX.norm(dim=0)[None, :]  # Wisp's score
 
 
@@ -325,6 +333,10 @@ def wisp_act_scores(W, X, dX) -> torch.Tensor:
     W = _weight(W)
     X = _inputs(X, "X", W.shape[1]).to(W.dtype)
     dX = _inputs(dX, "dX", W.shape[1]).to(W.dtype)
+    return _wisp_act(W, X, dX)
+
+
+def _wisp_act(W: torch.Tensor, X: torch.Tensor, dX: torch.Tensor) -> torch.Tensor:
     return W.abs() * (dX.square().mean(0) + X.square().mean(0)).sqrt()[None, :]
 
 
@@ -354,6 +366,10 @@ def wisp_plus_scores(W, dX, *, top_frac: float = 0.1) -> torch.Tensor:
     W = _weight(W)
     dX = _inputs(dX, "dX", W.shape[1]).to(W.dtype)
     q = check_float(top_frac, "top_frac", min=0.0, max=1.0, min_inclusive=False)
+    return _wisp_plus(W, dX, q)
+
+
+def _wisp_plus(W: torch.Tensor, dX: torch.Tensor, q: float) -> torch.Tensor:
     p = dX.shape[0]
     k = min(p, max(1, math.ceil(q * p)))
     sep = (dX @ W.T).abs()  # (P, d_out): |W_i . Delta x_p|
@@ -384,7 +400,10 @@ def mask_from_scores(S, *, sparsity=0.5) -> torch.Tensor:
     >>> mask_from_scores(torch.tensor([[4.0, 1.0, 3.0, 2.0]]), sparsity="2:4").tolist()
     [[False, True, False, True]]
     """
-    S = as_tensor(S, "S", ndim=2)
+    return _mask(as_tensor(S, "S", ndim=2), sparsity)
+
+
+def _mask(S: torch.Tensor, sparsity) -> torch.Tensor:
     s, nm = parse_sparsity(sparsity)
     d_out, d_in = S.shape
     mask = torch.zeros(d_out, d_in, dtype=torch.bool, device=S.device)
@@ -427,6 +446,10 @@ def whisper_hessian(X, dX, *, lam: float = 0.05) -> torch.Tensor:
     if dX.shape[1] != X.shape[1]:
         raise ValueError(f"X has {X.shape[1]} columns but dX has {dX.shape[1]}")
     lam = check_float(lam, "lam", min=0.0, max=1e12)
+    return _whisper_hessian(X, dX, lam)
+
+
+def _whisper_hessian(X: torch.Tensor, dX: torch.Tensor, lam: float) -> torch.Tensor:
     return dX.T @ dX / dX.shape[0] + lam * (X.T @ X) / X.shape[0]  # Whisper's H
 
 
@@ -439,5 +462,8 @@ def input_hessian(X) -> torch.Tensor:
     [[1.0, 2.0], [2.0, 4.0]]
     """
     X = as_tensor(X, "X", ndim=(2, 3))
-    X = X.reshape(-1, X.shape[-1])
+    return _input_hessian(X.reshape(-1, X.shape[-1]))
+
+
+def _input_hessian(X: torch.Tensor) -> torch.Tensor:
     return X.T @ X / X.shape[0]
