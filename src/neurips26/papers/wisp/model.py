@@ -39,8 +39,16 @@ from torch import nn
 from neurips26.common.models.llm import TOKEN_LAYOUTS, decoder_layers, token_inputs
 from neurips26.common.validation import check_choice, check_float, check_int
 
-from .obs import prune_linear
-from .pruning import DIFFERENCE_METHODS, METHODS, PAIRINGS, Pairs, make_pairs, parse_sparsity
+from .obs import _prune_checked
+from .pruning import (
+    DIFFERENCE_METHODS,
+    MAX_ABS,
+    METHODS,
+    PAIRINGS,
+    Pairs,
+    make_pairs,
+    parse_sparsity,
+)
 
 #: Projection name -> attribute path inside a decoder block.
 PROJECTIONS = {
@@ -421,6 +429,15 @@ def _rel(dW, W, X) -> float:
     return float((X @ dW.T).norm()) / den if den > 0 else 0.0
 
 
+def _check_finite(t: torch.Tensor, what: str) -> None:
+    """One pass, no copy: NaN/inf or entries above ``MAX_ABS`` raise ``ValueError``."""
+    top = float(torch.linalg.vector_norm(t, float("inf")))  # NaN propagates
+    if not math.isfinite(top):
+        raise ValueError(f"{what}: non-finite values")
+    if top > MAX_ABS:
+        raise ValueError(f"{what}: entries above {MAX_ABS:g} in magnitude")
+
+
 def _names(arg: str, names, default) -> tuple:
     if names is None:
         return default
@@ -497,9 +514,11 @@ def prune_model(model, calib=None, *, method: str = "wisp", sparsity=0.5, pairin
     method = check_choice(method, "method", METHODS)
     pairing = check_choice(pairing, "pairing", PAIRINGS)
     parse_sparsity(sparsity)
-    check_float(lam, "lam", min=0.0, max=1e12)
-    check_float(top_frac, "top_frac", min=0.0, max=1.0, min_inclusive=False)
+    lam = check_float(lam, "lam", min=0.0, max=1e12)
+    top_frac = check_float(top_frac, "top_frac", min=0.0, max=1.0, min_inclusive=False)
     check_int(seed, "seed", min=0, max=2**63 - 1)
+    block_size = check_int(block_size, "block_size", min=1, max=1 << 20)
+    damp = check_float(damp, "damp", min=0.0, max=1e6)
     if not isinstance(diagnostics, (bool, np.bool_)):
         raise TypeError(f"diagnostics must be a bool, got {diagnostics!r}")
     projections = _names("projections", projections, None)
@@ -555,13 +574,16 @@ def prune_model(model, calib=None, *, method: str = "wisp", sparsity=0.5, pairin
                     hk.remove()
             pairs_of: dict[int, Pairs] = {}  # the method's pairs, one set per shared input
             knn_of: dict[int, Pairs] = {}  # the diagnostics' kNN pairs
+            inputs_of: dict[int, torch.Tensor] = {}  # each shared input checked once
             for name, lin in lins.items():
-                X = seen[name].reshape(-1, _in_features(lin))
-                if keep is not None:
-                    X = X[keep]
-                if not torch.isfinite(X).all():
-                    raise ValueError(f"activations: non-finite inputs to layer {i} {name} map")
                 key = seen[name].data_ptr()
+                if key not in inputs_of:
+                    X = seen[name].reshape(-1, _in_features(lin))
+                    if keep is not None:
+                        X = X[keep]
+                    _check_finite(X, f"activations: inputs to layer {i} {name} map")
+                    inputs_of[key] = X
+                X = inputs_of[key]
                 use = method
                 if method in DIFFERENCE_METHODS and (difference_layers is not None
                                                      and name not in difference_layers):
@@ -571,26 +593,33 @@ def prune_model(model, calib=None, *, method: str = "wisp", sparsity=0.5, pairin
                     if key not in pairs_of:
                         pairs_of[key] = make_pairs(X, pairing=pairing, seed=seed)
                     pairs = pairs_of[key]
-                W = map_weight(lin)
+                W = map_weight(lin)  # (d_out, d_in); a Conv1D's transposed view
+                _check_finite(W, f"weights: layer {i} {name} map")
+                half = W.dtype in (torch.float16, torch.bfloat16)
+                Wc = W.float() if half else W.contiguous()  # scored and swept in float32
+                Xc = X.to(Wc.dtype)
+                old = W.clone() if diagnostics else None
                 try:
-                    res = prune_linear(W, X, method=use, sparsity=sparsity, pairs=pairs,
-                                       lam=lam, top_frac=top_frac, block_size=block_size,
-                                       damp=damp, error=False)  # fmt: skip
+                    new, mask = _prune_checked(Wc, Xc, use, sparsity, pairs, lam, top_frac,
+                                               block_size, damp)  # fmt: skip
                 except ValueError as exc:
                     raise ValueError(f"layer {i} {name} map: {exc}") from None
-                new = res.weight.to(W.dtype)
+                if new is None:
+                    W.masked_fill_(mask, 0.0)  # in place, through a Conv1D's view too
+                else:
+                    W.copy_(new.to(W.dtype))
                 rec = dif = math.nan
                 if diagnostics:
                     t1 = time.perf_counter()
                     if key not in knn_of:
                         knn_of[key] = (pairs if pairing == "knn" and pairs is not None
                                        else make_pairs(X))  # fmt: skip
-                    Wd = W.to(X.dtype)
-                    dW = new.to(X.dtype) - Wd
+                    Wd = old.to(X.dtype)
+                    dW = W.to(X.dtype) - Wd
                     rec, dif = _rel(dW, Wd, X), _rel(dW, Wd, knn_of[key].differences(X))
                     spent += time.perf_counter() - t1
-                reports.append(LayerReport(i, name, use, res.sparsity, rec, dif))
-                W.copy_(new)  # a Conv1D's transposed view writes through to its weight
+                reports.append(LayerReport(i, name, use, int(mask.sum()) / mask.numel(), rec,
+                                           dif))  # fmt: skip
         h = _run_block(blocks[i], h, kw)  # the pruned block feeds the next one
         if not torch.isfinite(h).all():
             raise ValueError(f"activations: non-finite hidden states after layer {i}")

@@ -22,6 +22,7 @@ import torch
 from neurips26.common.validation import check_choice, check_float, check_int
 
 from .pruning import (
+    DIFFERENCE_METHODS,
     METHODS,
     PAIRINGS,
     Pairs,
@@ -258,29 +259,40 @@ def prune_linear(W, X, *, method: str = "wisp", sparsity=0.5, pairing: str = "kn
     lam = check_float(lam, "lam", min=0.0, max=1e12)
     q = check_float(top_frac, "top_frac", min=0.0, max=1.0, min_inclusive=False)
     X = X.reshape(-1, X.shape[-1]).to(W.dtype)
-    if method in ("wisp", "wisp_plus", "whisper", "wisp_act"):
-        if pairs is None:
-            pairs = make_pairs(X, pairing=pairing, seed=seed)
-        elif not isinstance(pairs, Pairs):
-            raise TypeError(f"pairs must be a Pairs, got {type(pairs).__name__}")
-        dX = pairs.differences(X)
-        if float(dX.abs().max()) == 0 and method != "whisper":
-            raise ValueError("X: every pair of calibration tokens is identical (no differences)")
-    # X and W are checked (finite, bounded, contiguous): the criteria below run unchecked
+    if pairs is not None and not isinstance(pairs, Pairs):
+        raise TypeError(f"pairs must be a Pairs, got {type(pairs).__name__}")
     if method in ("sparsegpt", "whisper"):
-        H = _input_hessian(X) if method == "sparsegpt" else _whisper_hessian(X, dX, lam)
         check_int(block_size, "block_size", min=1, max=1 << 20)
         check_float(damp, "damp", min=0.0, max=1e6)
-        W_new, mask = _obs_sweep(W, H, sparsity, block_size, damp, None)
-    else:
-        scores = {
-            "magnitude": lambda: W.abs(),
-            "wanda": lambda: _wanda(W, X),
-            "wisp": lambda: _wisp(W, dX),
-            "wisp_plus": lambda: _wisp_plus(W, dX, q),
-            "wisp_act": lambda: _wisp_act(W, X, dX),
-        }[method]()
-        mask = _mask(scores, sparsity)
+    if method in DIFFERENCE_METHODS and pairs is None:
+        pairs = make_pairs(X, pairing=pairing, seed=seed)
+    if pairs is not None and int(pairs.b.max()) >= X.shape[0]:
+        raise ValueError(f"pairs: they index token {int(pairs.b.max())}, but X has "
+                         f"{X.shape[0]} tokens")  # fmt: skip
+    W_new, mask = _prune_checked(W, X, method, sparsity, pairs, lam, q, block_size, damp)
+    if W_new is None:
         W_new = W.masked_fill(mask, 0.0)
     err = _output_error(W_new - W, X) if error else float("nan")
     return PruneResult(W_new.to(dtype), mask, err)
+
+
+def _prune_checked(W, X, method, sparsity, pairs, lam, q, block_size, damp):
+    """``(W' or None, mask)`` on checked tensors: ``W`` (d_out, d_in) contiguous, finite and
+    bounded, ``X`` (N, d_in) of ``W``'s dtype, ``pairs`` given for a difference method.
+    ``W'`` is ``None`` for the update-free methods (``W'`` = ``W`` with the mask zeroed), so
+    a caller may zero the mask in place."""
+    if method in DIFFERENCE_METHODS:
+        dX = X[pairs.a] - X[pairs.b]
+        if method != "whisper" and float(dX.abs().max()) == 0:
+            raise ValueError("X: every pair of calibration tokens is identical (no differences)")
+    if method in ("sparsegpt", "whisper"):
+        H = _input_hessian(X) if method == "sparsegpt" else _whisper_hessian(X, dX, lam)
+        return _obs_sweep(W, H, sparsity, block_size, damp, None)
+    scores = {
+        "magnitude": lambda: W.abs(),
+        "wanda": lambda: _wanda(W, X),
+        "wisp": lambda: _wisp(W, dX),
+        "wisp_plus": lambda: _wisp_plus(W, dX, q),
+        "wisp_act": lambda: _wisp_act(W, X, dX),
+    }[method]()
+    return None, _mask(scores, sparsity)
