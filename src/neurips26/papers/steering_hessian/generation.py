@@ -23,14 +23,14 @@ import torch
 from neurips26.common.validation import check_float, check_int
 
 from .steering import (
-    _check_ids,
     _check_layer,
-    _check_mask,
     _check_vector,
     _logits,
+    _tokens,
     _vocab,
     check_model,
     check_positions,
+    model_dtype,
     steer,
 )
 
@@ -45,8 +45,7 @@ def _check_gen_args(model, prompts, attention_mask, layer, positions):
     positions = check_positions(positions)
     if positions not in ("all", "last"):
         raise ValueError(f"positions must be 'all' or 'last' for generation, got {positions!r}")
-    ids = _check_ids(prompts, "prompts", _vocab(model))
-    mask = _check_mask(attention_mask, ids)
+    ids, mask = _tokens(prompts, "prompts", _vocab(model), attention_mask)
     return dim, layer, positions, ids, mask
 
 
@@ -59,7 +58,7 @@ def generate_steered(model, prompts, v, *, layer: int, positions: str = "all",
     Parameters
     ----------
     model : causal LM (Hugging Face, with a key/value cache)
-    prompts : int array, shape (B, T), left-padded
+    prompts : int array, shape (B, T), left-padded, or a tokenizer output
     v : Tensor or array_like, shape (d,), or None (unsteered)
     layer, positions : see :func:`.steer`
     attention_mask : 0/1 array, shape (B, T), optional
@@ -82,7 +81,7 @@ def generate_steered(model, prompts, v, *, layer: int, positions: str = "all",
     """
     dim, layer, positions, ids, mask = _check_gen_args(model, prompts, attention_mask, layer,
                                                        positions)  # fmt: skip
-    v = torch.zeros(dim) if v is None else _check_vector(v, dim)
+    v = torch.zeros(dim, dtype=model_dtype(model)) if v is None else _check_vector(v, dim)
     n = check_int(max_new_tokens, "max_new_tokens", min=1, max=MAX_NEW_TOKENS)
     temperature = check_float(temperature, "temperature", min=0.0, max=100.0)
     seed = check_int(seed, "seed", min=0, max=2**63 - 1)

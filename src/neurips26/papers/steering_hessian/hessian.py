@@ -39,7 +39,7 @@ MAX_DENSE_DIM = 2048
 MAX_DIM = 1 << 20
 
 
-def _as_point(v, name: str = "v") -> torch.Tensor:
+def _as_point(v, name: str = "v", dtype: torch.dtype = torch.float32) -> torch.Tensor:
     if isinstance(v, torch.Tensor):
         if v.dtype.is_complex or v.dtype == torch.bool:
             raise TypeError(f"{name} must be a real vector, got dtype {v.dtype}")
@@ -49,7 +49,7 @@ def _as_point(v, name: str = "v") -> torch.Tensor:
     arr = check_array(arr, name, ndim=1, max_size=MAX_DIM)
     if np.abs(arr).max() > 1e6:
         raise ValueError(f"{name} has entries above 1e6 in magnitude")
-    dtype = v.dtype if isinstance(v, torch.Tensor) else torch.float32
+    dtype = v.dtype if isinstance(v, torch.Tensor) else dtype
     device = v.device if isinstance(v, torch.Tensor) else "cpu"
     return torch.as_tensor(arr, dtype=dtype, device=device)
 
@@ -226,7 +226,8 @@ def steering_hessian(loss_fn: Callable, v, *, method: str = "lanczos", num_steps
         ``v (Tensor (d,)) -> scalar Tensor``, twice differentiable (e.g.
         :class:`.SteeringObjective`; load HF models with ``attn_implementation="eager"``).
     v : Tensor or array_like, shape (d,)
-        Evaluation point.
+        Evaluation point (a tensor keeps its dtype; an array takes ``loss_fn.dtype``
+        when the objective has one, as :class:`.SteeringObjective` does, else float32).
     method : {"dense", "lanczos"}
         ``"dense"``: ``d`` HVPs, all eigenpairs (``d <= 2048``). ``"lanczos"``:
         ``num_steps`` HVPs, Ritz pairs (the top ones converge first).
@@ -255,7 +256,9 @@ def steering_hessian(loss_fn: Callable, v, *, method: str = "lanczos", num_steps
     True
     """
     check_callable(loss_fn, "loss_fn")
-    point = _as_point(v)
+    # an array point takes the objective's dtype (the model's: bf16, float64), else float32
+    dtype = getattr(loss_fn, "dtype", torch.float32)
+    point = _as_point(v, dtype=dtype if isinstance(dtype, torch.dtype) else torch.float32)
     dim = int(point.shape[0])
     if method not in ("dense", "lanczos"):
         raise ValueError(f"method must be 'dense' or 'lanczos', got {method!r}")
@@ -295,7 +298,9 @@ def finite_difference_hessian(loss_fn: Callable, v, *, step: float = 1e-3) -> np
     [[6.0, 0.0], [0.0, 6.0]]
     """
     check_callable(loss_fn, "loss_fn")
-    point = _as_point(v)
+    # an array point takes the objective's dtype (the model's: bf16, float64), else float32
+    dtype = getattr(loss_fn, "dtype", torch.float32)
+    point = _as_point(v, dtype=dtype if isinstance(dtype, torch.dtype) else torch.float32)
     dim = int(point.shape[0])
     if dim > MAX_DENSE_DIM:
         raise ValueError(f"v has dimension {dim}, more than the limit of {MAX_DENSE_DIM}")

@@ -254,7 +254,7 @@ def anti_steer_rate(objective: SteeringObjective, direction, *, alpha: float = 1
     u = _vec(direction, "direction", objective.dim)
     alpha = check_float(alpha, "alpha", min=-1e6, max=1e6)
     base = objective.log_probs(None).exp().double().cpu().numpy()
-    steered = objective.log_probs(torch.as_tensor(alpha * u, dtype=torch.float32))
+    steered = objective.log_probs(torch.as_tensor(alpha * u, dtype=objective.dtype))
     steered = steered.exp().double().cpu().numpy()
     delta = steered - base
     return AntiSteer(float(np.mean(delta < 0)), delta, base, steered)
@@ -299,7 +299,7 @@ def polarity_test(objective: SteeringObjective, removal: SharpRemoval) -> Polari
     for i, sign in enumerate((1.0, -1.0)):
         for j, s in enumerate((-1.0, 0.0, 1.0)):
             u = sign * (removal.v_clean + s * removal.sharp_part)
-            p = objective.log_probs(torch.as_tensor(u, dtype=torch.float32)).exp()
+            p = objective.log_probs(torch.as_tensor(u, dtype=objective.dtype)).exp()
             p = p.double().cpu().numpy()
             control[i, j] = p.mean() if sign > 0 else (1 - p).mean()
     return PolarityTest(control)

@@ -10,6 +10,16 @@ answer token over a prompt set,
 
 whose gradient and Hessian in ``v`` are what :mod:`.hessian` computes.
 
+Token data: every entry point that takes prompts takes id tensors/arrays (with
+``attention_mask=``) or a tokenizer's output (a ``BatchEncoding`` or a dict with
+``input_ids`` and ``attention_mask``; left-padded, ``tokenizer.padding_side = "left"``),
+see :func:`neurips26.common.models.llm.token_inputs`. Architectures: any causal LM whose
+decoder blocks :func:`~neurips26.common.models.llm.decoder_layers` finds and whose
+block output is the residual stream: LLaMA / Qwen2 / Mistral / Gemma
+(``model.layers``) and GPT-2 (``transformer.h``). Vectors follow the model's dtype
+(:func:`caa_vector` returns it in the model's floating dtype: bf16 or float64 models
+are never handed float32 vectors).
+
 Positions: ``"all"`` adds ``v`` at every position, ``"last"`` at the last position of the
 chunk being processed (the answer position of a prompt; the new token at each step of
 cached generation), and an integer ``p`` at positions ``p, p+1, ...`` (teacher-forced
@@ -25,27 +35,37 @@ import numpy as np
 import torch
 from torch import nn
 
-from neurips26.common.models.llm import capture_residual, decoder_layers
+from neurips26.common.models.llm import capture_residual, decoder_layers, token_inputs
 from neurips26.common.validation import check_array, check_float, check_int
 
 __all__ = [
+    "SUPPORTED",
     "SteeringObjective",
     "answer_log_probs",
     "behavioural_loss",
     "caa_vector",
     "check_model",
     "check_positions",
+    "model_dtype",
     "steer",
 ]
 
 MAX_TOKENS = 1 << 22
 
 
+SUPPORTED = ("LLaMA/Qwen2/Mistral/Gemma (model.layers) and GPT-2 (transformer.h) Hugging Face "
+             "causal LMs, or any model with decoder blocks at model.layers, transformer.h or "
+             "blocks")
+
+
 def check_model(model) -> int:
     """The residual width ``d`` of a causal LM with decoder layers; refuses anything else."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module causal LM, got {type(model).__name__}")
-    decoder_layers(model)  # raises ValueError naming model
+    try:
+        decoder_layers(model)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; supported architectures: {SUPPORTED}") from None
     config = getattr(model, "config", None)
     dim = getattr(config, "hidden_size", None) or getattr(config, "n_embd", None)
     if not isinstance(dim, int):
@@ -54,7 +74,26 @@ def check_model(model) -> int:
 
 
 def _vocab(model) -> int:
-    return int(model.get_output_embeddings().weight.shape[0])
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    if head is None:
+        raise ValueError(f"model: {type(model).__name__} has no output embeddings (not a causal "
+                         f"LM); supported architectures: {SUPPORTED}")  # fmt: skip
+    return int(head.weight.shape[0])
+
+
+def model_dtype(model) -> torch.dtype:
+    """The floating dtype of a model's parameters (float32 for a model without any)."""
+    for p in model.parameters():
+        if p.is_floating_point():
+            return p.dtype
+    return torch.float32
+
+
+def _tokens(data, name: str, vocab: int, attention_mask=None):
+    """``(ids, mask)`` of prompts given as ids (+ ``attention_mask``) or a tokenizer output."""
+    raw, mask = token_inputs(data, name, attention_mask=attention_mask)
+    ids = _check_ids(raw, name, vocab)
+    return ids, _check_mask(mask, ids)
 
 
 def _check_layer(model, layer) -> int:
@@ -104,7 +143,7 @@ def _check_mask(mask, ids: torch.Tensor, name: str = "attention_mask"):
         raise ValueError(f"{name} must hold 0/1 entries")
     if not np.all(m[:, -1] == 1):
         raise ValueError(f"{name}: the last position of every row must be a real token "
-                         "(left-pad the prompts)")  # fmt: skip
+                         "(left-pad the prompts: tokenizer.padding_side = 'left')")  # fmt: skip
     return torch.as_tensor(m.astype(np.int64)).to(ids.device)
 
 
@@ -205,19 +244,21 @@ def caa_vector(model: nn.Module, pos_ids, neg_ids, *, layer: int, position: int 
     Parameters
     ----------
     model : causal LM
-    pos_ids, neg_ids : int array, shape (P, T)
+    pos_ids, neg_ids : int array, shape (P, T), or tokenizer outputs
         Contrastive prompts: the same prompt ending in the behaviour-matching answer
-        letter (``+``) or the other one (``-``); left-padded alike.
+        letter (``+``) or the other one (``-``); left-padded alike. A tokenizer output
+        (``BatchEncoding``) brings its own attention mask.
     layer : int
         Block whose output residual stream is read.
     position : int
         Token position read (default the last: the answer letter).
     attention_mask : 0/1 array, shape (P, T), optional
-        Shared by both batches.
+        Shared by both batches of ids.
 
     Returns
     -------
     Tensor, shape (d,)
+        In the model's floating dtype (the mean is taken in float64).
 
     Raises
     ------
@@ -239,20 +280,25 @@ def caa_vector(model: nn.Module, pos_ids, neg_ids, *, layer: int, position: int 
     check_model(model)
     i = _check_layer(model, layer)
     vocab = _vocab(model)
-    pos = _check_ids(pos_ids, "pos_ids", vocab)
-    neg = _check_ids(neg_ids, "neg_ids", vocab)
+    pos, pos_mask = _tokens(pos_ids, "pos_ids", vocab)
+    neg, neg_mask = _tokens(neg_ids, "neg_ids", vocab)
     if pos.shape != neg.shape:
         raise ValueError(f"pos_ids and neg_ids must have the same shape, got "
                          f"{tuple(pos.shape)} and {tuple(neg.shape)}")  # fmt: skip
-    mask = _check_mask(attention_mask, pos)
+    if attention_mask is not None:
+        if pos_mask is not None or neg_mask is not None:
+            raise ValueError("attention_mask: given twice (as an argument and inside a "
+                             "tokenizer output); pass one")  # fmt: skip
+        pos_mask = neg_mask = _check_mask(attention_mask, pos)
     t = pos.shape[1]
     position = check_int(position, "position", min=-t, max=t - 1)
     acts = []
-    for ids in (pos, neg):
+    for ids, mask in ((pos, pos_mask), (neg, neg_mask)):
         with capture_residual(model, [i]) as store:
             _logits(model, ids, mask)
         acts.append(store[i][:, position].double())  # (P, d)
-    return (acts[0] - acts[1]).mean(0).float()  # Eq. (CAA): mean difference
+    # Eq. (CAA): mean difference, in the model's dtype
+    return (acts[0] - acts[1]).mean(0).to(model_dtype(model))
 
 
 def answer_log_probs(model: nn.Module, prompts, target_ids, v=None, *, layer: int = 0,
@@ -262,7 +308,7 @@ def answer_log_probs(model: nn.Module, prompts, target_ids, v=None, *, layer: in
     Parameters
     ----------
     model : causal LM
-    prompts : int array, shape (B, T)
+    prompts : int array, shape (B, T), or a tokenizer output
         Prompts ending where the answer token comes next (left-padded).
     target_ids : int array, shape (B,)
         The behaviour-matching answer token of each prompt.
@@ -310,7 +356,8 @@ class SteeringObjective:
     Parameters
     ----------
     model : causal LM (its parameters are not differentiated)
-    prompts : int array, shape (B, T)
+    prompts : int array, shape (B, T), or a tokenizer output
+        A ``BatchEncoding`` (or dict with ``input_ids``) brings its attention mask.
     target_ids : int array, shape (B,)
     layer : int
     positions : {"all", "last"} or int
@@ -335,12 +382,12 @@ class SteeringObjective:
         self.layer = _check_layer(model, layer)
         self.positions = check_positions(positions)
         vocab = _vocab(model)
-        self.prompts = _check_ids(prompts, "prompts", vocab)
+        self.dtype = model_dtype(model)
+        self.prompts, self.mask = _tokens(prompts, "prompts", vocab, attention_mask)
         self.targets = _check_ids(target_ids, "target_ids", vocab, ndim=1)
         if len(self.targets) != len(self.prompts):
             raise ValueError(f"target_ids must have one entry per prompt ({len(self.prompts)}), "
                              f"got {len(self.targets)}")  # fmt: skip
-        self.mask = _check_mask(attention_mask, self.prompts)
         if not isinstance(cache_prefix, bool):
             raise TypeError(f"cache_prefix must be a bool, got {cache_prefix!r}")
         self._prefix = None
@@ -358,7 +405,7 @@ class SteeringObjective:
 
     def log_probs(self, v=None) -> torch.Tensor:
         """``log p(y_b | x_b; v)``, shape (B,); ``v=None`` is the unsteered model."""
-        v = torch.zeros(self.dim) if v is None else _check_vector(v, self.dim)
+        v = torch.zeros(self.dim, dtype=self.dtype) if v is None else _check_vector(v, self.dim)
         with steer(self.model, v, layer=self.layer, positions=self.positions):
             if self._prefix is not None:
                 try:
