@@ -20,7 +20,7 @@ on next-token cross-entropy of the answer token, the backbone frozen.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +42,42 @@ from .memory import (
 from .tasks import FAMILIES, Dialogue, lexical_retrieve
 
 
+def encoded_ids(out, name: str = "encode") -> list[int]:
+    """The token ids of one text from what a tokenizer returns.
+
+    Accepts a list/tuple of ints, a 1-D (or ``(1, T)``) tensor or array, or a tokenizer's
+    output (a ``BatchEncoding`` or dict with ``input_ids``), so ``encode`` may be a
+    ``WordTokenizer.encode``, ``tokenizer.encode`` or a Hugging Face tokenizer itself.
+
+    Examples
+    --------
+    >>> encoded_ids({"input_ids": [5, 6], "attention_mask": [1, 1]})
+    [5, 6]
+    >>> encoded_ids(torch.tensor([[7, 8]]))
+    [7, 8]
+    """
+    if isinstance(out, Mapping):
+        if "input_ids" not in out:
+            raise ValueError(f"{name}: returned a mapping without 'input_ids' (keys "
+                             f"{sorted(map(str, out))}); {_LAYOUTS}")  # fmt: skip
+        out = out["input_ids"]
+    if isinstance(out, (str, bytes)) or not isinstance(out, (list, tuple, torch.Tensor,
+                                                             np.ndarray)):
+        raise TypeError(f"{name}: returned {type(out).__name__}; {_LAYOUTS}")
+    arr = out.detach().cpu().numpy() if isinstance(out, torch.Tensor) else np.asarray(
+        out, dtype=object)  # fmt: skip
+    if arr.ndim == 2 and arr.shape[0] == 1:
+        arr = arr[0]
+    if arr.ndim != 1 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                for v in arr.tolist()):  # fmt: skip
+        raise TypeError(f"{name}: expected the token ids of one text; {_LAYOUTS}")
+    return [int(v) for v in arr.tolist()]
+
+
+_LAYOUTS = ("supported: a list of int ids, a 1-D or (1, T) integer tensor/array, or a "
+            "tokenizer output (BatchEncoding or dict with 'input_ids')")
+
+
 def _base(model: nn.Module) -> nn.Module:
     layers = decoder_layers(model)
     for m in model.modules():
@@ -57,8 +93,9 @@ class EpisodeRunner:
     Parameters
     ----------
     model : Hugging Face causal LM (LLaMA, Qwen2 or Mistral layout), frozen here
-    encode : callable str -> list of int
-        The tokenizer (no special tokens).
+    encode : callable str -> token ids
+        The tokenizer (no special tokens): a list of ids, a tensor or array, or a
+        tokenizer's output (``BatchEncoding``), see :func:`encoded_ids`.
     start : int
         First adapted decoder layer (``num_layers - num_top_layers``).
     window : int
@@ -77,6 +114,13 @@ class EpisodeRunner:
             raise ValueError("model: Gemma scales its input embeddings inside the model, so "
                              "the top-layer runner cannot start mid-stack; use attach_delta_mem "
                              "on the full model instead")  # fmt: skip
+        try:
+            _base(model)
+        except ValueError:
+            raise ValueError(f"model: {type(model).__name__} keeps no decoder layers at "
+                             "model.layers; the top-layer runner supports the LLaMA / Qwen2 / "
+                             "Mistral layouts (GPT-2's fused attention is not supported by "
+                             "delta-Mem)") from None  # fmt: skip
         self.model = model.eval().requires_grad_(False)
         self.layers = decoder_layers(model)
         n = len(self.layers)
@@ -94,7 +138,7 @@ class EpisodeRunner:
         return nn.ModuleList(list(self.layers)[self.start:])
 
     def tokens(self, text: str) -> list[int]:
-        ids = list(self.encode(text))
+        ids = encoded_ids(self.encode(text))
         if not ids:
             raise ValueError(f"text: {text!r} encodes to no tokens")
         if len(ids) > self.window:
@@ -402,7 +446,7 @@ def candidate_ids(encode: Callable[[str], list[int]], values: Sequence[str]) -> 
         raise TypeError("values: every entry must be a str")
     ids = []
     for v in values:
-        toks = list(encode(" " + v)) or list(encode(v))
+        toks = encoded_ids(encode(" " + v)) or encoded_ids(encode(v))
         if not toks:
             raise ValueError(f"values: {v!r} encodes to no tokens")
         ids.append(int(toks[0]))

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -269,11 +270,18 @@ class DeltaMemory(nn.Module):
         return {h: scale * reads @ u.T for h, u in self.up.items()}
 
 
+#: The attention layouts delta-Mem wraps (named in its errors).
+SUPPORTED = ("LLaMA / Qwen2 / Mistral / Gemma-style attention with separate q_proj, k_proj, "
+             "v_proj and o_proj nn.Linear maps (GPT-2's fused c_attn Conv1D is not supported: "
+             "the memory corrects q, k and v separately)")
+
+
 def _attention_parts(attn: nn.Module) -> dict[str, nn.Linear]:
     parts = {h: getattr(attn, f"{h}_proj", None) for h in HEADS}
     if any(not isinstance(p, nn.Linear) for p in parts.values()):
         raise ValueError(
-            f"attn: {type(attn).__name__} has no q_proj/k_proj/v_proj/o_proj linears"
+            f"attn: {type(attn).__name__} has no q_proj/k_proj/v_proj/o_proj linears; "
+            f"supported: {SUPPORTED}"
         )
     return parts  # type: ignore[return-value]
 
@@ -448,8 +456,8 @@ def attach_delta_mem(model: nn.Module, config: DeltaMemConfig | None = None, *,
         supported.append((name, mod))
     if not supported:
         raise ValueError(
-            f"model: {type(model).__name__} has no supported attention modules "
-            "(q_proj/k_proj/v_proj/o_proj linears under a matching name)"
+            f"model: {type(model).__name__} has no supported attention modules under a "
+            f"matching name (default: names ending in self_attn); supported: {SUPPORTED}"
         )
     for p in model.parameters():
         p.requires_grad_(False)
@@ -487,17 +495,48 @@ def detach_delta_mem_state(model: nn.Module) -> None:
         m.detach_state()
 
 
+def _check_write_mask(mask) -> torch.Tensor:
+    """A finite 0/1 ``(B, T)`` tensor from a tensor, an array or a tokenizer's output."""
+    if isinstance(mask, Mapping):  # a BatchEncoding: its padding mask
+        if mask.get("attention_mask") is None:
+            raise ValueError("mask: the tokenizer output holds no 'attention_mask' (tokenize "
+                             "with padding=True, or pass the (B, T) 0/1 mask itself)")
+        mask = mask["attention_mask"]
+    if isinstance(mask, (list, tuple, np.ndarray)):
+        try:
+            mask = torch.as_tensor(np.asarray(mask))
+        except (ValueError, TypeError):
+            raise TypeError("mask: expected a (B, T) 0/1 tensor, array or tokenizer output") \
+                from None
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"mask: expected a torch.Tensor, array or tokenizer output, got "
+                        f"{type(mask).__name__}")  # fmt: skip
+    if mask.dtype.is_complex:
+        raise TypeError(f"mask: expected real 0/1 entries, got {mask.dtype}")
+    if mask.dim() != 2:
+        raise ValueError(f"mask: expected a (B, T) tensor, got shape {tuple(mask.shape)}")
+    if mask.numel() == 0:
+        raise ValueError(f"mask: must not be empty, got shape {tuple(mask.shape)}")
+    if not bool(((mask == 0) | (mask == 1)).all()):  # NaN and inf fail both
+        raise ValueError("mask: entries must be 0 or 1 (no NaN, inf or fractions)")
+    return mask
+
+
 @contextlib.contextmanager
-def write_mask(model: nn.Module, mask: torch.Tensor) -> Iterator[None]:
+def write_mask(model: nn.Module, mask) -> Iterator[None]:
     """Within the block, only tokens where ``mask`` (``(B, T)``, 0/1) is 1 write the state.
 
-    Right-padded batches pass their padding mask so padding never writes.
+    Right-padded batches pass their padding mask so padding never writes. ``mask`` may be
+    a tensor or array, or a tokenizer's output (a ``BatchEncoding`` / dict whose
+    ``attention_mask`` is used): ``with write_mask(model, batch): model(**batch)``.
+
+    Raises
+    ------
+    ValueError
+        A mask that is not 2-D, empty, or holds anything but 0 and 1 (NaN included).
     """
     mods = _require_modules(model)
-    if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"mask: expected a torch.Tensor, got {type(mask).__name__}")
-    if mask.dim() != 2:
-        raise ValueError(f"mask: expected a (B, T) tensor, got {getattr(mask, 'shape', mask)!r}")
+    mask = _check_write_mask(mask)
     for m in mods:
         m.write_mask = mask
     try:
