@@ -39,7 +39,7 @@ import torch
 from sklearn.base import BaseEstimator
 from torch import nn
 
-from neurips26.common.models.llm import decoder_layers
+from neurips26.common.models.llm import decoder_layers, token_inputs
 from neurips26.common.validation import check_bool, check_choice, check_float, check_int, check_seed
 
 from .ttfs import MAX_STEPS, _grid, _levels, _value, as_float_tensor, calibrate_theta, ttfs_encode
@@ -53,6 +53,33 @@ TARGETS = ("mlp", "all")
 CLIPS = ("mse", "max", "mse_max")
 #: Most calibration values kept per site.
 MAX_SAMPLES = 10**7
+
+
+def _is_conv1d(module) -> bool:
+    """A transformers ``Conv1D`` (GPT-2): ``y = x W + b``, ``W`` of shape (in, out)."""
+    w = getattr(module, "weight", None)
+    return (type(module).__name__ == "Conv1D" and isinstance(w, torch.Tensor) and w.ndim == 2
+            and getattr(module, "nf", None) == w.shape[1])  # fmt: skip
+
+
+def _is_map(module) -> bool:
+    return isinstance(module, nn.Linear) or _is_conv1d(module)
+
+
+def _in_out(module) -> tuple[int, int]:
+    w = module.weight
+    return (w.shape[0], w.shape[1]) if _is_conv1d(module) else (w.shape[1], w.shape[0])
+
+
+def _weight_absmax(module) -> torch.Tensor:
+    """``max_i |W_ij|`` per input channel ``j`` (a Conv1D's weight is stored transposed)."""
+    return module.weight.detach().abs().amax(1 if _is_conv1d(module) else 0)
+
+
+#: The layouts :func:`find_sites` knows (named in its errors).
+SUPPORTED = ("LLaMA / Qwen2 / Mistral / Gemma (mlp.{gate,up,down}_proj, self_attn.{q,k,v,o}_proj "
+             "nn.Linear) and GPT-2 (mlp.c_fc/c_proj, attn.c_attn/c_proj Conv1D); with "
+             "targets='all', any nn.Linear inside a decoder layer")
 
 
 class TTFSLinear(nn.Module):
@@ -96,9 +123,11 @@ class TTFSLinear(nn.Module):
                  compatible: bool = True, mode: str = "ann", site: str = "",
                  count_spikes: bool = True) -> None:  # fmt: skip
         super().__init__()
-        if not isinstance(linear, nn.Linear):
-            raise TypeError(f"linear must be an nn.Linear, got {type(linear).__name__}")
+        if not _is_map(linear):
+            raise TypeError(f"linear must be an nn.Linear or a transformers Conv1D, got "
+                            f"{type(linear).__name__}")  # fmt: skip
         self.linear = linear
+        self.in_features, self.out_features = _in_out(linear)
         self.site = str(site)
         self.count_spikes = check_bool(count_spikes, "count_spikes")
         self.register_buffer("theta", torch.tensor(1.0))
@@ -111,8 +140,8 @@ class TTFSLinear(nn.Module):
         """Set the neurons' thresholds, window and kind (validated)."""
         w = self.linear.weight
         th = as_float_tensor(theta, "theta").to(device=w.device, dtype=w.dtype)
-        if th.shape not in ((), (self.linear.in_features,)):
-            raise ValueError(f"theta: expected a scalar or shape ({self.linear.in_features},), "
+        if th.shape not in ((), (self.in_features,)):
+            raise ValueError(f"theta: expected a scalar or shape ({self.in_features},), "
                              f"got {tuple(th.shape)}")  # fmt: skip
         if not bool(torch.isfinite(th).all()) or not bool((th > 0).all()):
             raise ValueError("theta must be finite and > 0 (in the layer's dtype)")
@@ -141,8 +170,8 @@ class TTFSLinear(nn.Module):
         """
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-        if x.ndim == 0 or x.shape[-1] != self.linear.in_features:
-            raise ValueError(f"x: expected a last dimension of {self.linear.in_features}, got "
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
+            raise ValueError(f"x: expected a last dimension of {self.in_features}, got "
                              f"shape {tuple(x.shape)}")  # fmt: skip
         if self.mode == "float":
             return x
@@ -169,8 +198,8 @@ class TTFSLinear(nn.Module):
             self.num_spikes += n
             self.num_neurons += x.numel()
             self.max_spikes = max(self.max_spikes, int(most))
-        self.synaptic_ops += n * self.linear.out_features  # each spike drives its fan-out
-        self.dense_macs += x.numel() * self.linear.out_features
+        self.synaptic_ops += n * self.out_features  # each spike drives its fan-out
+        self.dense_macs += x.numel() * self.out_features
         return _value(level, step)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -190,13 +219,16 @@ def find_sites(model: nn.Module, targets: str = "mlp") -> dict[str, tuple[str, .
     Gated-MLP layouts (LLaMA, Qwen2, Mistral, Gemma): ``layers.{i}.mlp.in``
     (``gate_proj``, ``up_proj``) and ``layers.{i}.mlp.down``; with ``targets="all"``
     also ``layers.{i}.attn.in`` (``q/k/v_proj``) and ``layers.{i}.attn.out``
-    (``o_proj``). Other blocks: every ``nn.Linear`` inside a decoder layer is its own
-    site (``targets="all"`` only). Sites are listed in forward order.
+    (``o_proj``). GPT-2 (``Conv1D`` maps): ``mlp.in`` (``c_fc``), ``mlp.down``
+    (``mlp.c_proj``), and with ``targets="all"`` ``attn.in`` (``c_attn``) and
+    ``attn.out`` (``attn.c_proj``). Other blocks: every ``nn.Linear`` inside a decoder
+    layer is its own site (``targets="all"`` only). Sites are listed in forward order.
 
     Raises
     ------
     ValueError
-        No decoder layers, or no linear to convert, naming ``model``.
+        No decoder layers, or no linear to convert, naming ``model`` and the supported
+        architectures.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
@@ -204,7 +236,8 @@ def find_sites(model: nn.Module, targets: str = "mlp") -> dict[str, tuple[str, .
     try:
         layers = decoder_layers(model)
     except ValueError as exc:
-        raise ValueError(f"model: no decoder layers to convert ({exc})") from exc
+        raise ValueError(f"model: no decoder layers to convert ({exc}); supported: "
+                         f"{SUPPORTED}") from exc
     names = {id(m): n for n, m in model.named_modules()}
     out: dict[str, tuple[str, ...]] = {}
 
@@ -212,7 +245,7 @@ def find_sites(model: nn.Module, targets: str = "mlp") -> dict[str, tuple[str, .
         m = getattr(parent, attr, None) if parent is not None else None
         if isinstance(m, TTFSLinear):
             m = m.linear
-        return m if isinstance(m, nn.Linear) else None
+        return m if _is_map(m) else None
 
     def qual(parent, attr):
         return names[id(getattr(parent, attr))]
@@ -227,6 +260,16 @@ def find_sites(model: nn.Module, targets: str = "mlp") -> dict[str, tuple[str, .
         if gated:
             out[f"layers.{i}.mlp.in"] = (qual(mlp, "gate_proj"), qual(mlp, "up_proj"))
             out[f"layers.{i}.mlp.down"] = (qual(mlp, "down_proj"),)
+        gattn = getattr(layer, "attn", None)  # GPT-2: Conv1D maps
+        gpt2 = (lin(mlp, "c_fc") is not None and lin(mlp, "c_proj") is not None
+                and lin(gattn, "c_attn") is not None and lin(gattn, "c_proj") is not None)
+        if gpt2:
+            if targets == "all":
+                out[f"layers.{i}.attn.in"] = (qual(gattn, "c_attn"),)
+                out[f"layers.{i}.attn.out"] = (qual(gattn, "c_proj"),)
+            out[f"layers.{i}.mlp.in"] = (qual(mlp, "c_fc"),)
+            out[f"layers.{i}.mlp.down"] = (qual(mlp, "c_proj"),)
+            continue
         if targets == "all" and not (gated and qkvo):
             for n, m in layer.named_modules():
                 if isinstance(m, nn.Linear) and not isinstance(m, TTFSLinear):
@@ -234,9 +277,8 @@ def find_sites(model: nn.Module, targets: str = "mlp") -> dict[str, tuple[str, .
                     if not any(q in v for v in out.values()):
                         out[f"layers.{i}.{n}"] = (q,)
     if not out:
-        raise ValueError(f"model: {type(model).__name__} has no nn.Linear to convert with "
-                         f"targets={targets!r} (expected mlp.gate_proj/up_proj/"
-                         "down_proj)")  # fmt: skip
+        raise ValueError(f"model: {type(model).__name__} has no linear map to convert with "
+                         f"targets={targets!r}; supported: {SUPPORTED}")  # fmt: skip
     return out
 
 
@@ -249,7 +291,7 @@ def _set(model: nn.Module, qualname: str, module: nn.Module) -> None:
     setattr(model.get_submodule(parent) if parent else model, attr, module)
 
 
-def _linear(model, qualname) -> nn.Linear:
+def _linear(model, qualname) -> nn.Module:
     m = _get(model, qualname)
     return m.linear if isinstance(m, TTFSLinear) else m
 
@@ -338,6 +380,26 @@ class CalibrationStats:
     targets: str
 
 
+def _check_mask(mask, ids: torch.Tensor) -> torch.Tensor | None:
+    if mask is None:
+        return None
+    if isinstance(mask, torch.Tensor):
+        m = mask.detach().cpu()
+    else:
+        try:
+            m = torch.as_tensor(np.asarray(mask))
+        except (ValueError, TypeError):
+            raise TypeError("attention_mask must be a 0/1 array of the ids' shape") from None
+    if m.is_complex() or tuple(m.shape) != tuple(ids.shape):
+        raise ValueError(f"attention_mask must have shape {tuple(ids.shape)}, got "
+                         f"{tuple(m.shape)}")  # fmt: skip
+    if not bool(((m == 0) | (m == 1)).all()):  # NaN fails both
+        raise ValueError("attention_mask must hold only 0 and 1")
+    if not bool(m.any()):
+        raise ValueError("attention_mask: every token is padding")
+    return m.bool()
+
+
 def _check_ids(calib, model) -> torch.Tensor:
     if isinstance(calib, torch.Tensor):
         ids = calib
@@ -363,26 +425,32 @@ def _check_ids(calib, model) -> torch.Tensor:
     return ids.long()
 
 
-def _forward(model, ids):
-    return model(input_ids=ids) if hasattr(model, "config") else model(ids)
+def _forward(model, ids, mask=None):
+    if not hasattr(model, "config"):
+        return model(ids)
+    return model(input_ids=ids) if mask is None else model(input_ids=ids, attention_mask=mask)
 
 
 @torch.no_grad()
 def calibration_stats(model: nn.Module, calib, *, targets: str = "mlp", batch_size: int = 8,
-                      max_samples: int = 32768, seed: int = 0) -> CalibrationStats:  # fmt: skip
+                      max_samples: int = 32768, seed: int = 0,
+                      attention_mask=None) -> CalibrationStats:  # fmt: skip
     """One float forward pass over ``calib`` recording every site's input statistics.
 
     Parameters
     ----------
     model : causal LM (Hugging Face layout, see :func:`find_sites`)
-    calib : LongTensor or array, shape (B, L)
-        Calibration token ids.
+    calib : LongTensor or array, shape (B, L), or a tokenizer output
+        Calibration token ids, or a ``BatchEncoding`` / dict with ``input_ids`` and
+        ``attention_mask``; padded positions (mask 0) are run but never recorded.
     targets : {"mlp", "all"}
     batch_size : int
         Sequences per forward.
     max_samples : int
         Values subsampled per site for the clip search (uniform, seeded).
     seed : int
+    attention_mask : 0/1 array (B, L), optional
+        For padded id arrays (a tokenizer output brings its own).
 
     Returns
     -------
@@ -395,11 +463,14 @@ def calibration_stats(model: nn.Module, calib, *, targets: str = "mlp", batch_si
         non-finite activations (naming the site).
     """
     sites = find_sites(model, targets)
-    ids = _check_ids(calib, model)
+    raw, raw_mask = token_inputs(calib, "calib", attention_mask=attention_mask)
+    ids = _check_ids(raw, model)
+    mask = _check_mask(raw_mask, ids)
     check_int(batch_size, "batch_size", min=1, max=1 << 20)
     check_int(max_samples, "max_samples", min=1, max=MAX_SAMPLES)
     gen = torch.Generator().manual_seed(check_seed(seed))
-    total = ids.numel()
+    total = ids.numel() if mask is None else int(mask.sum())
+    current: dict = {}  # the running batch's mask, flattened
     absmax: dict[str, torch.Tensor] = {}
     vals: dict[str, list] = {s: [] for s in sites}
     chans: dict[str, list] = {s: [] for s in sites}
@@ -409,7 +480,13 @@ def calibration_stats(model: nn.Module, calib, *, targets: str = "mlp", batch_si
             x = args[0].detach()
             if not bool(torch.isfinite(x).all()):
                 raise ValueError(f"activations: non-finite input to {site} during calibration")
-            flat = x.reshape(-1, x.shape[-1]).float().cpu()  # (N, C)
+            # statistics in float32, or float64 for a float64 model (never below float32)
+            flat = x.reshape(-1, x.shape[-1]).to(torch.promote_types(x.dtype, torch.float32))
+            flat = flat.cpu()  # (N, C)
+            if current.get("keep") is not None:
+                flat = flat[current["keep"]]  # real tokens only
+            if flat.shape[0] == 0:
+                return
             m = flat.abs().amax(0)
             absmax[site] = m if site not in absmax else torch.maximum(absmax[site], m)
             n = max(1, round(max_samples * flat.shape[0] / total))
@@ -427,14 +504,18 @@ def calibration_stats(model: nn.Module, calib, *, targets: str = "mlp", batch_si
     try:
         with _float_mode(model):
             for start in range(0, ids.shape[0], batch_size):
-                _forward(model, ids[start : start + batch_size].to(_device(model)))
+                rows = slice(start, start + batch_size)
+                bm = None if mask is None else mask[rows]
+                current["keep"] = None if bm is None else bm.reshape(-1)
+                _forward(model, ids[rows].to(_device(model)),
+                         None if bm is None else bm.long().to(_device(model)))
     finally:
         for h in handles:
             h.remove()
         model.train(was_training)
     stats = {}
     for s, names in sites.items():
-        w = torch.stack([_linear(model, n).weight.detach().abs().amax(0).float().cpu()
+        w = torch.stack([_weight_absmax(_linear(model, n)).to(absmax[s].dtype).cpu()
                          for n in names]).amax(0)  # fmt: skip
         stats[s] = SiteStats(absmax=absmax[s], weight_absmax=w, values=torch.cat(vals[s]),
                              channels=torch.cat(chans[s]))  # fmt: skip
@@ -518,7 +599,7 @@ class ConversionResult:
 
 
 def _convert(model, calib, *, num_steps, smooth_alpha, clip, compatible, targets, signed,
-             max_samples, seed, method) -> ConversionResult:  # fmt: skip
+             max_samples, seed, method, attention_mask=None) -> ConversionResult:  # fmt: skip
     num_steps = check_int(num_steps, "num_steps", min=1, max=MAX_STEPS)
     compatible = check_bool(compatible, "compatible")
     signed = check_bool(signed, "signed")
@@ -526,6 +607,8 @@ def _convert(model, calib, *, num_steps, smooth_alpha, clip, compatible, targets
     if smooth_alpha is not None:
         smooth_alpha = check_float(smooth_alpha, "smooth_alpha", min=0.0, max=1.0)
     if isinstance(calib, CalibrationStats):
+        if attention_mask is not None:
+            raise ValueError("attention_mask: CalibrationStats were calibrated already")
         stats = calib
         find_sites(model, stats.targets)  # the model must still have them
         if targets != stats.targets:
@@ -533,7 +616,7 @@ def _convert(model, calib, *, num_steps, smooth_alpha, clip, compatible, targets
                              f"{stats.targets!r}")  # fmt: skip
     else:
         stats = calibration_stats(model, calib, targets=targets, max_samples=max_samples,
-                                  seed=seed)  # fmt: skip
+                                  seed=seed, attention_mask=attention_mask)  # fmt: skip
     thetas = {}
     for site, names in stats.sites.items():
         st = stats.stats[site]
@@ -575,7 +658,7 @@ def _convert(model, calib, *, num_steps, smooth_alpha, clip, compatible, targets
 def convert_qc_a2s(model: nn.Module, calib, *, num_steps: int = 16,
                    smooth_alpha: float | None = 0.5, clip: str = "mse", compatible: bool = True,
                    targets: str = "mlp", signed: bool = True, max_samples: int = 32768,
-                   seed: int = 0) -> ConversionResult:  # fmt: skip
+                   seed: int = 0, attention_mask=None) -> ConversionResult:  # fmt: skip
     """QC-A2S: calibrated static quantization carried by discretization-compatible TTFS neurons.
 
     Converts ``model`` in place (weights shared; :func:`restore` undoes it; calling it
@@ -585,8 +668,9 @@ def convert_qc_a2s(model: nn.Module, calib, *, num_steps: int = 16,
     ----------
     model : causal LM
         Hugging Face LLaMA/Qwen2/Mistral/Gemma layout (any model with decoder layers).
-    calib : LongTensor (B, L) of token ids, or CalibrationStats
-        Calibration sequences, or the statistics of an earlier pass (reused across T).
+    calib : LongTensor (B, L) of token ids, a tokenizer output, or CalibrationStats
+        Calibration sequences (ids, or a ``BatchEncoding`` / dict with ``input_ids`` and
+        ``attention_mask``), or the statistics of an earlier pass (reused across T).
     num_steps : int
         ``T``.
     smooth_alpha : float in [0, 1] or None
@@ -602,6 +686,8 @@ def convert_qc_a2s(model: nn.Module, calib, *, num_steps: int = 16,
     signed : bool
     max_samples, seed : int
         Calibration subsample per site and its seed.
+    attention_mask : 0/1 array (B, L), optional
+        For padded id arrays: padding is never calibrated on.
 
     Returns
     -------
@@ -618,13 +704,14 @@ def convert_qc_a2s(model: nn.Module, calib, *, num_steps: int = 16,
     """
     return _convert(model, calib, num_steps=num_steps, smooth_alpha=smooth_alpha, clip=clip,
                     compatible=compatible, targets=targets, signed=signed,
-                    max_samples=max_samples, seed=seed, method="qc_a2s")  # fmt: skip
+                    max_samples=max_samples, seed=seed, method="qc_a2s",
+                    attention_mask=attention_mask)  # fmt: skip
 
 
 def convert_continuous_baseline(model: nn.Module, calib, *, num_steps: int,
                                 targets: str = "mlp", signed: bool = True,
-                                max_samples: int = 32768,
-                                seed: int = 0) -> ConversionResult:  # fmt: skip
+                                max_samples: int = 32768, seed: int = 0,
+                                attention_mask=None) -> ConversionResult:  # fmt: skip
     """Continuous-time TTFS conversion discretized naively: max clip, floor neuron, no smoothing.
 
     Lossless as ``T -> infinity`` (the assumption of continuous-time TTFS conversion);
@@ -640,7 +727,8 @@ def convert_continuous_baseline(model: nn.Module, calib, *, num_steps: int,
     """
     return _convert(model, calib, num_steps=num_steps, smooth_alpha=None, clip="max",
                     compatible=False, targets=targets, signed=signed,
-                    max_samples=max_samples, seed=seed, method="continuous")  # fmt: skip
+                    max_samples=max_samples, seed=seed, method="continuous",
+                    attention_mask=attention_mask)  # fmt: skip
 
 
 class QCA2S(BaseEstimator):
@@ -669,11 +757,13 @@ class QCA2S(BaseEstimator):
         self.max_samples = max_samples
         self.seed = seed
 
-    def fit(self, model: nn.Module, calib) -> QCA2S:
+    def fit(self, model: nn.Module, calib, *, attention_mask=None) -> QCA2S:
+        """Convert ``model`` from ``calib`` (ids, a tokenizer output or CalibrationStats)."""
         res = convert_qc_a2s(model, calib, num_steps=self.num_steps,
                              smooth_alpha=self.smooth_alpha, clip=self.clip,
                              compatible=self.compatible, targets=self.targets,
-                             max_samples=self.max_samples, seed=self.seed)  # fmt: skip
+                             max_samples=self.max_samples, seed=self.seed,
+                             attention_mask=attention_mask)  # fmt: skip
         self.result_ = res
         self.model_ = res.model
         self.thetas_ = res.thetas
