@@ -28,6 +28,7 @@ from .routing import (
     num_kept,
     random_permutations,
     route_end,
+    route_span,
     route_start,
 )
 from .training import (
@@ -65,6 +66,7 @@ __all__ = [
     "random_permutations",
     "route_end",
     "route_sensitivity",
+    "route_span",
     "route_start",
     "sincos_2d",
     "timestep_embedding",

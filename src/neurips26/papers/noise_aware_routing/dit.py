@@ -31,9 +31,7 @@ from .routing import (
     check_ratio,
     check_timesteps,
     noise_aware_ratios,
-    random_permutations,
-    route_end,
-    route_start,
+    route_span,
 )
 
 ROUTINGS = ("none", "tread", "noise_aware")
@@ -333,19 +331,5 @@ class MiniDiT(nn.Module):
         in the batch's order.
         """
         span = self.blocks[self.route_start : self.route_end + 1]
-        if sample_ratios is None:
-            for blk in span:
-                h = blk(h, c)
-            return h
-        if ids_shuffle is None:
-            ids_shuffle = random_permutations(h.shape[0], h.shape[1], generator=generator,
-                                              device=h.device)  # fmt: skip
-        out = torch.empty_like(h)
-        for value in torch.unique(sample_ratios).tolist():
-            idx = (sample_ratios == value).nonzero(as_tuple=True)[0]  # (B_g,)
-            hg, cg = h[idx], c[idx]
-            xr, info = route_start(hg, value, ids_shuffle=ids_shuffle[idx])  # (B_g, K_g, dim)
-            for blk in span:
-                xr = blk(xr, cg)
-            out[idx] = route_end(xr, info, hg)  # bypassing tokens keep their pre-span value
-        return out
+        return route_span(span, h, sample_ratios, c, generator=generator,
+                          ids_shuffle=ids_shuffle)

@@ -212,6 +212,91 @@ def route_end(x_routed: torch.Tensor, info: RouteInfo, x_before: torch.Tensor) -
     return x_shuffled.gather(1, info.ids_restore.unsqueeze(-1).expand(b, length, c))
 
 
+def route_span(blocks, x: torch.Tensor, ratios, *per_sample: torch.Tensor,
+               generator: torch.Generator | None = None,
+               ids_shuffle: torch.Tensor | None = None) -> torch.Tensor:
+    """Run a span of a user's transformer blocks with per-sample token routing.
+
+    Samples that share a ratio ``r`` form one sub-batch: each keeps ``K = ceil((1 - r) L)``
+    random tokens (:func:`route_start`), the blocks run on those only, and the bypassing
+    tokens rejoin with their value from before the span (:func:`route_end`). Outputs are
+    written back in the batch's order, so the span stays a drop-in replacement for
+    ``for blk in blocks: x = blk(x, *per_sample)``. This is what
+    :meth:`~neurips26.papers.noise_aware_routing.MiniDiT.run_span` does for our DiT.
+
+    Parameters
+    ----------
+    blocks : sequence of callables
+        The span, each called as ``blk(x, *per_sample)`` on a sub-batch: a
+        ``torch.nn.ModuleList`` of DiT blocks taking ``(x, c)``, or wrappers such as
+        ``lambda x, temb: blk(x, temb=temb)`` around diffusers blocks.
+    x : Tensor, shape (B, L, C)
+        Token activations entering the span.
+    ratios : Tensor (B,), float, or None
+        Each sample's routing ratio in ``[0, 1)`` (e.g. :func:`noise_aware_ratios`); a
+        float routes every sample alike; ``None`` runs the span unrouted.
+    *per_sample : Tensor, leading dimension B
+        Further per-sample inputs of every block (the conditioning), sliced per group.
+    generator : torch.Generator, optional
+        Source of the permutations.
+    ids_shuffle : LongTensor (B, L), optional
+        Use these permutations instead of drawing them.
+
+    Returns
+    -------
+    Tensor, shape (B, L, C)
+
+    Examples
+    --------
+    >>> blocks = [lambda x: x + 1.0]
+    >>> x = torch.zeros(2, 4, 3)
+    >>> out = route_span(blocks, x, torch.tensor([0.0, 0.5]))
+    >>> out[0].sum().item(), out[1].sum().item()  # every token / half the tokens moved
+    (12.0, 6.0)
+    """
+    x = check_tokens(x)
+    b, length, _ = x.shape
+    if hasattr(blocks, "__iter__") and not isinstance(blocks, (str, bytes, torch.Tensor)):
+        blocks = list(blocks)
+    elif callable(blocks):
+        blocks = [blocks]  # one block
+    else:
+        raise TypeError(f"blocks: expected a sequence of callables, got {type(blocks).__name__}")
+    for i, blk in enumerate(blocks):
+        if not callable(blk):
+            raise TypeError(f"blocks[{i}]: not callable ({type(blk).__name__})")
+    for i, t in enumerate(per_sample):
+        if not torch.is_tensor(t) or t.ndim == 0 or t.shape[0] != b:
+            raise ValueError(f"per_sample[{i}]: expected a tensor with leading dimension {b}, "
+                             f"got {getattr(t, 'shape', type(t).__name__)}")
+    if ratios is None:
+        for blk in blocks:
+            x = blk(x, *per_sample)
+        return x
+    if isinstance(ratios, (int, float)) and not isinstance(ratios, bool):
+        ratios = torch.full((b,), check_ratio(ratios, "ratios"))
+    if not torch.is_tensor(ratios) or ratios.shape != (b,) or not ratios.is_floating_point():
+        raise ValueError(f"ratios: expected a float tensor of shape ({b},), a float or None, "
+                         f"got {getattr(ratios, 'shape', type(ratios).__name__)}")
+    values = torch.unique(ratios).tolist()
+    for v in values:
+        check_ratio(v, "ratios")
+    if ids_shuffle is None:
+        ids_shuffle = random_permutations(b, length, generator=generator, device=x.device)
+    else:
+        ids_shuffle = _check_permutations(ids_shuffle, b, length).to(x.device)
+    out = torch.empty_like(x)
+    for value in values:
+        idx = (ratios == value).nonzero(as_tuple=True)[0]  # (B_g,)
+        xg = x[idx]
+        args = [t[idx] for t in per_sample]
+        xr, info = route_start(xg, value, ids_shuffle=ids_shuffle[idx])  # (B_g, K_g, C)
+        for blk in blocks:
+            xr = blk(xr, *args)
+        out[idx] = route_end(xr, info, xg)  # bypassing tokens keep their pre-span value
+    return out
+
+
 def check_timesteps(t, num_timesteps: int, name: str = "t") -> torch.Tensor:
     """Integer timesteps ``(B,)`` in ``[0, T)`` as a LongTensor."""
     if not torch.is_tensor(t):
