@@ -46,6 +46,11 @@ def damage(kind, tmp_path):
     elif kind == "foreign":
         with sqlite3.connect(path) as db:
             db.execute("CREATE TABLE accounts (x)")
+    elif kind == "malformed":  # opens, but SQLite's check lists several problems, a line each
+        good_store(path)
+        data = bytearray(path.read_bytes())
+        data[4096] = 0x0D  # the runs table's root page now claims to be a leaf page
+        path.write_bytes(bytes(data))
     return path
 
 
@@ -55,6 +60,7 @@ MESSAGES = {
     "directory": "is a folder, not a file",
     "newer": "written by a newer neurips26 (store schema 99",
     "foreign": "not a neurips26 store",
+    "malformed": "is damaged (On tree page",
 }
 
 
@@ -299,7 +305,7 @@ def test_reproduce_goes_on_when_a_lease_cannot_be_written(tmp_path, monkeypatch,
 
     calls = []
 
-    def fail(self, slug, *args):
+    def fail(self, slug, *args, **kwargs):
         calls.append(slug)
         raise StoreError("attempt to write a readonly database (simulated)")
 
@@ -371,6 +377,121 @@ def test_a_locked_store_is_reported_as_locked(tmp_path):
     finally:
         holder.rollback()
         holder.close()
+
+
+def test_a_store_locked_while_it_is_read_is_reported_as_locked(tmp_path, monkeypatch):
+    import neurips26.store as store_module
+
+    path = tmp_path / "s.sqlite"
+    Store(path).save(make_record({"m": 1.0}))
+    reader = Store(path, create=False)
+    real = sqlite3.connect
+    monkeypatch.setattr(store_module.sqlite3, "connect",
+                        lambda p, timeout=30: real(p, timeout=0.1))
+    holder = real(path)
+    holder.execute("BEGIN EXCLUSIVE")  # another process writing: readers must wait
+    try:
+        with pytest.raises(StoreError) as err:
+            reader.runs()
+    finally:
+        holder.rollback()
+        holder.close()
+    assert "is locked by another process" in str(err.value)
+    assert "move it aside" not in str(err.value)  # nothing is wrong with the file
+    assert reader.runs()[0].record.metrics == {"m": 1.0}  # readable once the lock is gone
+
+
+def test_a_malformed_store_is_one_line_with_the_first_problem(tmp_path):
+    path = damage("malformed", tmp_path)
+    with pytest.raises(StoreError) as err:
+        Store(path, create=False)
+    text = str(err.value)
+    assert "\n" not in text and "*** in database" not in text
+    assert text.startswith(f"store {path} is damaged (On tree page ") and "more problem" in text
+    assert text.endswith("move it aside (or restore a backup) and run again, or give "
+                         "another --store")
+
+
+def test_claim_unless_stored_checks_the_store_in_the_lease_transaction(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    key = ("toy", "small", 0, "abc")
+    assert store.claim(*key, unless_stored=True) is None  # nothing stored: leased
+    store.save(make_record({"m": 1.0}))  # the run finishes and saves ...
+    store.release(*key)  # ... then releases
+    from neurips26.store import STORED
+
+    assert store.claim(*key, unless_stored=True) == STORED  # no lease on a stored key
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+    assert store.claim(*key) is None  # without unless_stored (--force) it is leased
+    store.save(make_record({"m": 1.0}, status="failed"))
+    assert store.claim("toy", "small", 1, "abc", unless_stored=True) is None  # other seed
+
+
+_WORKER = """
+import sys
+from neurips26.store import Store
+sys.path.insert(0, {tests!r})
+from conftest import make_record
+
+store = Store({path!r})
+ran = []
+for i in range({n}):
+    key = ("toy", "small", i, "abc")
+    if store.claim(*key, unless_stored=True) is None:
+        store.save(make_record({{"m": 1.0}}, seed=i))
+        store.release(*key)
+        ran.append(i)
+print(len(ran))
+"""
+
+
+def test_two_reproduce_processes_never_run_one_key_twice(tmp_path):
+    """Two processes race over the same keys, each a lease-run-save-release loop: every
+    key is run by exactly one of them (the check and the lease are one transaction)."""
+    from pathlib import Path
+
+    path = tmp_path / "s.sqlite"
+    Store(path)
+    n = 40
+    script = _WORKER.format(tests=str(Path(__file__).parent), path=str(path), n=n)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+    with sqlite3.connect(path) as db:
+        per_key = dict(db.execute("SELECT seed, COUNT(*) FROM runs GROUP BY seed").fetchall())
+    assert per_key == dict.fromkeys(range(n), 1)
+    assert sum(int(o[0]) for o in outs) == n
+
+
+def test_reproduce_skips_a_paper_stored_between_its_check_and_its_lease(tmp_path, monkeypatch,
+                                                                         capsys):
+    """The race: reproduce found no stored run, then another process saved one and released
+    its lease before this one took the lease. The paper must not run a second time."""
+    from neurips26.cli import main
+    from neurips26.runner import code_version
+
+    path = tmp_path / "s.sqlite"
+    real_claim = Store.claim
+    other = []
+
+    def claim_after_another_process_finished(self, slug, tier, seed, version, **kwargs):
+        if not other:  # the other process: lease, run, save, release (a second connection)
+            rival = Store(path)
+            other.append(rival.save(make_record({"m": 1.0}, slug=slug, tier=tier, seed=seed,
+                                                code_version=version)))
+        return real_claim(self, slug, tier, seed, version, **kwargs)
+
+    monkeypatch.setattr(Store, "claim", claim_after_another_process_finished)
+    code = main(["--store", str(path), "reproduce", "--tier", "smoke", "--only", "geto_lp"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "skip geto_lp: stored by another process meanwhile" in err
+    runs = Store(path, create=False).runs("geto_lp")
+    assert [r.run_id for r in runs] == other  # the rival's run only
+    assert runs[0].record.code_version == code_version("geto_lp")
 
 
 def test_a_new_store_that_cannot_be_finished_leaves_no_file(tmp_path, monkeypatch):

@@ -403,7 +403,7 @@ def cmd_reproduce(args) -> int:
 
     from neurips26.common.experiment import ConfigError, check_seed
     from neurips26.runner import check_device, code_version, run_many
-    from neurips26.store import StoreError
+    from neurips26.store import STORED, StoreError
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
@@ -453,15 +453,17 @@ def cmd_reproduce(args) -> int:
     def should_start(slug: str) -> bool:
         # Checked again right before the start: another reproduce may have stored it or
         # be running it now (its lease), so two processes on one store share the work.
-        if stored(slug):
-            bar.write(f"skip {slug}: stored by another process meanwhile", file=sys.stderr)
-            bar.update(1)
-            return False
+        # One transaction checks the store and takes the lease (no check-then-lease race).
         try:
-            holder = store.claim(slug, args.tier, args.seed, versions[slug])
+            holder = store.claim(slug, args.tier, args.seed, versions[slug],
+                                 unless_stored=not args.force)
         except StoreError as err:
             bar.write(f"{slug}: not run: {err}", file=sys.stderr)
             failed.append(slug)
+            bar.update(1)
+            return False
+        if holder == STORED:
+            bar.write(f"skip {slug}: stored by another process meanwhile", file=sys.stderr)
             bar.update(1)
             return False
         if holder is not None and not args.force:

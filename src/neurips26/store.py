@@ -82,6 +82,9 @@ _V1_JSON = ("config", "metrics", "volatile", "claims", "tables", "notes", "envir
 #: its figures (the largest stored records are a few MB).
 MIN_FREE_BYTES = 16 * 2**20
 
+#: What :meth:`Store.claim` returns, with ``unless_stored``, for a key already stored.
+STORED = "already stored"
+
 #: A lease held by a process on another host is considered stale after this long.
 FOREIGN_LEASE_SECONDS = 24 * 3600.0
 
@@ -142,11 +145,8 @@ class Store:
             self._open(create)
         except sqlite3.OperationalError as err:
             self._remove_if_new(existed)
-            if "locked" in str(err):
-                raise StoreError(
-                    f"store {self.path} is locked by another process ({err}); wait for it to "
-                    "finish, or give another --store"
-                ) from err
+            if _is_locked(err):
+                raise StoreError(self._locked_message(err)) from err
             raise StoreError(
                 f"store {self.path} cannot be opened ({err}); check the disk and the "
                 "permissions, or give another --store"
@@ -160,6 +160,10 @@ class Store:
         except StoreError:
             self._remove_if_new(existed)
             raise
+
+    def _locked_message(self, err: sqlite3.Error) -> str:
+        return (f"store {self.path} is locked by another process ({err}); wait for it to "
+                "finish, or give another --store")
 
     def _remove_if_new(self, existed: bool) -> None:
         """A store this call created and could not finish leaves no empty file behind."""
@@ -211,11 +215,11 @@ class Store:
                 db.executescript(_SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
             elif version < SCHEMA_VERSION:
                 self._migrate(db, version)
-            check = db.execute("PRAGMA quick_check").fetchone()[0]
-            if check != "ok":
+            check = [str(r[0]) for r in db.execute("PRAGMA quick_check").fetchall()]
+            if check != ["ok"]:
                 raise StoreError(
-                    f"store {self.path} is damaged ({check}); move it aside (or restore a "
-                    "backup) and run again, or give another --store"
+                    f"store {self.path} is damaged ({_one_line(check)}); move it aside (or "
+                    "restore a backup) and run again, or give another --store"
                 )
             if create:
                 self._check_writable(db)
@@ -370,18 +374,29 @@ class Store:
             ) from err
         return run_id
 
-    def claim(self, slug: str, tier: str, seed: int, code_version: str) -> str | None:
+    def claim(self, slug: str, tier: str, seed: int, code_version: str, *,
+              unless_stored: bool = False) -> str | None:
         """Take the lease on one run key for this process.
 
         Returns ``None`` when this process now holds it, or a description of the
         live process that holds it (``"pid 123 on host"``). A lease whose process
-        has died (or, on another host, is older than a day) is taken over.
+        has died (or, on another host, is older than a day) is taken over. With
+        ``unless_stored``, a successful run of this key already in the store is checked
+        in the same transaction (one ``BEGIN IMMEDIATE``: no other process can save or
+        lease in between) and :data:`STORED` is returned instead of a lease: a run saves
+        before it releases, so a key is always either stored or leased while it runs.
         """
         host, pid, now = socket.gethostname(), os.getpid(), time.time()
         key = (slug, tier, seed, code_version)
         try:
             with self._connect() as db, db:
                 db.execute("BEGIN IMMEDIATE")
+                if unless_stored and db.execute(
+                    "SELECT 1 FROM runs WHERE slug = ? AND tier = ? AND seed = ? AND "
+                    "code_version = ? AND status = ? LIMIT 1",
+                    (*key, OK),
+                ).fetchone() is not None:
+                    return STORED
                 row = db.execute(
                     "SELECT host, pid, since FROM leases WHERE slug = ? AND tier = ? AND "
                     "seed = ? AND code_version = ?",
@@ -423,6 +438,8 @@ class Store:
             with self._connect() as db:
                 yield from db.execute(query, args).fetchall()
         except sqlite3.DatabaseError as err:
+            if isinstance(err, sqlite3.OperationalError) and _is_locked(err):
+                raise StoreError(self._locked_message(err)) from err
             raise StoreError(
                 f"store {self.path} cannot be read ({err}); move it aside (or restore a backup) "
                 "and run again, or give another --store"
@@ -502,6 +519,23 @@ class Store:
         for row in self._rows("SELECT COUNT(*) FROM runs"):
             return int(row[0])
         return 0
+
+
+def _one_line(check: list[str]) -> str:
+    """SQLite's integrity-check report (rows of lines under a ``*** in database`` header)
+    as one line: its first problem and how many more there are."""
+    problems = [
+        line.strip() for row in check for line in row.splitlines()
+        if line.strip() and not line.startswith("*** in database")
+    ] or ["integrity check failed"]
+    more = len(problems) - 1
+    return problems[0] + (f"; and {more} more problem{'s' * (more > 1)}" if more else "")
+
+
+def _is_locked(err: sqlite3.Error) -> bool:
+    """Whether SQLite refused for a lock another connection holds (not for damage)."""
+    text = str(err).lower()
+    return "locked" in text or "busy" in text
 
 
 def _alive(holder_host: str, pid: int, since: float, host: str, now: float) -> bool:
