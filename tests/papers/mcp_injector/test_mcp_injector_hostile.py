@@ -50,6 +50,29 @@ def test_a_line_that_is_not_a_request_is_answered_invalid_request(line):
     assert answers[1]["id"] == 7  # and the relay goes on
 
 
+BATCH_SERVER = textwrap.dedent("""\
+    import json, sys
+    for line in sys.stdin:
+        msg = json.loads(line)
+        reqs = msg if isinstance(msg, list) else [msg]
+        out = [{"jsonrpc": "2.0", "id": r["id"], "result": {"batched": isinstance(msg, list)}}
+               for r in reqs if isinstance(r, dict) and "id" in r]
+        print(json.dumps(out if isinstance(msg, list) else out[0]), flush=True)
+    """)
+
+
+def test_a_batch_is_relayed_and_its_answer_reaches_the_client():
+    batch = json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                        {"jsonrpc": "2.0", "id": 2, "method": "ping"}])
+    rc, answers = _through_proxy([batch, PING], server=BATCH_SERVER)
+    assert rc == 0
+    assert answers == [
+        [{"jsonrpc": "2.0", "id": 1, "result": {"batched": True}},
+         {"jsonrpc": "2.0", "id": 2, "result": {"batched": True}}],
+        {"jsonrpc": "2.0", "id": 7, "result": {"batched": False}},
+    ]
+
+
 @pytest.mark.parametrize("line", (
     '{"jsonrpc": "2.0", "id": ' + "9" * 5000 + ', "method": "ping"}',  # past int()'s limit
     "[" * 100_000 + "]" * 100_000,  # past the recursion limit
