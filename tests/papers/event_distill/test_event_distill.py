@@ -15,6 +15,7 @@ from neurips26.papers.event_distill import (
     SHAPES,
     EventDistiller,
     EventStream,
+    SobelInput,
     band_noise,
     channel_permute,
     distill,
@@ -38,6 +39,7 @@ from neurips26.papers.event_distill import (
     shape_bias,
     simulate_events,
     time_surface,
+    train_classifier,
     voxel_grid,
 )
 
@@ -245,6 +247,66 @@ def test_kd_gradient_vanishes_when_student_equals_teacher_at_alpha1():
     loss = kd_loss(s, s.detach().clone(), torch.zeros(4, dtype=torch.long), alpha=1.0)
     loss.backward()
     assert s.grad.abs().max() < 1e-6
+
+
+S8, Y2 = torch.zeros(2, 8), torch.tensor([0, 7])
+
+
+@pytest.mark.parametrize(("kwargs", "error", "name"), [
+    ({"student_logits": torch.tensor([[float("nan")] * 8] * 2)}, ValueError, "student_logits"),
+    ({"teacher_logits": torch.full((2, 8), float("inf"))}, ValueError, "teacher_logits"),
+    ({"labels": torch.tensor([-1, 0])}, ValueError, "labels"),
+    ({"labels": torch.tensor([0, 8])}, ValueError, "labels"),
+    ({"labels": torch.tensor([0.0, 1.0])}, TypeError, "labels"),
+    ({"labels": [0, 1]}, TypeError, "labels"),
+    ({"labels": torch.tensor([0, 1, 2])}, ValueError, "labels"),
+    ({"student_logits": torch.zeros(2, 8, dtype=torch.long)}, TypeError, "student_logits"),
+    ({"student_logits": np.zeros((2, 8))}, TypeError, "student_logits"),
+    ({"teacher_logits": torch.zeros(2, 5)}, ValueError, "teacher_logits"),
+    ({"student_logits": torch.zeros(8)}, ValueError, "student_logits"),
+    ({"student_logits": torch.zeros(0, 8), "teacher_logits": torch.zeros(0, 8),
+      "labels": torch.zeros(0, dtype=torch.long)}, ValueError, "student_logits"),
+    ({"temperature": float("nan")}, ValueError, "temperature"),
+])  # fmt: skip
+def test_kd_loss_refuses_bad_arguments_by_name(kwargs, error, name):
+    args = {"student_logits": S8, "teacher_logits": S8, "labels": Y2} | kwargs
+    with pytest.raises(error, match=rf"^{name}\b"):
+        kd_loss(**args)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+def test_kd_loss_follows_the_student_dtype(dtype):
+    g = torch.Generator().manual_seed(0)
+    s32, t = torch.randn(4, 5, generator=g), torch.randn(4, 5, generator=g)
+    y = torch.tensor([0, 4, 2, 1])
+    s = s32.to(dtype).requires_grad_(True)
+    loss = kd_loss(s, t, y)  # a float32 teacher is cast to the student's dtype
+    loss.backward()
+    assert loss.dtype == dtype and s.grad.dtype == dtype
+    tol = {torch.float16: 1e-2, torch.bfloat16: 5e-2, torch.float64: 1e-6}[dtype]
+    assert abs(float(loss.detach()) - float(kd_loss(s.detach().float(), t, y))) < tol * 10
+
+
+def test_training_refuses_labels_beyond_the_models_classes_and_a_bad_device():
+    d = make_dataset(num_samples=8, seed=0)
+    with pytest.raises(ValueError, match=r"^y must lie in \[0, 8\)"):  # was an IndexError
+        train_classifier(make_cnn(3, 8, channels=(4,)), d.x, d.shape_y + 8, epochs=1,
+                         batch_size=4)
+    with pytest.raises(ValueError, match=r"^labels must lie in \[0, 8\)"):
+        distill(make_cnn(2, 8, channels=(4,)), make_cnn(3, 8, channels=(4,)), d.x,
+                d.shape_y + 8, event_frames(d.x), epochs=1, batch_size=4)
+    with pytest.raises(TypeError, match=r"^device"):  # was torch's accelerator error
+        distill(make_cnn(2, 8, channels=(4,)), make_cnn(3, 8, channels=(4,)), d.x, d.shape_y,
+                event_frames(d.x), epochs=1, batch_size=4, device=3)
+
+
+def test_sobel_input_refuses_wrong_channels_and_dtype_by_name():
+    net = SobelInput(make_cnn(4, 8, channels=(4,)))
+    with pytest.raises(ValueError, match=r"^x must be a non-empty \(B, 3, H, W\)"):
+        net(torch.zeros(2, 5, 8, 8))  # was an einsum RuntimeError
+    with pytest.raises(TypeError, match=r"^x has dtype torch.float64"):
+        net(torch.zeros(2, 3, 8, 8, dtype=torch.float64))
+    assert net.double()(torch.zeros(2, 3, 8, 8, dtype=torch.float64)).dtype == torch.float64
 
 
 def test_distill_refuses_mismatched_classes():

@@ -22,7 +22,7 @@ from sklearn.base import BaseEstimator
 from torch import nn
 
 from neurips26.common.models import SmallCNN
-from neurips26.common.torch import make_generator, seeded
+from neurips26.common.torch import get_device, make_generator, seeded
 from neurips26.common.train import TrainResult, array_batches, cosine_schedule, train
 from neurips26.common.validation import check_array, check_float, check_int, check_seed
 
@@ -72,16 +72,45 @@ class SobelInput(nn.Module):
         k = torch.tensor([[-1.0, 0.0, 1.0], [-2.0, 0.0, 2.0], [-1.0, 0.0, 1.0]]) / 4
         self.register_buffer("kernel", torch.stack([k, k.T])[:, None])  # (2, 1, 3, 3)
 
+    def _check_input(self, x) -> torch.Tensor:
+        if not torch.is_tensor(x):
+            raise TypeError(f"x must be a (B, 3, H, W) torch.Tensor, got {type(x).__name__}")
+        if x.ndim != 4 or x.shape[1] != 3 or x.numel() == 0:
+            raise ValueError(f"x must be a non-empty (B, 3, H, W) RGB tensor, got shape "
+                             f"{tuple(x.shape)}")
+        if x.dtype != self.kernel.dtype:
+            raise TypeError(f"x has dtype {x.dtype} but the module's weights are "
+                            f"{self.kernel.dtype}; pass x.to({self.kernel.dtype}) or convert "
+                            f"the module with .to({x.dtype})")
+        return x
+
     def edges(self, x: torch.Tensor) -> torch.Tensor:
+        """The Sobel gradient magnitude of ``x``'s luminance, ``(B, 1, H, W)``."""
+        x = self._check_input(x)
         y = torch.einsum("bchw,c->bhw", x, _LUMA.to(x))[:, None]  # (B, 1, H, W)
         g = F.conv2d(F.pad(y, (1, 1, 1, 1), mode="replicate"), self.kernel)  # (B, 2, H, W)
         return g.pow(2).sum(1, keepdim=True).add(1e-8).sqrt()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The wrapped network on ``[x, edges(x)]``."""
         return self.net(torch.cat([x, self.edges(x)], dim=1))
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
+        """The wrapped network's features on ``[x, edges(x)]``."""
         return self.net.features(torch.cat([x, self.edges(x)], dim=1))
+
+
+def _check_logits(value, name: str) -> torch.Tensor:
+    if not torch.is_tensor(value):
+        raise TypeError(f"{name} must be a (B, K) torch.Tensor, got {type(value).__name__}")
+    if not value.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {value.dtype}")
+    if value.ndim != 2 or value.shape[0] == 0 or value.shape[1] < 2:
+        raise ValueError(f"{name} must be a (B, K) tensor with B >= 1 and K >= 2 classes, "
+                         f"got shape {tuple(value.shape)}")
+    if not bool(torch.isfinite(value.detach()).all()):
+        raise ValueError(f"{name} must be finite; it contains NaN or inf")
+    return value
 
 
 def kd_loss(student_logits, teacher_logits, labels, *, temperature: float = 4.0,
@@ -93,13 +122,28 @@ def kd_loss(student_logits, teacher_logits, labels, *, temperature: float = 4.0,
 
     Parameters
     ----------
-    student_logits, teacher_logits : Tensor (B, K)
-        ``s`` and ``t``.
-    labels : Tensor (B,) int64
+    student_logits, teacher_logits : Tensor (B, K) float
+        ``s`` and ``t``, finite, on one device. The loss has the student's dtype (the
+        teacher's logits are cast to it); gradients flow into ``s`` only.
+    labels : Tensor (B,) int
+        Class indices in ``[0, K)``.
     temperature : float
         ``T > 0``.
     alpha : float
         ``a`` in [0, 1].
+
+    Returns
+    -------
+    Tensor
+        A scalar.
+
+    Raises
+    ------
+    TypeError
+        A non-tensor argument, non-float logits or non-integer labels.
+    ValueError
+        Wrong shapes, NaN or inf logits, labels outside ``[0, K)``, ``T <= 0`` or ``a``
+        outside [0, 1].
 
     Examples
     --------
@@ -110,19 +154,38 @@ def kd_loss(student_logits, teacher_logits, labels, *, temperature: float = 4.0,
     """
     T = check_float(temperature, "temperature", min=0, max=1e4, min_inclusive=False)
     a = check_float(alpha, "alpha", min=0, max=1)
-    for name, v in (("student_logits", student_logits), ("teacher_logits", teacher_logits)):
-        if not torch.is_tensor(v) or v.ndim != 2:
-            raise ValueError(f"{name} must be a (B, K) tensor, got "
-                             f"{getattr(v, 'shape', type(v).__name__)}")
-    if student_logits.shape != teacher_logits.shape:
-        raise ValueError("teacher_logits and student_logits must have the same number of "
-                         f"classes, got {tuple(teacher_logits.shape)} and "
-                         f"{tuple(student_logits.shape)}")
-    if not torch.is_tensor(labels) or labels.shape != student_logits.shape[:1]:
-        raise ValueError(f"labels must be a (B,) tensor, got {getattr(labels, 'shape', labels)}")
-    ce = F.cross_entropy(student_logits, labels)
-    log_p_s = F.log_softmax(student_logits / T, dim=-1)
-    p_t = F.softmax(teacher_logits.detach() / T, dim=-1)
+    s = _check_logits(student_logits, "student_logits")
+    t = _check_logits(teacher_logits, "teacher_logits")
+    if t.shape != s.shape:
+        raise ValueError(f"teacher_logits must have the shape of student_logits "
+                         f"{tuple(s.shape)}, got {tuple(t.shape)}")
+    if t.device != s.device:
+        raise ValueError(f"teacher_logits must be on the device of student_logits "
+                         f"({s.device}), got {t.device}")
+    if not torch.is_tensor(labels):
+        raise TypeError(f"labels must be a (B,) torch.Tensor of class indices, got "
+                        f"{type(labels).__name__}")
+    if labels.is_floating_point() or labels.is_complex() or labels.dtype == torch.bool:
+        raise TypeError(f"labels must be an integer tensor, got dtype {labels.dtype}")
+    if labels.shape != s.shape[:1]:
+        raise ValueError(f"labels must have shape ({s.shape[0]},), one per row of the "
+                         f"logits, got {tuple(labels.shape)}")
+    if labels.device != s.device:
+        raise ValueError(f"labels must be on the device of the logits ({s.device}), got "
+                         f"{labels.device}")
+    lo, hi = int(labels.min()), int(labels.max())
+    if lo < 0 or hi >= s.shape[1]:
+        raise ValueError(f"labels must lie in [0, {s.shape[1]}) (K = {s.shape[1]} classes), "
+                         f"got values in [{lo}, {hi}]")
+    return _kd_loss(s, t.to(s.dtype), labels.long(), T, a)
+
+
+def _kd_loss(s: torch.Tensor, t: torch.Tensor, y: torch.Tensor, T: float,
+             a: float) -> torch.Tensor:
+    """:func:`kd_loss` on arguments already checked (the training loop's hot path)."""
+    ce = F.cross_entropy(s, y)
+    log_p_s = F.log_softmax(s / T, dim=-1)
+    p_t = F.softmax(t.detach() / T, dim=-1)
     kl = F.kl_div(log_p_s, p_t, reduction="batchmean")  # KL(p_t || p_s)
     return (1 - a) * ce + a * T**2 * kl  # Eq. (1)
 
@@ -148,6 +211,18 @@ def _check_labels(y, name, n):
     if arr.dtype.kind not in "iu" or arr.min() < 0:
         raise ValueError(f"{name} must hold non-negative integer class labels")
     return arr.astype(np.int64)
+
+
+def _check_label_range(y: np.ndarray, name: str, model: nn.Module, x: np.ndarray) -> None:
+    """Labels below the number of classes the model outputs (a forward of one example)."""
+    was = model.training
+    dev = next((p.device for p in model.parameters()), torch.device("cpu"))
+    with torch.no_grad():
+        k = model.eval()(torch.as_tensor(x[:1]).to(dev)).shape[-1]
+    model.train(was)
+    if y.max() >= k:
+        raise ValueError(f"{name} must lie in [0, {k}) (the model has {k} outputs), got a "
+                         f"maximum of {int(y.max())}")
 
 
 def _steps(n, batch_size, epochs):
@@ -194,6 +269,8 @@ def train_classifier(model: nn.Module, x, y, *, epochs: int = 3, batch_size: int
     if augment not in AUGMENTATIONS:
         raise ValueError(f"augment must be one of {AUGMENTATIONS}, got {augment!r}")
     seed = check_seed(seed)
+    get_device(device)
+    _check_label_range(y, "y", model, x)
     g = make_generator(seed)
     aug_g = make_generator(seed + 1)
     n_steps = _steps(len(x), batch_size, epochs)
@@ -257,6 +334,7 @@ def distill(teacher: nn.Module, student: nn.Module, images, labels, teacher_inpu
     batch_size = check_int(batch_size, "batch_size", min=1, max=len(x))
     lr = check_float(lr, "lr", min=0, max=10, min_inclusive=False)
     seed = check_seed(seed)
+    get_device(device)
     teacher.eval()
     with torch.no_grad():
         t_out = teacher(torch.as_tensor(e[:2]))
@@ -264,6 +342,9 @@ def distill(teacher: nn.Module, student: nn.Module, images, labels, teacher_inpu
     if t_out.shape[-1] != s_out.shape[-1]:
         raise ValueError(f"teacher and student must have the same number of classes, got "
                          f"{t_out.shape[-1]} and {s_out.shape[-1]}")
+    if y.max() >= s_out.shape[-1]:
+        raise ValueError(f"labels must lie in [0, {s_out.shape[-1]}) (the models' classes), "
+                         f"got a maximum of {int(y.max())}")
     adapter = None
     if fw > 0:
         with torch.no_grad():
@@ -282,7 +363,7 @@ def distill(teacher: nn.Module, student: nn.Module, images, labels, teacher_inpu
         xb, yb, eb = batch
         with torch.no_grad():
             t_logits = teacher(eb)
-        loss = kd_loss(m.student(xb), t_logits, yb, temperature=T, alpha=a)  # Eq. (1)
+        loss = _kd_loss(m.student(xb), t_logits, yb, T, a)  # Eq. (1), inputs checked above
         if m.adapter is not None:
             with torch.no_grad():
                 ft = teacher.features(eb)
