@@ -406,6 +406,34 @@ def test_autoencoder_shapes_and_swapping_in_the_library_quantizer():
         img(torch.rand(2, 1, 10, 10))
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float64])
+def test_ema_codebook_keeps_its_dtype_on_inputs_of_another(dtype):
+    vq = EMAVQ(4, 8).train()
+    z = torch.randn(3, 5, 4, generator=_gen())
+    out = vq(z.to(dtype))  # raised index_add_'s dtype error
+    assert out.quantized.dtype == torch.promote_types(dtype, torch.float32)
+    assert out.indices.shape == (3, 5)
+    assert vq.embed.dtype == vq.embed_sum.dtype == vq.cluster_size.dtype == torch.float32
+    ref = EMAVQ(4, 8).train()
+    ref(z.to(dtype).float())
+    assert torch.allclose(vq.embed, ref.embed)  # the same EMA update as on float32 input
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float64])
+def test_autoencoder_refuses_an_input_of_another_dtype_by_name(dtype):
+    ae = VQAutoencoder(1, quantizer=ASVQ(8, 32), dim=8, hidden=8)
+    with pytest.raises(TypeError, match=rf"^x has dtype {dtype} but the autoencoder's weights"):
+        ae(torch.rand(2, 1, 8, 8).to(dtype))
+    assert ae.double()(torch.rand(2, 1, 8, 8, dtype=torch.float64)).recon.dtype == torch.float64
+
+
+@pytest.mark.parametrize("quantizer", [nn.Linear(8, 8), nn.Identity(), nn.Conv1d(8, 8, 1)])
+def test_autoencoder_refuses_a_module_that_is_not_a_quantizer(quantizer):
+    with pytest.raises(TypeError, match=r"^quantizer must be a vector quantizer.*got "
+                                        + type(quantizer).__name__):
+        VQAutoencoder(1, quantizer=quantizer, dim=8, hidden=8)
+
+
 def test_training_lowers_the_loss_and_evaluation_is_consistent():
     x = np.random.default_rng(0).random((64, 1, 8, 8)).astype(np.float32) * 0.2
     x[:, :, 2:6, 2:6] += 0.8

@@ -99,8 +99,9 @@ class VQAutoencoder(nn.Module):
     in_channels : int
         Channels of the input (1 for grey images and mono audio).
     quantizer : nn.Module
-        Any module with ``quantized, indices, loss = quantizer(z)`` for z (B, N, d) (ours
-        or ``vector-quantize-pytorch``'s with ``channel_first=False``).
+        Any module with an int ``codebook_size`` and ``quantized, indices, loss =
+        quantizer(z)`` for z (B, N, d) (ours or ``vector-quantize-pytorch``'s with
+        ``channel_first=False``); another module is refused with a ``TypeError``.
     dim : int
         Code dimension d (must equal the quantizer's).
     hidden : int
@@ -127,8 +128,13 @@ class VQAutoencoder(nn.Module):
         self.hidden = check_int(hidden, "hidden", min=1, max=4096)
         self.kind = check_choice(kind, "kind", KINDS)
         seed = check_seed(seed)
-        if not isinstance(quantizer, nn.Module):
-            raise TypeError(f"quantizer must be an nn.Module, got {type(quantizer).__name__}")
+        if not isinstance(quantizer, nn.Module) or not isinstance(
+                getattr(quantizer, "codebook_size", None), int):
+            raise TypeError(
+                "quantizer must be a vector quantizer: an nn.Module with an int "
+                "codebook_size whose forward returns (quantized, indices, loss), such as "
+                "ASVQ, SimVQ, VanillaVQ, EMAVQ or vector_quantize_pytorch's VectorQuantize; "
+                f"got {type(quantizer).__name__}")  # fmt: skip
         if getattr(quantizer, "channel_first", False):
             raise ValueError("quantizer must take (B, N, d) inputs (channel_first=False)")
         qdim = getattr(quantizer, "dim", None)
@@ -148,6 +154,10 @@ class VQAutoencoder(nn.Module):
             raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
         if not x.is_floating_point():
             raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
+        wdtype = next(self.encoder.parameters()).dtype
+        if x.dtype != wdtype:
+            raise TypeError(f"x has dtype {x.dtype} but the autoencoder's weights are {wdtype}; "
+                            f"pass x.to({wdtype}) or convert the model with .to({x.dtype})")
         rank = 4 if self.kind == "image" else 3
         if x.ndim != rank or x.shape[1] != self.in_channels:
             raise ValueError(f"x must have shape (B, {self.in_channels}, "
@@ -158,7 +168,7 @@ class VQAutoencoder(nn.Module):
                              f"{tuple(x.shape)}")  # fmt: skip
         if not bool(torch.isfinite(x).all()):
             raise ValueError("x must be finite; it contains NaN or inf")
-        if float(x.abs().max()) > MAX_INPUT:
+        if float(x.detach().abs().max()) > MAX_INPUT:
             raise ValueError(f"x has entries above {MAX_INPUT:g} in magnitude (images are "
                              "in [0, 1], audio in [-1, 1])")  # fmt: skip
         return x

@@ -670,7 +670,7 @@ class EMAVQ(_Quantizer):
         if self.training:
             with torch.no_grad():
                 a = self.decay
-                x = flat.detach()
+                x = flat.detach().to(self.embed_sum.dtype)  # the state keeps its own dtype
                 counts = torch.bincount(idx, minlength=self.codebook_size).to(x.dtype)  # (K,)
                 sums = torch.zeros_like(self.embed_sum).index_add_(0, idx, x)  # (K, d)
                 self.cluster_size.mul_(a).add_((1 - a) * counts)
