@@ -105,6 +105,22 @@ def test_exact_log_likelihood_matches_torchdiffeq_cnf():
                                atol=1e-5)  # fmt: skip
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float64])
+def test_flow_inputs_of_another_float_dtype_are_computed_in_the_models(dtype):
+    from neurips26.papers.discriminator_rl.flow import integrate
+
+    net = VelocityMLP(dim=2, hidden=8, depth=1)
+    g = torch.Generator().manual_seed(0)
+    x0, x1, t = torch.randn(6, 2, generator=g), torch.randn(6, 2, generator=g), torch.rand(6)
+    ref = flow_matching_loss(net, x0, x1, t)
+    got = flow_matching_loss(net, x0.to(dtype), x1.to(dtype), t)  # raised a torch dtype error
+    assert got.dtype == torch.float32
+    assert torch.allclose(got, ref, rtol=1e-2 if dtype == torch.float16 else 1e-6)
+    out = integrate(net, x0.to(dtype), num_steps=2)
+    assert out.dtype == torch.float32
+    assert torch.allclose(out, integrate(net, x0, num_steps=2), atol=1e-2)
+
+
 def test_flow_matching_learns_a_gaussian():
     rng = np.random.default_rng(0)
     mean, sd = np.array([2.0, -1.0]), np.array([0.5, 1.0])

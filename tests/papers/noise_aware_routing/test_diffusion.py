@@ -147,6 +147,25 @@ def test_diffusion_loss_and_cfg_sampling_run():
     assert out.shape == (6, 1, 8, 8) and net.training  # mode restored
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float64])
+def test_images_of_another_float_dtype_are_computed_in_the_models(dtype):
+    net = _net().train()
+    x0, y, t = torch.rand(4, 1, 8, 8) * 2 - 1, torch.arange(4), torch.tensor([0, 9, 99, 999])
+    noise = torch.randn(4, 1, 8, 8)
+
+    def loss(x):
+        return diffusion_loss(net, x, y, t=t, noise=noise, label_dropout=0.0)
+
+    got = loss(x0.to(dtype))  # raised "Input type (double) and bias type (float)"
+    assert got.dtype == torch.float32
+    assert torch.allclose(got, loss(x0.to(dtype).float()))
+    rs = route_sensitivity(net, x0.to(dtype), y, ratio=0.5, num_masks=2, t=t,
+                           generator=torch.Generator().manual_seed(0))
+    assert math.isfinite(rs.full_loss)
+    with pytest.raises(TypeError, match=r"^x: expected the dtype of the model's weights"):
+        net(x0.to(dtype), t, y)  # the module itself refuses, naming x
+
+
 def test_route_sensitivity_grows_with_ratio_and_vanishes_at_zero():
     # On a (briefly) trained model routing perturbs it away from a loss minimum: R(r) > 0
     # and grows with r; at r = 0 it vanishes (same tokens, only reordered).

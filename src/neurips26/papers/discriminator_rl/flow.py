@@ -207,6 +207,15 @@ def _check_model(model) -> nn.Module:
     return model
 
 
+def _model_dtype(model: nn.Module, default: torch.dtype) -> torch.dtype:
+    """The dtype of the model's first floating parameter (``default`` if it has none):
+    inputs of another float dtype are cast to it, as numpy inputs are."""
+    for p in model.parameters():
+        if p.is_floating_point():
+            return p.dtype
+    return default
+
+
 def _model_dim(model) -> int | None:
     return getattr(model, "dim", None)
 
@@ -307,7 +316,7 @@ def flow_matching_loss(model: nn.Module, x0: torch.Tensor, x1: torch.Tensor, t: 
     model : nn.Module
         ``model(x, t, y) -> (B, D)``.
     x0, x1 : Tensor (B, D)
-        Noise and data.
+        Noise and data (cast to the model's parameter dtype).
     t : Tensor (B,)
     y : Tensor (B,), optional
         Labels of a class-conditional model.
@@ -321,6 +330,8 @@ def flow_matching_loss(model: nn.Module, x0: torch.Tensor, x1: torch.Tensor, t: 
     """
     model = _check_model(model)
     xt, ut = conditional_path(x0, x1, t)
+    dtype = _model_dtype(model, xt.dtype)
+    xt, ut = xt.to(dtype), ut.to(dtype)
     if y is not None:
         y = _labels(y, len(xt), model)
     err = ((model(xt, _tensor(t, "t", 1).to(xt.dtype), y) - ut) ** 2).mean(dim=1)  # (B,)
@@ -439,13 +450,16 @@ def integrate(model: nn.Module, x0: torch.Tensor, *, y: torch.Tensor | None = No
               num_steps: int = 32, method: str = "euler") -> torch.Tensor:  # fmt: skip
     """Integrate ``dx/dt = v_theta(x, t, y)`` from t = 0 to 1 starting at ``x0`` (B, D).
 
+    ``x0`` is cast to the dtype of the model's parameters.
+
     Returns
     -------
     Tensor (B, D)
-        ``x_1``.
+        ``x_1``, in the model's dtype.
     """
     model = _check_model(model)
     x0 = _tensor(x0, "x0", 2)
+    x0 = x0.to(_model_dtype(model, x0.dtype))
     if y is not None:
         y = _labels(y, len(x0), model)
     check_int(num_steps, "num_steps", min=1, max=MAX_STEPS)

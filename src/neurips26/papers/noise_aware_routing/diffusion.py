@@ -119,6 +119,10 @@ def _check_images(x0, model, name: str = "x0") -> torch.Tensor:
         raise TypeError(f"{name}: expected a floating tensor, got {x0.dtype}")
     if not torch.isfinite(x0).all():
         raise ValueError(f"{name}: must be finite (it holds NaN or inf)")
+    if isinstance(model, nn.Module):  # computed in the model's dtype (float16/64 inputs too)
+        dtype = next((p.dtype for p in model.parameters() if p.is_floating_point()), None)
+        if dtype is not None and x0.dtype != dtype:
+            x0 = x0.to(dtype)
     return x0
 
 
@@ -148,7 +152,7 @@ def diffusion_loss(model: nn.Module, x0: torch.Tensor, y: torch.Tensor, *,
     model : MiniDiT
         Called as ``model(x_t, t, y, routing=..., ...)``.
     x0 : Tensor, shape (B, C, H, W)
-        Clean images ``x_0`` (scaled to ``[-1, 1]``).
+        Clean images ``x_0`` (scaled to ``[-1, 1]``), cast to the model's dtype.
     y : LongTensor, shape (B,)
         Labels in ``[0, num_classes)``.
     schedule : NoiseSchedule, optional

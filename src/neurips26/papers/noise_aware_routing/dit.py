@@ -237,6 +237,11 @@ class MiniDiT(nn.Module):
                              f" with B >= 1, got {tuple(x.shape)}")  # fmt: skip
         if not x.is_floating_point():
             raise TypeError(f"x: expected a floating tensor, got {x.dtype}")
+        wdtype = self.final_linear.weight.dtype
+        if x.dtype != wdtype:
+            raise TypeError(f"x: expected the dtype of the model's weights ({wdtype}), got "
+                            f"{x.dtype}; pass x.to({wdtype}) or convert the model with "
+                            f".to({x.dtype})")  # fmt: skip
         if not torch.isfinite(x).all():
             raise ValueError("x: must be finite (it holds NaN or inf)")
         if not torch.is_tensor(t):
