@@ -1,6 +1,8 @@
 """Bad-input property tests shared by the papers' ``test_<slug>_fuzz.py`` modules.
 
-A paper lists its public calls as :class:`Call` (a function and valid keyword arguments);
+A paper lists its public calls as :class:`Call` (a function and valid keyword arguments;
+each tensor among them also gets NaN, inf, requires-grad, float16, float64, integer and
+empty tensors: :func:`bad_tensors`);
 :func:`check_bad_argument` replaces one argument with a bad value and asserts the contract
 of issue 10: a ``ValueError`` or ``TypeError`` whose message names the argument, or a
 result with no new NaN or inf; never a hang (a per-call alarm), never another exception.
@@ -53,17 +55,83 @@ BAD_SCALARS: tuple[Any, ...] = (
 )
 
 
+def _is_tensor(x: Any) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "requires_grad")
+
+
+def bad_tensors(valid: Any, *, arrays: bool = False) -> tuple[Any, ...]:
+    """Bad torch values derived from a valid argument ``valid``.
+
+    For a floating-point tensor: a copy holding NaN, one holding inf, a copy that
+    requires grad, float16 and float64 copies, an integer copy and an empty slice. For
+    an integer tensor: a float copy and an empty slice. With ``arrays``, for a float
+    numpy array (which array-taking functions accept as array_like): the array as a
+    tensor holding NaN, and as a tensor that requires grad. Anything else: nothing.
+    """
+    import torch
+
+    if isinstance(valid, np.ndarray):
+        if not arrays or valid.dtype.kind != "f" or not valid.size:
+            return ()
+        nan = torch.from_numpy(valid.copy())
+        nan.view(-1)[0] = float("nan")
+        return (nan, torch.tensor(valid).requires_grad_(True))
+    if not isinstance(valid, torch.Tensor) or valid.numel() == 0 or valid.ndim == 0:
+        return ()
+    if valid.is_floating_point():
+        nan, inf = valid.detach().clone(), valid.detach().clone()
+        nan.view(-1)[0] = float("nan")
+        inf.view(-1)[-1] = float("inf")
+        return (nan, inf, valid.detach().clone().requires_grad_(True), valid.detach().half(),
+                valid.detach().double(), valid.detach().long(), valid.detach()[:0])
+    if valid.dtype in (torch.int32, torch.int64):
+        return (valid.float(), valid[:0])
+    return ()
+
+
 @dataclasses.dataclass(frozen=True)
 class Call:
-    """A public function and valid keyword arguments; ``bad`` maps argument -> bad values."""
+    """A public function and valid keyword arguments; ``bad`` maps argument -> bad values.
+
+    Every tensor in ``kwargs`` also gets :func:`bad_tensors` of its valid value, after
+    the listed ones (so the indices of ``KNOWN_GAPS`` stay put); ``tensors=False`` leaves
+    them out, ``array_tensors=True`` adds tensor versions of the float numpy arrays too.
+    """
 
     fn: Callable
     kwargs: Mapping[str, Any]
     bad: Mapping[str, tuple[Any, ...]]
     allow_nonfinite: bool = False  # results that may legitimately hold inf (e.g. an SNR)
+    tensors: bool = True
+    array_tensors: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.tensors:
+            return
+        bad = {k: tuple(v) for k, v in self.bad.items()}
+        for arg, valid in self.kwargs.items():
+            derived = bad_tensors(valid, arrays=self.array_tensors)
+            if derived:
+                bad[arg] = (*bad.get(arg, ()), *derived)
+        object.__setattr__(self, "bad", bad)
 
     def __repr__(self) -> str:
         return f"Call({getattr(self.fn, '__qualname__', self.fn)})"
+
+
+def with_array_tensors(calls: list[Call]) -> list[Call]:
+    """``calls`` whose float numpy arguments also get tensor versions holding NaN and
+    requiring grad (:func:`bad_tensors` with ``arrays=True``), after every other value."""
+    out = []
+    for c in calls:
+        bad = dict(c.bad)
+        for arg, valid in c.kwargs.items():
+            if isinstance(valid, np.ndarray):
+                extra = bad_tensors(valid, arrays=True)
+                if extra:
+                    bad[arg] = (*bad.get(arg, ()), *extra)
+        out.append(dataclasses.replace(c, bad=bad, tensors=False))  # tensors: already in bad
+    return out
 
 
 def key(call: Call, arg: str, index: int) -> tuple[str, str, int]:
@@ -141,6 +209,10 @@ def _nonfinite(x: Any, depth: int = 0) -> bool:
         return x.dtype.kind == "f" and not np.all(np.isfinite(x))
     if isinstance(x, np.floating):
         return not np.isfinite(x)
+    if _is_tensor(x):
+        import torch
+
+        return x.is_floating_point() and not bool(torch.isfinite(x.detach()).all())
     if isinstance(x, Mapping):
         return any(_nonfinite(v, depth + 1) for v in x.values())
     if isinstance(x, tuple | list):
@@ -166,5 +238,9 @@ def check_bad_argument(call: Call, arg: str, index: int) -> None:
         return
     except Hang as exc:  # pragma: no cover - a failure
         raise AssertionError(f"{call!r}({arg}={value!r}) hung") from exc
-    if not call.allow_nonfinite:
-        assert not _nonfinite(out), f"{call!r}({arg}={value!r}) returned NaN/inf silently"
+    if not call.allow_nonfinite and _nonfinite(out):
+        # "new": a result the valid arguments give with NaN (e.g. an undefined statistic)
+        # may keep it when a bad value (a float64 copy, say) is accepted.
+        with _alarm(CALL_LIMIT_S):
+            baseline = call.fn(**call.kwargs)
+        assert _nonfinite(baseline), f"{call!r}({arg}={value!r}) returned NaN/inf silently"

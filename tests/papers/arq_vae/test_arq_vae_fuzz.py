@@ -10,7 +10,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, cases, check_bad_argument, fuzz_tests
+from _fuzz import (
+    BAD_ARRAYS,
+    BAD_SCALARS,
+    Call,
+    cases,
+    check_bad_argument,
+    fuzz_tests,
+    with_array_tensors,
+)
 from neurips26.papers.arq_vae import (
     ARQVAE,
     MSTCN,
@@ -159,6 +167,8 @@ CALLS = [
     Call(kmeans_memory, {"videos": VIDS, "budget_bytes": 10**4},
          {"videos": VIDEO_BAD, "budget_bytes": (*S, 10), "max_clusters": S, "seed": S}),
 ]  # fmt: skip
+# Float numpy arguments also get tensors holding NaN and tensors requiring grad.
+CALLS = with_array_tensors(CALLS)
 
 # Bad inputs not yet refused with a message naming the argument (issue 10); each is an
 # xfail(strict) below, so fixing one makes the test say to remove it from this list.

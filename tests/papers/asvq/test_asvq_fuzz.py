@@ -15,7 +15,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, cases, check_bad_argument, fuzz_tests
+from _fuzz import (
+    BAD_ARRAYS,
+    BAD_SCALARS,
+    Call,
+    cases,
+    check_bad_argument,
+    fuzz_tests,
+    with_array_tensors,
+)
 from neurips26.papers.asvq import (
     ASVQ,
     EMAVQ,
@@ -129,7 +137,8 @@ CALLS = [
          {"x": (*T, torch.rand(2, 1, 6, 6)), "in_channels": S, "dim": S, "hidden": S,
           "kind": (None, "video", 1), "seed": S}),
     Call(autoencoder_quantizer, {"quantizer": ASVQ(4, 16)},
-         {"quantizer": (None, "abc", ASVQ(8, 16), ASVQ(4, 16, channel_first=True))}),
+         {"quantizer": (None, "abc", ASVQ(8, 16), ASVQ(4, 16, channel_first=True),
+                        torch.nn.Linear(4, 4))}),
     Call(train_vqae, {"model": MODEL, "data": IMG, "max_iter": 2, "batch_size": 4},
          {"model": (None, "abc", ASVQ(4, 16)), "data": A, "max_iter": S, "lr": S,
           "batch_size": S, "seed": S, "spike_window": S}),
@@ -142,6 +151,8 @@ CALLS = [
          {"clips": A, "frame": (*S, 3), "floor": S, "top": S}),
     Call(read_wav, {"path": _WAVS / "w0.wav"}, {"path": (None, 3, [1])}),
 ]  # fmt: skip
+# Float numpy arguments also get tensors holding NaN and tensors requiring grad.
+CALLS = with_array_tensors(CALLS)
 
 # Bad inputs not yet refused with a message naming the argument (issue 10); each is an
 # xfail(strict) below, so fixing one makes the test say to remove it from this list.

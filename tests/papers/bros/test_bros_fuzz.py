@@ -10,7 +10,16 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, cases, check_bad_argument, fuzz_tests, key
+from _fuzz import (
+    BAD_ARRAYS,
+    BAD_SCALARS,
+    Call,
+    cases,
+    check_bad_argument,
+    fuzz_tests,
+    key,
+    with_array_tensors,
+)
 from neurips26.common.models import MLPClassifier
 from neurips26.papers.bros import (
     BROS,
@@ -123,6 +132,8 @@ CALLS = [
          {"model": (None, "x", torch.nn.Identity()), "x_train": A, "y_train": A,
           "x_val": A, "y_val": A, "mu": S}),
 ]  # fmt: skip
+# Float numpy arguments also get tensors holding NaN and tensors requiring grad.
+CALLS = with_array_tensors(CALLS)
 
 # Bad inputs not yet refused with a message naming the argument (issue 10); each is an
 # xfail(strict) below, so fixing one makes the test say to remove it from this list.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests
+from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests, with_array_tensors
 from neurips26.papers.cil_decentering import (
     accumulate_stats,
     concat_heads,
@@ -79,6 +79,8 @@ CALLS = [
     Call(separation, {"stats": STATS}, {"stats": O, "shrinkage": ("x", -1.0, 2.0)}),
     Call(task_confusion, {"head": SEQ, "X": X, "y": Y}, {"head": O, "X": A, "y": A}),
 ]  # fmt: skip
+# Float numpy arguments also get tensors holding NaN and tensors requiring grad.
+CALLS = with_array_tensors(CALLS)
 
 # Bad inputs not yet refused with a message naming the argument (issue 10); each is an
 # xfail(strict) below, so fixing one makes the test say to remove it from this list.

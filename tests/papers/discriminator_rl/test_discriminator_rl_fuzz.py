@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests
+from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests, with_array_tensors
 from neurips26.common.models import MLPClassifier
 from neurips26.papers.discriminator_rl import (
     ClassifierFeatures,
@@ -151,6 +151,8 @@ CALLS = [
     Call(two_moons, {"num_samples": 5, "rng": RNG},
          {"num_samples": S, "noise": S, "rng": (None, 0, "abc")}),
 ]
+# Float numpy arguments also get tensors holding NaN and tensors requiring grad.
+CALLS = with_array_tensors(CALLS)
 
 KNOWN_GAPS: frozenset = frozenset()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests
+from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests, with_array_tensors
 from neurips26.papers.ecfr import (
     AFIR,
     ECFR,
@@ -91,6 +91,8 @@ CALLS = [
     Call(modules, {}, {"dim": S, "reduction": S, "spatial_kernel": S, "window_size": S,
                        "kernel_size": S, "mlp_ratio": S}),
 ]  # fmt: skip
+# Float numpy arguments also get tensors holding NaN and tensors requiring grad.
+CALLS = with_array_tensors(CALLS)
 
 # Bad inputs not yet refused with a message naming the argument (issue 10); each is an
 # xfail(strict) below, so fixing one makes the test say to remove it from this list.

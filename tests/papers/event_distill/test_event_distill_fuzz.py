@@ -10,7 +10,16 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, cases, check_bad_argument, fuzz_tests, key
+from _fuzz import (
+    BAD_ARRAYS,
+    BAD_SCALARS,
+    Call,
+    cases,
+    check_bad_argument,
+    fuzz_tests,
+    key,
+    with_array_tensors,
+)
 from neurips26.papers.event_distill import (
     EventStream,
     accuracy_on,
@@ -137,6 +146,8 @@ CALLS = [
          {"backbone": S, "task": A, "labels_per_class": S, "seed": S}),
     Call(radial_frequency, {"h": 4, "w": 4}, {"h": S, "w": S}),
 ]  # fmt: skip
+# Float numpy arguments also get tensors holding NaN and tensors requiring grad.
+CALLS = with_array_tensors(CALLS)
 
 # Bad inputs not yet refused with a message naming the argument; each is an
 # xfail(strict) below, so fixing one makes the test say to remove it from this list.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests
+from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests, with_array_tensors
 from neurips26.common.models import SmallCNN
 from neurips26.common.torch import seeded
 from neurips26.papers.noise_aware_routing import (
@@ -144,6 +144,8 @@ CALLS = [
     Call(ema_update, {"ema": EMA, "model": NET, "decay": 0.9},
          {"ema": (None, "abc", CLF), "model": (None, "abc"), "decay": S}),
 ]  # fmt: skip
+# Float numpy arguments also get tensors holding NaN and tensors requiring grad.
+CALLS = with_array_tensors(CALLS)
 
 # Bad inputs not yet refused with a message naming the argument; each is an xfail(strict)
 # below, so fixing one makes the test say to remove it from this list. Keep it empty.

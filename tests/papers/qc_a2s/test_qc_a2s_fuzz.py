@@ -115,7 +115,9 @@ CALLS = [
 
 # Bad inputs not yet refused with a message naming the argument (issue 10); each is an
 # xfail(strict) below, so fixing one makes the test say to remove it from this list.
-KNOWN_GAPS: frozenset = frozenset()
+# Found when tests/_fuzz.py began giving every tensor argument float16/float64 versions
+# (issue 32): layer_forward raises torch's raw dtype error.
+KNOWN_GAPS: frozenset = frozenset({("layer_forward", "x", 16), ("layer_forward", "x", 17)})
 
 
 test_bad_arguments_are_refused, test_known_gaps = fuzz_tests(CALLS, KNOWN_GAPS, deadline=None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests
+from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests, with_array_tensors
 from neurips26.papers.sign_code import (
     hamming_distances,
     hamming_knn,
@@ -54,6 +54,8 @@ CALLS = [
         {"x": A, "y": A, "max_iter": S, "lr": S, "overlap_penalty": S, "tau": S},
     ),
 ]  # fmt: skip
+# Float numpy arguments also get tensors holding NaN and tensors requiring grad.
+CALLS = with_array_tensors(CALLS)
 
 # Bad inputs not yet refused with a message naming the argument (issue 10); each is an
 # xfail(strict) below, so fixing one makes the test say to remove it from this list.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests
+from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, fuzz_tests, with_array_tensors
 from neurips26.common.data import TokenSplit
 from neurips26.common.models import GPTConfig
 from neurips26.common.torch import seeded
@@ -68,6 +68,8 @@ CALLS = [
          {"model": M, "data": (None, "x", TOKENS), "max_iter": S, "lr": S, "batch_size": S,
           "seed": S, "warmup": S, "num_evals": S, "eval_windows": S, "device": ("nope", 3)}),
 ]  # fmt: skip
+# Float numpy arguments also get tensors holding NaN and tensors requiring grad.
+CALLS = with_array_tensors(CALLS)
 
 # Bad inputs not yet refused with a message naming the argument (issue 10); each is an
 # xfail(strict) below, so fixing one makes the test say to remove it from this list.

@@ -327,6 +327,8 @@ class ARQVAE(nn.Module):
             raise TypeError("codes must be an integer torch.Tensor (..., L)")
         if not torch.is_tensor(lengths) or lengths.dtype.is_floating_point:
             raise TypeError("lengths must be an integer torch.Tensor (...)")
+        if codes.numel() == 0:
+            raise ValueError(f"codes must not be empty, got shape {tuple(codes.shape)}")
         if codes.ndim < 1 or codes.shape[-1] != self.num_levels:
             raise ValueError(f"codes must have a last axis of L = {self.num_levels}, got "
                              f"{tuple(codes.shape)}")

@@ -63,7 +63,8 @@ def check_tensor(value, name: str, *, ndim: int | None = None) -> torch.Tensor:
 
 
 def check_params(value, name: str, like: Mapping[str, torch.Tensor] | None = None) -> Params:
-    """A non-empty mapping of names to finite float tensors (shapes of ``like`` if given)."""
+    """A non-empty mapping of names to finite float tensors (shapes and dtypes of ``like``
+    if given)."""
     if not isinstance(value, Mapping):
         raise TypeError(f"{name} must be a mapping of names to tensors, got {type(value).__name__}")
     if len(value) == 0:
@@ -80,6 +81,9 @@ def check_params(value, name: str, like: Mapping[str, torch.Tensor] | None = Non
                     f"{name}[{key!r}] must have shape {tuple(like[key].shape)}, "
                     f"got {tuple(out[key].shape)}"
                 )
+            if out[key].dtype != like[key].dtype:
+                raise TypeError(f"{name}[{key!r}] must have dtype {like[key].dtype} (the "
+                                f"problem's), got {out[key].dtype}")
     return out
 
 
@@ -492,6 +496,9 @@ def _check_point(problem, x, y, *, v=None, need_v: bool = False):
     x = check_tensor(x, "x")
     if x.shape != problem.x0.shape:
         raise ValueError(f"x must have shape {tuple(problem.x0.shape)}, got {tuple(x.shape)}")
+    if x.dtype != problem.x0.dtype:
+        raise TypeError(f"x must have the dtype of problem.x0 ({problem.x0.dtype}), got "
+                        f"{x.dtype}")
     y = check_params(y, "y", like=problem.y0)
     if v is None and not need_v:
         return x, y

@@ -11,6 +11,9 @@ def check_features(X, *, name: str = "X", dim: int | None = None) -> np.ndarray:
     """``X`` as a finite float64 array of shape (n, d), n >= 1, d >= 1 (and d == dim)."""
     if isinstance(X, (str, bytes)) or X is None:
         raise TypeError(f"{name} must be a 2-D numeric array, got {type(X).__name__}")
+    if getattr(X, "requires_grad", False) is True:  # np.asarray raises a RuntimeError
+        raise TypeError(f"{name} is a torch tensor that requires grad; pass {name}.detach() "
+                        "(features are computed in numpy, without gradients)")
     try:
         arr = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:

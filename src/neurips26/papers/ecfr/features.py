@@ -57,11 +57,10 @@ def check_rgbd(rgb, depth, *, fill_holes: bool = False) -> tuple[np.ndarray, np.
         inf, or NaN holes without ``fill_holes=True``.
     """
     check_bool(fill_holes, "fill_holes")
-    raw = np.asarray(rgb) if not isinstance(rgb, np.ndarray) else rgb
-    r = check_array(rgb, "rgb", ndim=4, dtype=None)
+    r = check_array(rgb, "rgb", ndim=4, dtype=None)  # keeps uint8 (checked before np.asarray)
     if r.shape[-1] != 3:
         raise ValueError(f"rgb must have shape (N, H, W, 3), got {r.shape}")
-    r = r.astype(np.float32) / (255.0 if raw.dtype == np.uint8 else 1.0)
+    r = r.astype(np.float32) / (255.0 if r.dtype == np.uint8 else 1.0)
     if r.min() < 0 or r.max() > 1:
         raise ValueError("rgb must lie in [0, 1] (float) or [0, 255] (uint8)")
     d = check_array(depth, "depth", ndim=3, finite=False)
