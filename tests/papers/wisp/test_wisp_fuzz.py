@@ -112,7 +112,7 @@ CALLS = [
 # xfail(strict) below, so fixing one makes the test say to remove it from this list.
 # Found when tests/_fuzz.py began giving every tensor argument float16/float64 versions
 # (issue 32): a float16 W reaches torch's Cholesky, and the message names H, not W.
-KNOWN_GAPS: frozenset = frozenset({("prune_linear", "W", 12)})
+KNOWN_GAPS: frozenset = frozenset()
 
 
 test_bad_arguments_are_refused, test_known_gaps = fuzz_tests(CALLS, KNOWN_GAPS, deadline=None)
