@@ -116,3 +116,20 @@ def _no_network():
     mp.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
     yield
     mp.undo()
+
+
+# ------------------------------------------------------------------------ one-thread modules
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread_module(request):
+    """A test module that sets ``ONE_THREAD = True`` runs single-threaded, as the runner
+    runs a paper with ``Resources(cpus=1)``: for tiny models torch's intra-op pool only
+    adds synchronisation to every operation (many times slower on a shared machine)."""
+    if not getattr(request.module, "ONE_THREAD", False):
+        yield
+        return
+    import torch  # noqa: F401  (imported first, so limit_threads sets torch's pool too)
+
+    from neurips26.common.threads import limit_threads
+
+    with limit_threads(1):
+        yield

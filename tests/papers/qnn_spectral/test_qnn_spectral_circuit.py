@@ -30,6 +30,9 @@ from neurips26.papers.qnn_spectral import (
     single_qubit_closed_form,
 )
 
+# single-threaded, as the runner runs the paper (tests/conftest.py)
+ONE_THREAD = True
+
 CONFIGS = [
     QNNConfig(num_qubits=1, num_layers=3),
     QNNConfig(num_qubits=2, num_layers=2),

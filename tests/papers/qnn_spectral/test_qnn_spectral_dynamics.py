@@ -29,6 +29,9 @@ from neurips26.papers.qnn_spectral import (
     training_grid,
 )
 
+# single-threaded, as the runner runs the paper (tests/conftest.py)
+ONE_THREAD = True
+
 
 def test_residual_spectrum_recovers_amplitudes():
     g = fourier_target(amplitudes=[0.1, 0.3, 0.2], seed=4)

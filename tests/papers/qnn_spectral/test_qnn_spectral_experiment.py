@@ -10,6 +10,9 @@ import pytest
 from neurips26.papers.qnn_spectral import experiment
 from neurips26.registry import get_paper
 
+# single-threaded, as the runner runs the paper (tests/conftest.py)
+ONE_THREAD = True
+
 
 @pytest.fixture(scope="module")
 def smoke():

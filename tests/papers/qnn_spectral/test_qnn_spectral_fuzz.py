@@ -21,6 +21,9 @@ from neurips26.papers.qnn_spectral import (
     share_time_linear,
 )
 
+# single-threaded, as the runner runs the paper (tests/conftest.py)
+ONE_THREAD = True
+
 CFG = QNNConfig(num_qubits=1, num_layers=1)
 PARAMS = init_params(CFG, seed=0)
 A, S = BAD_ARRAYS, BAD_SCALARS
