@@ -24,12 +24,14 @@ from .local import (
     split_block,
 )
 from .memory import SavedTensorMeter, StepCost, measure_step, peak_saved_bytes
+from .optim import BLANPOptimizer
 from .training import (
     BLANP,
     DGL,
     Backprop,
     BLANPExact,
     LocalTrainResult,
+    PlateauStop,
     local_net,
     make_model,
     predict_logits,
@@ -43,11 +45,13 @@ __all__ = [
     "MODES",
     "BLANPExact",
     "BLANPNet",
+    "BLANPOptimizer",
     "Backprop",
     "GlobalPoolHead",
     "LayerStats",
     "LocalLayer",
     "LocalTrainResult",
+    "PlateauStop",
     "SavedTensorMeter",
     "StepCost",
     "StepResult",

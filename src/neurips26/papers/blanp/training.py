@@ -26,7 +26,7 @@ from neurips26.common.train import train as common_train
 from neurips26.common.validation import check_float, check_int, check_seed
 
 from .estimators import as_tensor
-from .local import BLANPNet, check_labels, check_mode, run_module
+from .local import BLANPNet, check_labels, check_mode, make_head, run_module
 
 #: Most training steps one call accepts.
 MAX_ITER = 10**7
@@ -80,8 +80,10 @@ def local_net(model: nn.Module, *, example, sigma: float = 1e-2, ema_decay: floa
     model : MLPClassifier, SmallCNN, nn.Sequential or nn.ModuleList
         The user's network. The shared models give their ``layers`` / ``stages`` (the
         MLP's last local head starts as a copy of its ``head``); a ``Sequential`` or
-        ``ModuleList`` gives its children as blocks, and then the number of classes is
-        read from the last block's output.
+        ``ModuleList`` gives its children as blocks, the last of which is the classifier:
+        it becomes the last layer's head itself (the module, not a copy, so training the
+        net trains the user's model in place) and the number of classes is read from its
+        output.
     example : array_like, shape (B, ...)
         An input batch that sizes the heads.
     sigma, ema_decay, num_probes : see :class:`LocalLayer`.
@@ -112,14 +114,26 @@ def local_net(model: nn.Module, *, example, sigma: float = 1e-2, ema_decay: floa
                 for b in blocks:
                     h = b(h)
             num_classes = int(h.shape[1])
-            blocks = blocks[:-1]
+            classifier, blocks = blocks[-1], blocks[:-1]
         else:
             raise ValueError(
                 f"model: a {type(model).__name__} has no blocks we can read; pass an "
                 "MLPClassifier, SmallCNN, nn.Sequential or nn.ModuleList of blocks"
             )
+        heads = None
+        if isinstance(model, (nn.Sequential, nn.ModuleList)):
+            # The user's own classifier is the last layer's head (trained in place, so the
+            # user's model predicts with it); the other layers get new heads.
+            heads = []
+            with torch.no_grad():
+                h = example
+                for b in blocks:
+                    h = b(h)
+                    heads.append(make_head(h, num_classes))
+            heads[-1] = classifier
         net = BLANPNet.from_blocks(blocks, num_classes=num_classes, example=example, sigma=sigma,
-                                   ema_decay=ema_decay, num_probes=num_probes)  # fmt: skip
+                                   ema_decay=ema_decay, num_probes=num_probes,
+                                   heads=heads)  # fmt: skip
     if isinstance(model, MLPClassifier):  # the last head starts where the model's head does
         net.layers[-1].head.load_state_dict(model.head.state_dict())
         net.layers[-1].critic.load_state_dict(model.head.state_dict())
@@ -147,6 +161,98 @@ class LocalTrainResult:
     def final_loss(self) -> float:
         k = max(1, len(self.losses) // 10)
         return float(np.mean(self.losses[-k:]))
+
+
+class PlateauStop:
+    """A held-out stopping rule: train until the validation loss stops improving.
+
+    Every ``eval_every`` steps the model's cross-entropy and accuracy on ``(x_val,
+    y_val)`` are recorded (the training curve). Training stops once ``patience``
+    evaluations in a row fail to improve the best loss so far by more than
+    ``min_improvement`` (a relative share); the step cap of the training call still holds.
+
+    Parameters
+    ----------
+    x_val : array_like, shape (N, ...)
+        Held-out inputs (not the test set).
+    y_val : array_like, shape (N,)
+        Their integer labels.
+    eval_every : int
+        Steps between evaluations.
+    patience : int
+        Evaluations without a relative improvement above ``min_improvement`` that stop
+        training (the window is ``patience * eval_every`` steps).
+    min_improvement : float
+        Relative improvement of the best held-out loss that counts, in ``[0, 1)``.
+
+    Attributes
+    ----------
+    steps, val_loss, val_acc : list
+        The curve: the step of each evaluation and the held-out loss and accuracy there.
+    stopped : bool
+        Whether the rule fired (False: the step cap ended training first).
+
+    Examples
+    --------
+    >>> import torch
+    >>> rule = PlateauStop(torch.zeros(4, 2), torch.tensor([0, 1, 0, 1]), eval_every=1,
+    ...                    patience=2)
+    >>> net = torch.nn.Linear(2, 2)
+    >>> [rule(step, net) for step in range(4)], len(rule.steps)
+    ([False, False, True, True], 3)
+    """
+
+    def __init__(self, x_val, y_val, *, eval_every: int = 100, patience: int = 5,
+                 min_improvement: float = 0.01) -> None:  # fmt: skip
+        self.x_val, self.y_val = _check_data(x_val, y_val, "x_val")
+        self.eval_every = check_int(eval_every, "eval_every", min=1, max=MAX_ITER)
+        self.patience = check_int(patience, "patience", min=1, max=MAX_ITER)
+        self.min_improvement = check_float(min_improvement, "min_improvement", min=0.0,
+                                           max=1.0, max_inclusive=False)  # fmt: skip
+        self.steps: list[int] = []
+        self.val_loss: list[float] = []
+        self.val_acc: list[float] = []
+        self.stopped = False
+        self._best = math.inf
+        self._since = 0
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module) -> tuple[float, float]:
+        """Held-out cross-entropy and accuracy of ``model`` (left in the mode it was in)."""
+        was = model.training
+        model.eval()
+        dev = next(model.parameters()).device
+        logits = torch.cat([model(self.x_val[i : i + 1000].to(dev)).float().cpu()
+                            for i in range(0, len(self.x_val), 1000)])  # fmt: skip
+        model.train(was)
+        y = self.y_val.to(logits.device)
+        loss = float(torch.nn.functional.cross_entropy(logits, y))
+        return loss, float((logits.argmax(1) == y).float().mean())
+
+    def __call__(self, step: int, model: nn.Module) -> bool:
+        """After training step ``step`` (0-based): evaluate when due; True to stop."""
+        if self.stopped:
+            return True
+        if (step + 1) % self.eval_every:
+            return False
+        loss, acc = self.evaluate(model)
+        self.steps.append(step + 1)
+        self.val_loss.append(loss)
+        self.val_acc.append(acc)
+        if not math.isfinite(loss):
+            raise ValueError(f"model: non-finite held-out loss at step {step + 1}; lower lr?")
+        if loss < self._best * (1.0 - self.min_improvement):
+            self._best, self._since = loss, 0
+        else:
+            self._since += 1
+        self.stopped = self._since >= self.patience
+        return self.stopped
+
+
+def _check_stop(stop):
+    if stop is not None and not isinstance(stop, PlateauStop):
+        raise TypeError(f"stop must be a PlateauStop or None, got {type(stop).__name__}")
+    return stop
 
 
 def _check_data(x, y, name: str = "x"):
@@ -177,7 +283,8 @@ def _num_classes(net: nn.Module, x, name: str = "x") -> int:
 
 
 def train_local(net: BLANPNet, x, y, *, mode: str = "blanp", max_iter: int, lr: float = 1e-3,
-                batch_size: int = 128, seed: int = 0, device: str = "cpu") -> LocalTrainResult:
+                batch_size: int = 128, seed: int = 0, device: str = "cpu",
+                stop: PlateauStop | None = None) -> LocalTrainResult:  # fmt: skip
     """Train ``net`` layer-locally with Adam on shuffled mini-batches of ``(x, y)``.
 
     Parameters
@@ -188,17 +295,24 @@ def train_local(net: BLANPNet, x, y, *, mode: str = "blanp", max_iter: int, lr: 
         Integer labels in ``[0, num_classes)``.
     mode : {"blanp", "blanp_no_ema", "forward", "exact", "dgl"}
     max_iter : int
-        Steps.
+        Steps (the cap, when ``stop`` is given).
     lr : float
         Adam's learning rate (paper default ``1e-3``, inferred).
     batch_size : int
     seed : int
         Seeds the batch order and the probes.
     device : {"cpu", "cuda"}
+    stop : PlateauStop, optional
+        A held-out stopping rule (it records the training curve).
 
     Returns
     -------
     LocalTrainResult
+
+    Notes
+    -----
+    The loop is the one a user writes with :class:`BLANPOptimizer`:
+    ``zero_grad()``, ``local_backward(x, y)``, ``step()``.
 
     Examples
     --------
@@ -218,17 +332,23 @@ def train_local(net: BLANPNet, x, y, *, mode: str = "blanp", max_iter: int, lr: 
     max_iter, lr, batch_size, seed = _check_train_args(max_iter, lr, batch_size, seed, len(y))
     net.to(dev)
     y = check_labels(y, _num_classes(net, x.to(dev)), len(x))
+    stop = _check_stop(stop)
+    from .optim import BLANPOptimizer
+
     gen = make_generator(seed)
-    probe_gen = make_generator(seed + 1, dev)
-    opt = torch.optim.Adam([p for p in net.parameters() if p.requires_grad], lr=lr)
+    opt = BLANPOptimizer(net, lr=lr, mode=mode, seed=seed + 1)
     batches = array_batches(x, y, batch_size=batch_size, generator=gen, device=dev)
     net.train()
     losses, layer = [], []
-    for _ in range(max_iter):
+    for step in range(max_iter):
         xb, yb = next(batches)
-        res = net.train_step(xb, yb, optimizer=opt, mode=mode, generator=probe_gen)
+        opt.zero_grad()
+        res = opt.local_backward(xb, yb)
+        opt.step()
         losses.append(res.loss)
         layer.append(res.losses)
+        if stop is not None and stop(step, net):
+            break
     net.eval()
     k = max(1, len(layer) // 10)
     layer_losses = tuple(float(v) for v in np.mean(np.asarray(layer[-k:]), axis=0))
@@ -236,11 +356,13 @@ def train_local(net: BLANPNet, x, y, *, mode: str = "blanp", max_iter: int, lr: 
 
 
 def train_backprop(model: nn.Module, x, y, *, max_iter: int, lr: float = 1e-3,
-                   batch_size: int = 128, seed: int = 0, device: str = "cpu"):
+                   batch_size: int = 128, seed: int = 0, device: str = "cpu",
+                   stop: PlateauStop | None = None):  # fmt: skip
     """The backprop baseline: ``model`` trained end to end with Adam (no weight decay).
 
-    Same batches (order and size) as :func:`train_local` for the same seed. Returns the
-    :class:`~neurips26.common.train.TrainResult` of the shared loop.
+    Same batches (order and size) as :func:`train_local` for the same seed; ``stop`` is
+    the same held-out rule. Returns the :class:`~neurips26.common.train.TrainResult` of
+    the shared loop.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
@@ -252,8 +374,10 @@ def train_backprop(model: nn.Module, x, y, *, max_iter: int, lr: float = 1e-3,
     gen = make_generator(seed)
     batches = array_batches(x, y, batch_size=batch_size, generator=gen, device=dev)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
+    stop = _check_stop(stop)
+    callback = None if stop is None else (lambda step, _loss, m: stop(step, m))
     return common_train(model, batches, max_iter=max_iter, lr=lr, seed=seed, device=device,
-                        optimizer=opt, progress=False)  # fmt: skip
+                        optimizer=opt, progress=False, callback=callback)  # fmt: skip
 
 
 @torch.no_grad()
