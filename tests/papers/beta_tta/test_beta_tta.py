@@ -29,6 +29,7 @@ from neurips26.papers.beta_tta import (
     entropy,
     harmonize,
     make_stream,
+    norm_layers,
     spsa_gradient,
 )
 from neurips26.papers.beta_tta.corruptions import (
@@ -404,7 +405,8 @@ def test_beta_bad_input():
         beta.step(IMAGES)
     assert beta.prompt_.abs().max() == 0  # nothing adapted on NaN outputs
     for kw, name in [({"keep": 0.0}, "keep"), ({"keep": 1.5}, "keep"),
-                     ({"num_views": 0}, "num_views"), ({"lr": 0.0}, "lr"),
+                     ({"num_views": 0}, "num_views"), ({"lr": -1.0}, "lr"),
+                     ({"steps": 0}, "steps"),
                      ({"lr": float("nan")}, "lr"), ({"prompt_eps": -1.0}, "prompt_eps")]:
         with pytest.raises(ValueError, match=name):
             BETA(api, steer, **kw)
@@ -427,3 +429,23 @@ def test_check_probabilities_hints_at_logits():
         check_probabilities(np.array([[2.0, -1.0]]))
     with pytest.raises(ValueError, match="probs"):
         check_probabilities(np.array([[0.5, np.nan]]))
+
+
+def test_lr0_control_moves_nothing_and_steps_add_no_calls():
+    black, steer = _nets()
+    # lr 0: the harmonized prediction without adaptation; prompt and affine stay put.
+    beta0 = BETA(BlackBoxAPI(black), steer, lr=0.0, steps=3)
+    beta0.run(_stream())
+    assert float(beta0.prompt_.detach().abs().max()) == 0.0
+    src = [p.detach() for p in norm_layers(steer)[0].parameters()]
+    for a, b in zip(norm_layers(beta0.steering_)[0].parameters(), src, strict=True):
+        assert torch.equal(a.detach(), b)
+    # More steps per batch: still one call per sample, and the prompt moves further.
+    moved = []
+    for steps in (1, 4):
+        api = BlackBoxAPI(black)
+        beta = BETA(api, steer, lr=1e-2, steps=steps, seed=1)
+        res = beta.run(_stream())
+        assert res.calls_per_sample == 1.0 and api.num_calls == res.num_samples
+        moved.append(float(beta.prompt_.detach().pow(2).mean().sqrt()))
+    assert moved[1] > 1.5 * moved[0] > 0, moved

@@ -94,7 +94,7 @@ CALLS = [
     Call(source_step, {"x": X}, {"x": A}),
     Call(beta_step, {"x": X},
          {"x": A, "lr": S, "keep": S, "consistency_weight": S, "harmonize_weight": S,
-          "num_views": S, "prompt_eps": S, "max_shift": S, "seed": S,
+          "num_views": S, "prompt_eps": S, "max_shift": S, "seed": S, "steps": S,
           "adapt_norm": (None, "abc", 1)}),
     Call(zoo_step, {"x": X},
          {"x": A, "lr": S, "num_directions": S, "perturbation": S, "prompt_eps": S,

@@ -16,7 +16,9 @@ from _fuzz import BAD_ARRAYS, BAD_SCALARS, Call, cases, check_bad_argument, fuzz
 from neurips26.papers.blanp import (
     BLANP,
     BLANPNet,
+    BLANPOptimizer,
     LocalLayer,
+    PlateauStop,
     antithetic_grad,
     central_difference,
     forward_difference,
@@ -55,6 +57,14 @@ def _local_layer(**kw):
     return LocalLayer(nn.Linear(6, 5), nn.Linear(5, 3), **kw)
 
 
+def _local_backward(**kw):
+    return BLANPOptimizer(_net()).local_backward(**kw)
+
+
+def _plateau_call(**kw):
+    return PlateauStop(**kw)(0, _net())
+
+
 def _from_blocks(**kw):
     return BLANPNet.from_blocks([nn.Sequential(nn.Linear(6, 5), nn.ReLU())], **kw)
 
@@ -90,6 +100,12 @@ CALLS = [
          {"X": A, "y": A}),
     Call(local_net, {"model": make_model("mlp", (6,), (4,), 3), "example": X[:2]},
          {"example": A, "sigma": S, "model": (None, nn.Linear(6, 3), "x")}),
+    Call(BLANPOptimizer, {"model": _net()},
+         {"lr": S, "eps": S, "weight_decay": S, "seed": S, "mode": ("x", None),
+          "betas": (None, (0.9,), (0.9, 2.0)), "model": (None, "x")}),
+    Call(_local_backward, {"x": X, "y": Y}, {"x": A, "y": A}),
+    Call(_plateau_call, {"x_val": X, "y_val": Y, "eval_every": 1},
+         {"x_val": A, "y_val": A, "eval_every": S, "patience": S, "min_improvement": S}),
 ]  # fmt: skip
 
 # Bad inputs not yet refused with a message naming the argument (issue 10); each is an

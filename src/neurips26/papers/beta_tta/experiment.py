@@ -1,20 +1,26 @@
 """Reproduction of BETA on corrupted MNIST and Fashion-MNIST streams.
 
-For each data set a black box (a BatchNorm CNN) and a much smaller steering model (a
-BatchNorm CNN with a fraction of its parameters) are trained on clean training images.
-The black box is then reachable only through :class:`BlackBoxAPI` (probabilities out,
-every sample counted). For each ImageNet-C-style corruption, severity and seed, a stream of
-corrupted test images is adapted to online by: no adaptation, post-hoc EM, zeroth-order
-(SPSA) prompt tuning, TENT on the black box (white-box reference), TENT on the steering
-model alone (the entropy-only ablation), BETA, and BETA without adaptation (the control).
-We measure accuracy, API calls per sample and wall time per sample (within one run, as
-ratios).
+For each data set a black box and a much smaller steering model (small CNNs with
+GroupNorm by default: no test-batch statistics, like the paper's LayerNorm ViT/CLIP) are
+trained on clean training images. The black box is then reachable only through
+:class:`BlackBoxAPI` (probabilities out, every sample counted). For each ImageNet-C-style
+corruption, severity and seed, a stream of corrupted test images is adapted to online by:
+no adaptation, post-hoc EM, zeroth-order (SPSA) prompt tuning, TENT on the black box
+(white-box reference), TENT on the steering model alone (the entropy-only ablation),
+BETA, and BETA without adaptation (the control). We measure accuracy, API calls per
+sample, wall time per sample (within one run, as ratios) and how far each adaptation
+moved: the RMS of the learned prompt and the relative change of the steering model's
+affine parameters at the end of each stream.
+
+Each adapting method runs at its own best step size (ZOO: step and SPSA perturbation),
+chosen from a small grid by mean accuracy on tuning seeds that no evaluation stream uses.
+BETA takes ``beta_steps`` Adam steps per batch, all on the batch's one API answer.
 
 The control of every accuracy claim is "harmonize without adaptation": the same BETA
-(one API call, the product of experts with the steering model run on test-batch
-BatchNorm statistics, the filtering) with Adam's step at ``NO_ADAPT_LR`` = 1e-8, so
-neither the prompt nor the steering model's affine parameters move. A claim is evidence
-for the adaptation only where this control fails the same test.
+(one API call, the product of experts with the steering model, the filtering, the same
+steps) at Adam step ``NO_ADAPT_LR`` = 0, so neither the prompt nor the steering model's
+affine parameters move (``check_noadapt_static`` checks that they did not). A claim is
+evidence for the adaptation only where this control fails the same test.
 
 The unit is one stream (data set x corruption x severity x seed); seeds vary the test
 subset, the corruption noise and the adaptation's randomness; the networks are trained
@@ -33,8 +39,11 @@ Deviations from the paper
 - The steering model is trained on the same clean source data as the black box (the
   paper's steering model is a pretrained small network; its source is inferred). At the
   small tier the black box has about 15k parameters and the steering model about a tenth
-  of that (the spec suggested about 100k and 10k; smaller to fit 2 CPU cores).
-- ZOO's step size and SPSA perturbation (Adam, 1e-2; c = 0.05) are our choices.
+  of that (the spec suggested about 100k and 10k; smaller to fit 2 CPU cores). GroupNorm
+  (4 groups where the channels allow) replaces BatchNorm in both; ``norm="batch"`` runs
+  the BatchNorm reading, where the steering model and TENT normalise with test-batch
+  statistics, which alone adapts them to the corruption.
+- The step-size grids, the tuning seeds and BETA's steps per batch are our choices.
 - Short training (hundreds of steps on a subset) at the small tier.
 - The pretrained EfficientNet-lite0 as a second black box on corrupted real photos is not
   run: there is no small white-box model trained on ImageNet to steer it with offline, and
@@ -57,11 +66,13 @@ What does not reproduce at the small tier
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 import torch
+from torch import nn
 
 from neurips26.common.cache import cache_key, cached_module
 from neurips26.common.data import load_digits, load_fashion_mnist, load_mnist
@@ -83,6 +94,7 @@ from . import (
     corrupt,
     harmonize,
     make_stream,
+    norm_layers,
 )
 
 DATASETS = ("digits", "mnist", "fashion_mnist")
@@ -91,9 +103,10 @@ DATASETS = ("digits", "mnist", "fashion_mnist")
 SMALL_CORRUPTIONS = ("gaussian_noise", "impulse_noise", "defocus_blur", "contrast",
                      "brightness", "pixelate")
 METHODS = ("source", "em", "zoo", "tent_blackbox", "tent_steering", "beta")
-#: Adam's step of the control, BETA without adaptation: the smallest step BETA accepts (it
-#: refuses 0); over a stream's few steps neither the prompt nor the affine parameters move.
-NO_ADAPT_LR = 1e-8
+#: Adam's step of the control, BETA without adaptation: neither the prompt nor the
+#: steering model's affine parameters move (the same harmonization and filtering).
+NO_ADAPT_LR = 0.0
+NORMS = ("group", "batch")
 
 
 @dataclass(frozen=True)
@@ -113,21 +126,32 @@ class Config:
     blackbox_channels: tuple[int, ...] = param((16, 32, 32), help="black-box CNN widths",
                                                min=1)
     steering_channels: tuple[int, ...] = param((8, 16), help="steering CNN widths", min=1)
-    lr: float = param(1e-3, help="Adam step of BETA and TENT", min=1e-8, max=10.0)
+    norm: str = param("group", help="normalisation of both networks: 'group' (GroupNorm, "
+                      "no test-batch statistics, as the paper's LayerNorm ViT/CLIP) or "
+                      "'batch' (BatchNorm on test-batch statistics)", choices=NORMS)
+    lrs: tuple[float, ...] = param((1e-3, 1e-2, 5e-2), help="Adam steps tried for BETA and "
+                                   "TENT (each method's best on the tuning seeds is run)",
+                                   min=1e-8, max=10.0)
+    beta_steps: int = param(5, help="BETA's Adam steps per batch (on its one API answer)",
+                            min=1, max=100)
     keep: float = param(0.5, help="BETA's filtering share rho", min=0.01, max=1.0)
     consistency_weight: float = param(1.0, help="lambda_c", min=0.0)
     num_views: int = param(2, help="views V (1 = no consistency)", min=1, max=16)
     prompt_eps: float = param(0.5, help="prompt clip eps", min=0.0, max=1.0)
     zoo_directions: int = param(10, help="SPSA directions q (2q+1 calls/sample)", min=1)
-    zoo_lr: float = param(1e-2, help="Adam step of the ZOO prompt", min=1e-8, max=10.0)
-    zoo_perturbation: float = param(0.05, help="SPSA perturbation c", min=1e-6, max=1.0)
+    zoo_lrs: tuple[float, ...] = param((1e-2, 5e-2, 2e-1), help="Adam steps tried for the "
+                                       "ZOO prompt", min=1e-8, max=10.0)
+    zoo_perturbations: tuple[float, ...] = param((0.05, 0.2), help="SPSA perturbations c "
+                                                 "tried", min=1e-6, max=1.0)
+    tune_seeds: int = param(1, help="seeds (disjoint from the evaluation seeds) on which "
+                            "each method's step size is chosen", min=1)
 
 
 TIERS = {
     "smoke": Config(datasets=("digits",), corruptions=("contrast", "gaussian_noise"),
                     severities=(5,), num_seeds=2, num_train=600, train_iter=150, num_test=64,
                     blackbox_channels=(8, 16), steering_channels=(4,), zoo_directions=2,
-                    lr=1e-2),
+                    lrs=(1e-2,), zoo_lrs=(5e-2,), zoo_perturbations=(0.2,), beta_steps=2),
     "small": Config(),
     "paper": Config(corruptions=tuple(CORRUPTIONS), num_seeds=5, num_train=60000,
                     train_iter=6000, num_test=2000,
@@ -147,7 +171,8 @@ METRICS = (
     "zoo_added_latency_ratio", "beta_added_flops_ratio", "zoo_added_flops_ratio",
     "check_beta_calls_error", "check_zoo_calls_error", "check_no_grad_leak",
     "check_harmonize_weight0_error",
-    "check_corruption_monotone",
+    "check_corruption_monotone", "check_noadapt_static",
+    "beta_prompt_rms", "beta_affine_shift", "zoo_prompt_rms", "zoo_gain",
 )  # fmt: skip
 
 VOLATILE = ("beta_time_per_sample", "blackbox_time_per_sample", "beta_added_latency_ratio",
@@ -162,10 +187,42 @@ def _data(name: str, cfg: Config):
     return ds.subset(cfg.num_train, None, seed=0)
 
 
+def _groups(c: int) -> int:
+    """GroupNorm groups for ``c`` channels: 4 where they divide ``c``, else 1."""
+    return 4 if c % 4 == 0 else 1
+
+
+def _make_cnn(channels, num_classes: int, norm: str) -> nn.Module:
+    """The shared small CNN with BatchNorm, or with GroupNorm in its place."""
+    net = SmallCNN(1, channels, num_classes, batch_norm=True)
+    if norm == "group":
+        for stage in net.stages:
+            c = stage[1].num_features
+            stage[1] = nn.GroupNorm(_groups(c), c)
+    return net
+
+
+@functools.cache
+def _net_code() -> str:
+    """A hash of the code a trained network depends on (its builder, its training, the
+    shared loop), the cache key's code part: editing the claims or the adaptation code
+    does not retrain."""
+    import hashlib
+    import inspect
+    from pathlib import Path
+
+    import neurips26.common.train as shared
+
+    h = hashlib.sha256(Path(shared.__file__).read_bytes())
+    for fn in (_groups, _make_cnn, _train_net):
+        h.update(inspect.getsource(fn).encode())
+    return h.hexdigest()[:16]
+
+
 def _train_net(name: str, channels, ds, cfg: Config, tag: str, device: str = "cpu"):
     def build():
         with seeded(cfg.seed * 7919 + len(channels)):  # the init is a function of the seed
-            return SmallCNN(1, channels, ds.num_classes, batch_norm=True)
+            return _make_cnn(channels, ds.num_classes, cfg.norm)
 
     def fit(net):
         batches = array_batches(ds.x_train, ds.y_train, batch_size=min(64, len(ds.y_train)),
@@ -176,10 +233,10 @@ def _train_net(name: str, channels, ds, cfg: Config, tag: str, device: str = "cp
         net.cpu()
         net.zero_grad(set_to_none=True)
 
-    key = cache_key(f"beta_tta_{tag}", {"data": name, "channels": list(channels),
+    key = cache_key(f"beta_tta_{tag}", {"code": _net_code(), "data": name,
+                                        "channels": list(channels), "norm": cfg.norm,
                                         "num_train": cfg.num_train, "iter": cfg.train_iter},
-                    cfg.seed,
-                    modules=("neurips26.common.models", "neurips26.papers.beta_tta"))  # fmt: skip
+                    cfg.seed, modules=("neurips26.common.models",))  # fmt: skip
     net, _ = cached_module(f"beta_tta_{tag}", key, build, fit)
     net.zero_grad(set_to_none=True)
     return net.cpu().eval().requires_grad_(False)
@@ -208,48 +265,109 @@ class _StrictCounter:
         return self.api.forward_time
 
 
-def _measure(dname, ds, black, steer, kind, sev, s, cfg: Config, device: str) -> dict:
-    """One stream (data set, corruption, severity, seed): every method's accuracy, calls
-    and time, and BETA without adaptation (the control of the gain claims)."""
+def _stream(ds, kind, sev, s, cfg: Config):
+    """The stream of seed ``s``: a random test subset, corrupted with that seed's noise."""
     seed = 1000 * cfg.seed + s
     rng = np.random.default_rng([seed, sev, list(CORRUPTIONS).index(kind)])
     idx = rng.choice(len(ds.y_test), size=min(cfg.num_test, len(ds.y_test)), replace=False)
     x = corrupt(ds.x_test[idx], kind, sev, rng=rng)
-    stream = make_stream(x, ds.y_test[idx], batch_size=cfg.batch_size)
-    row: dict = {}
+    return make_stream(x, ds.y_test[idx], batch_size=cfg.batch_size), seed
 
-    def record(name, res):
+
+def _rms(t) -> float:
+    return float(t.detach().double().pow(2).mean().sqrt()) if t is not None else 0.0
+
+
+def _affine_shift(adapted: nn.Module, source: nn.Module) -> float:
+    """Relative L2 change of the norm layers' affine parameters."""
+    a = torch.cat([p.detach().flatten() for m in norm_layers(adapted) for p in m.parameters()])
+    b = torch.cat([p.detach().flatten() for m in norm_layers(source) for p in m.parameters()])
+    return float((a - b).norm() / b.norm())
+
+
+def _run(method, setting, stream, black, steer, shape, cfg: Config, seed: int, device: str):
+    """One method at one setting over one stream: ``(TTAResult, diagnostics)``."""
+    def api():
+        return BlackBoxAPI(black, input_shape=shape)
+
+    if method == "source":
+        return NoAdaptation(api()).run(stream), {}
+    if method == "em":
+        return PosthocEM(api()).run(stream), {}
+    if method == "zoo":
+        lr, c = setting
+        zoo = ZOOPrompt(api(), num_directions=cfg.zoo_directions, lr=lr, perturbation=c,
+                        prompt_eps=cfg.prompt_eps, seed=seed)  # fmt: skip
+        res = zoo.run(stream)
+        return res, {"prompt_rms": _rms(zoo.prompt_)}
+    if method in ("tent_blackbox", "tent_steering"):
+        tent = TENT(black if method == "tent_blackbox" else steer, lr=setting, device=device)
+        return tent.run(stream), {}
+    beta = BETA(setting[1] if method == "beta" else api(), steer, lr=setting[0],
+                keep=cfg.keep, consistency_weight=cfg.consistency_weight,
+                num_views=cfg.num_views, prompt_eps=cfg.prompt_eps, steps=cfg.beta_steps,
+                seed=seed, device=device)  # fmt: skip
+    res = beta.run(stream)
+    return res, {"prompt_rms": _rms(beta.prompt_),
+                 "affine_shift": _affine_shift(beta.steering_, steer)}  # fmt: skip
+
+
+def _tune(ds, black, steer, cfg: Config, device: str) -> dict:
+    """Each adapting method's step size (ZOO: step and perturbation), chosen by mean
+    accuracy over the tuning seeds' streams (every corruption at the top severity); the
+    tuning seeds follow the evaluation seeds, so no evaluation stream is seen."""
+    shape = ds.image_shape
+    sev = max(cfg.severities)
+    grids = {"beta": list(cfg.lrs), "tent_blackbox": list(cfg.lrs),
+             "tent_steering": list(cfg.lrs),
+             "zoo": [(lr, c) for lr in cfg.zoo_lrs for c in cfg.zoo_perturbations]}
+    score = {m: np.zeros(len(g)) for m, g in grids.items()}
+    for s in range(cfg.num_seeds, cfg.num_seeds + cfg.tune_seeds):
+        for kind in cfg.corruptions:
+            stream, seed = _stream(ds, kind, sev, s, cfg)
+            for m, grid in grids.items():
+                for i, setting in enumerate(grid):
+                    arg = ((setting, BlackBoxAPI(black, input_shape=shape)) if m == "beta"
+                           else setting)  # fmt: skip
+                    res, _ = _run(m, arg, stream, black, steer, shape, cfg, seed, device)
+                    score[m][i] += res.accuracy
+    # The first best in grid order (smallest step on ties).
+    return {m: grids[m][int(np.argmax(score[m]))] for m in grids}
+
+
+def _measure(dname, ds, black, steer, tuned, kind, sev, s, cfg: Config, device: str) -> dict:
+    """One stream (data set, corruption, severity, seed): every method's accuracy, calls
+    and time at its tuned setting, and BETA without adaptation (the control of the gain
+    claims), with the prompt's and the affine parameters' movement."""
+    stream, seed = _stream(ds, kind, sev, s, cfg)
+    row: dict = {}
+    shape = ds.image_shape
+
+    def record(name, res, diag=None):
         row[f"{name}_acc"], row[f"{name}_calls"] = res.accuracy, res.calls_per_sample
         row[f"{name}_time"], row[f"{name}_api_time"] = (res.time_per_sample,
                                                         res.api_time_per_sample)
+        for k, v in (diag or {}).items():
+            row[f"{name}_{k}"] = v
 
-    shape = ds.image_shape
-    record("source", NoAdaptation(BlackBoxAPI(black, input_shape=shape)).run(stream))
-    record("em", PosthocEM(BlackBoxAPI(black, input_shape=shape)).run(stream))
-    record("zoo", ZOOPrompt(BlackBoxAPI(black, input_shape=shape),
-                            num_directions=cfg.zoo_directions, lr=cfg.zoo_lr,
-                            perturbation=cfg.zoo_perturbation, prompt_eps=cfg.prompt_eps,
-                            seed=seed).run(stream))  # fmt: skip
-    record("tent_blackbox", TENT(black, lr=cfg.lr, device=device).run(stream))
-    record("tent_steering", TENT(steer, lr=cfg.lr, device=device).run(stream))
+    for meth in ("source", "em"):
+        record(meth, *_run(meth, None, stream, black, steer, shape, cfg, seed, device))
+    for meth in ("zoo", "tent_blackbox", "tent_steering"):
+        record(meth, *_run(meth, tuned[meth], stream, black, steer, shape, cfg, seed, device))
     strict = _StrictCounter(BlackBoxAPI(black, input_shape=shape))
-    beta = BETA(strict, steer, lr=cfg.lr, keep=cfg.keep,
-                consistency_weight=cfg.consistency_weight, num_views=cfg.num_views,
-                prompt_eps=cfg.prompt_eps, seed=seed, device=device)  # fmt: skip
-    record("beta", beta.run(stream))
-    # The control: the same BETA (harmonization with the steering model on test-batch
-    # statistics, filtering, one call per sample) whose Adam step is NO_ADAPT_LR, so
-    # neither the prompt nor the steering model's affine parameters move.
-    record("beta_noadapt", BETA(BlackBoxAPI(black, input_shape=shape), steer, lr=NO_ADAPT_LR,
-                                keep=cfg.keep, consistency_weight=cfg.consistency_weight,
-                                num_views=cfg.num_views, prompt_eps=cfg.prompt_eps,
-                                seed=seed, device=device).run(stream))  # fmt: skip
+    record("beta", *_run("beta", (tuned["beta"], strict), stream, black, steer, shape, cfg,
+                         seed, device))  # fmt: skip
+    # The control: the same BETA (harmonization, filtering, one call per sample, the same
+    # steps) at Adam step 0, so neither the prompt nor the affine parameters move.
+    record("beta_noadapt", *_run("beta", (NO_ADAPT_LR, BlackBoxAPI(black, input_shape=shape)),
+                                 stream, black, steer, shape, cfg, seed, device))  # fmt: skip
     row["beta_calls_error"] = strict.worst
     row["grad_leak"] = any(p.grad is not None for p in black.parameters())
     for arm in ("beta", "beta_noadapt"):
         row[f"{arm}_gain"] = row[f"{arm}_acc"] - row["source_acc"]
         row[f"{arm}_minus_tent"] = row[f"{arm}_acc"] - row["tent_blackbox_acc"]
         row[f"{arm}_minus_zoo"] = row[f"{arm}_acc"] - row["zoo_acc"]
+    row["zoo_gain"] = row["zoo_acc"] - row["source_acc"]
     return row
 
 
@@ -261,7 +379,7 @@ def _warm_up(ds, black, steer, cfg: Config, device: str) -> None:
     TENT(black, device=device).run(stream)
 
 
-def _flops(ds, black, steer, cfg: Config, device: str) -> dict:
+def _flops(ds, black, steer, tuned, cfg: Config, device: str) -> dict:
     """FLOPs per sample of one step of each method, counted by torch (machine-free)."""
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -269,10 +387,12 @@ def _flops(ds, black, steer, cfg: Config, device: str) -> dict:
     shape = ds.image_shape
     makers = {
         "source": lambda: NoAdaptation(BlackBoxAPI(black, input_shape=shape)),
-        "beta": lambda: BETA(BlackBoxAPI(black, input_shape=shape), steer, lr=cfg.lr,
-                             keep=cfg.keep, num_views=cfg.num_views, device=device),
+        "beta": lambda: BETA(BlackBoxAPI(black, input_shape=shape), steer,
+                             lr=max(tuned["beta"], 1e-8), keep=cfg.keep,
+                             num_views=cfg.num_views, steps=cfg.beta_steps, device=device),
         "zoo": lambda: ZOOPrompt(BlackBoxAPI(black, input_shape=shape),
-                                 num_directions=cfg.zoo_directions, lr=cfg.zoo_lr),
+                                 num_directions=cfg.zoo_directions, lr=tuned["zoo"][0],
+                                 perturbation=tuned["zoo"][1]),
     }  # fmt: skip
     out = {}
     for name, make in makers.items():
@@ -323,9 +443,14 @@ class BetaTTA(Experiment):
                     "steering_clean_acc": accuracy(steer, ds.x_test, ds.y_test),
                     "param_ratio": num_parameters(black) / num_parameters(steer)}  # fmt: skip
             _warm_up(ds, black, steer, cfg, ctx.device)
+            tuned = _tune(ds, black, steer, cfg, ctx.device)
             once.update({f"flops_{k}": v
-                         for k, v in _flops(ds, black, steer, cfg, ctx.device).items()})
-            nets[dname] = (ds, black, steer, once)
+                         for k, v in _flops(ds, black, steer, tuned, cfg, ctx.device).items()})
+            once.update({"tuned_beta_lr": tuned["beta"], "tuned_zoo_lr": tuned["zoo"][0],
+                         "tuned_zoo_c": tuned["zoo"][1],
+                         "tuned_tent_blackbox_lr": tuned["tent_blackbox"],
+                         "tuned_tent_steering_lr": tuned["tent_steering"]})  # fmt: skip
+            nets[dname] = (ds, black, steer, tuned, once)
         return {"cfg": cfg, "nets": nets}
 
     def grid(self, cfg: Config):
@@ -334,8 +459,8 @@ class BetaTTA(Experiment):
                 for s in range(cfg.num_seeds)]  # fmt: skip
 
     def measure(self, unit, state, ctx) -> dict:
-        ds, black, steer, once = state["nets"][unit["dataset"]]
-        row = _measure(unit["dataset"], ds, black, steer, unit["corruption"],
+        ds, black, steer, tuned, once = state["nets"][unit["dataset"]]
+        row = _measure(unit["dataset"], ds, black, steer, tuned, unit["corruption"],
                        unit["severity"], unit["seed"], state["cfg"], ctx.device)
         return {**once, **row}
 
@@ -355,6 +480,14 @@ class BetaTTA(Experiment):
         for arm in ("beta", "beta_noadapt"):
             for stat in ("gain", "minus_tent", "minus_zoo"):
                 m[f"{arm}_{stat}"] = hard.mean_over(f"{arm}_{stat}", unit="seed")
+        # Diagnostics: how far the adaptation moved (RMS of the prompt, relative change of
+        # the steering model's affine parameters) at the end of each stream, mean over
+        # streams; ZOO's prompt; ZOO's own gain.
+        for k in ("beta_prompt_rms", "beta_affine_shift", "zoo_prompt_rms"):
+            m[k] = float(np.mean(hard.column(k)))
+        m["zoo_gain"] = hard.mean_over("zoo_gain", unit="seed")
+        m["check_noadapt_static"] = float(max(np.max(table.column("beta_noadapt_prompt_rms")),
+                                              np.max(table.column("beta_noadapt_affine_shift"))))
         m["beta_gain_mild"] = (float(np.mean(mild.column("beta_gain"))) if len(mild)
                                else Estimate.missing("only one severity at this tier"))
         for arm in ("beta", "beta_noadapt"):
@@ -387,8 +520,17 @@ class BetaTTA(Experiment):
         return {"accuracy": _figure(table, max(cfg.severities))}
 
     def notes(self, table, summary, cfg: Config):
-        return (f"{len(table)} streams of {cfg.num_test} samples; networks trained once per "
-                "data set",)
+        out = [f"{len(table)} streams of {cfg.num_test} samples; {cfg.norm} normalisation in "
+               "both networks, trained once per data set; BETA takes "
+               f"{cfg.beta_steps} Adam steps per batch on its one API answer."]
+        for g in table.groups("dataset").values():
+            r = g.rows[0]
+            out.append(f"{r['dataset']}: step sizes chosen on {cfg.tune_seeds} tuning "
+                       f"seed(s): BETA {r['tuned_beta_lr']:g}, ZOO {r['tuned_zoo_lr']:g} "
+                       f"(c = {r['tuned_zoo_c']:g}), TENT on the black box "
+                       f"{r['tuned_tent_blackbox_lr']:g}, on the steering model "
+                       f"{r['tuned_tent_steering_lr']:g}.")
+        return tuple(out)
 
 
 def _figure(table, top) -> bytes:

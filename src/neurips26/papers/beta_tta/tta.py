@@ -57,6 +57,8 @@ MAX_LR = 100.0
 MAX_DIRECTIONS = 10_000
 #: Most augmented views accepted per step.
 MAX_VIEWS = 64
+#: Most adaptation steps accepted per batch.
+MAX_STEPS = 1000
 #: Floor under probabilities before taking logs.
 TINY = 1e-12
 
@@ -419,7 +421,8 @@ class BETA(_Method):
         The steering model ``s`` (logits ``(B, K)``), pretrained on the source data; a
         copy is adapted, the argument is left untouched.
     lr : float
-        Adam's step size for the prompt and the norm parameters.
+        Adam's step size for the prompt and the norm parameters (0: harmonize and filter
+        without adapting, the control of every gain).
     keep : float
         ``rho``: share of the batch (lowest harmonized entropy) in the loss.
     consistency_weight : float
@@ -437,6 +440,8 @@ class BETA(_Method):
         Reset the prompt and the steering model before every batch.
     max_shift : int
         Largest translation of an augmented view, in pixels.
+    steps : int
+        Adam steps per batch, all on the batch's one API answer (more steps add no call).
     seed : int
     device : {"cpu", "cuda"}
         Where the steering model runs.
@@ -462,13 +467,14 @@ class BETA(_Method):
     def __init__(self, api, steering_model: nn.Module, *, lr: float = 1e-3, keep: float = 0.5,
                  consistency_weight: float = 1.0, harmonize_weight: float = 1.0,
                  num_views: int = 2, prompt_eps: float = 0.5, adapt_norm: bool = True,
-                 episodic: bool = False, max_shift: int = 2, seed: int = 0,
+                 episodic: bool = False, max_shift: int = 2, steps: int = 1, seed: int = 0,
                  device: str = "cpu") -> None:  # fmt: skip
         self.api = _check_api(api)
         if not isinstance(steering_model, nn.Module):
             raise TypeError(f"steering_model: expected a torch.nn.Module, got "
                             f"{type(steering_model).__name__}")  # fmt: skip
-        self.lr = check_float(lr, "lr", min=0.0, max=MAX_LR, min_inclusive=False)
+        self.lr = check_float(lr, "lr", min=0.0, max=MAX_LR)
+        self.steps = check_int(steps, "steps", min=1, max=MAX_STEPS)
         self.keep = check_float(keep, "keep", min=0.0, max=1.0, min_inclusive=False)
         self.consistency_weight = check_float(consistency_weight, "consistency_weight",
                                               min=0.0, max=1e6)  # fmt: skip
@@ -528,9 +534,27 @@ class BETA(_Method):
             self._init_state()
         self._ensure_prompt(arr.shape[1:])
         xt = torch.from_numpy(arr).to(self.device)  # (B, C, H, W)
-        delta = self.prompt_
         # 1. The one API call of this batch, at x + delta_{b-1}.
-        p_f = _query(self.api, (xt + delta).detach().cpu().numpy())  # (B, K)
+        p_f = _query(self.api, (xt + self.prompt_).detach().cpu().numpy())  # (B, K)
+        probs, value = None, math.nan
+        for _ in range(self.steps):  # every step reuses this batch's one API answer
+            loss, log_ph = self._objective(xt, p_f)
+            if probs is None:  # the prediction: before any adaptation on this batch
+                probs = log_ph.detach().exp().cpu().numpy().astype(np.float64)
+                value = float(loss.detach())
+            if not math.isfinite(float(loss.detach())):
+                raise ValueError(f"loss: non-finite adaptation loss {float(loss)}; lower lr?")
+            # 6. One Adam step on (delta, steering affine), then clip the prompt.
+            self._opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self._opt.step()
+            with torch.no_grad():
+                self.prompt_.clamp_(-self.prompt_eps, self.prompt_eps)
+        return TTAOutput(probs.argmax(1), probs, len(arr), value)
+
+    def _objective(self, xt: torch.Tensor, p_f: np.ndarray):
+        """Steps 2-5 at the current prompt and steering model: ``(loss, log p_h)``."""
+        delta = self.prompt_
         # 2. The steering model on view 0 (the batch itself) with the prompt.
         z0 = self.steering_(xt + delta)  # (B, K)
         if z0.ndim != 2 or z0.shape[1] != p_f.shape[1]:
@@ -551,17 +575,7 @@ class BETA(_Method):
                 log_ps = torch.log_softmax(self.steering_(v + delta), 1)
                 kl = kl + (target.exp() * (target - log_ps)).sum(1)[mask].mean()
             loss = loss + self.consistency_weight * kl / len(views)
-        value = float(loss.detach())
-        if not math.isfinite(value):
-            raise ValueError(f"loss: non-finite adaptation loss {value}; lower lr?")
-        # 6. One Adam step on (delta, steering affine), then clip the prompt.
-        self._opt.zero_grad(set_to_none=True)
-        loss.backward()
-        self._opt.step()
-        with torch.no_grad():
-            self.prompt_.clamp_(-self.prompt_eps, self.prompt_eps)
-        probs = log_ph.detach().exp().cpu().numpy().astype(np.float64)
-        return TTAOutput(probs.argmax(1), probs, len(arr), value)
+        return loss, log_ph
 
 
 # ------------------------------------------------------------------ baselines

@@ -61,6 +61,7 @@ The verdicts come from the run (see the store); these are our readings of them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -68,13 +69,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from neurips26.common.cache import cache_key, cached_module
+from neurips26.common.cache import cache_key, cached_arrays
 from neurips26.common.data import load_digits, load_fashion_mnist, load_mnist, load_mnist1d
 from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.experiment import Estimate, Experiment, bootstrap_interval
 
 from . import (
+    BLANPOptimizer,
+    PlateauStop,
     antithetic_grad,
     central_difference,
     forward_difference,
@@ -99,11 +102,17 @@ class Config:
     datasets: tuple[str, ...] = param(("mnist", "fashion_mnist"), help="MLP data sets",
                                       choices=DATASETS)
     num_train: int = param(10000, help="training images per data set (stratified)", min=10)
+    num_val: int = param(1000, help="held-out training images of the stopping rule", min=10)
     num_test: int = param(2000, help="test images per data set", min=10)
     num_seeds: int = param(3, help="seeds per method", min=1)
     widths: tuple[int, ...] = param((256, 256, 256), help="MLP hidden widths", min=1)
     methods: tuple[str, ...] = param(METHODS, help="methods on the MLP", choices=METHODS)
-    max_iter: int = param(400, help="training steps (MLP)", min=1)
+    max_iter: int = param(8000, help="step cap of the stopping rule (MLP)", min=1)
+    eval_every: int = param(200, help="steps between held-out evaluations", min=1)
+    patience: int = param(5, help="evaluations without improvement that stop training",
+                          min=1)
+    min_improvement: float = param(0.01, help="relative held-out loss improvement that "
+                                   "counts", min=0.0, max=0.5)
     batch_size: int = param(128, help="mini-batch size", min=1)
     lr: float = param(1e-3, help="Adam learning rate of backprop and the exact rules",
                       min=1e-8, max=1.0)
@@ -118,18 +127,18 @@ class Config:
     cnn_methods: tuple[str, ...] = param(("backprop", "exact", "dgl"), help="methods on the CNN",
                                          choices=METHODS)
     cnn_pool: int = param(2, help="average-pool factor of CNN inputs", min=1, max=4)
-    cnn_iter: int = param(300, help="training steps (CNN)", min=1)
+    cnn_iter: int = param(3000, help="step cap of the stopping rule (CNN)", min=1)
     mem_depths: tuple[int, ...] = param((2, 4, 8, 16), help="depths of the memory sweep", min=1)
     mem_width: int = param(256, help="MLP width of the memory sweep", min=1)
     mem_repeats: int = param(3, help="timed steps per depth and method", min=1)
 
 
 TIERS = {
-    "smoke": Config(datasets=("digits",), num_train=600, num_test=200, num_seeds=2,
-                    widths=(32, 32), max_iter=50, batch_size=64, cnn_dataset="digits",
-                    cnn_channels=(8, 8), cnn_pool=1, cnn_iter=30, mem_depths=(2, 4, 8),
-                    mem_width=32, mem_repeats=1),
-    "small": Config(),
+    "smoke": Config(datasets=("digits",), num_train=600, num_val=200, num_test=200,
+                    num_seeds=2, widths=(32, 32), max_iter=60, eval_every=10, patience=2,
+                    batch_size=64, cnn_dataset="digits", cnn_channels=(8, 8), cnn_pool=1,
+                    cnn_iter=30, mem_depths=(2, 4, 8), mem_width=32, mem_repeats=1),
+    "small": Config(methods=("backprop", "blanp", "exact", "blanp_no_ema")),
     "paper": Config(num_train=60000, num_test=10000, num_seeds=5, max_iter=20000,
                     cnn_channels=(64, 128, 256), cnn_pool=1, cnn_iter=20000,
                     cnn_methods=METHODS),
@@ -140,41 +149,66 @@ METRICS = (
     "blanp_minus_bp_min", "exact_minus_bp_min", "exact_minus_blanp_min",
     "exact_minus_dgl_cnn", "exact_minus_bp_cnn", "blanp_minus_forward_min",
     "untrained_minus_bp_min", "untrained_minus_blanp_min", "untrained_minus_dgl_cnn",
-    "ema_std_pairs_fraction", "std_*",
+    "ema_std_pairs_fraction", "std_*", "steps_*", "plateau_*", "plateau_fraction_blanp",
     "directional_error_ratio", "directional_error_ratio_smooth",
     "grad_cosine_blanp_exact",
     "mem_bytes_*", "mem_ratio_blanp", "mem_ratio_exact",
     "mem_ratio_backprop", "mem_ratio_backprop_8_2", "mem_exact_over_bp_deepest",
-    "time_ratio_*",
+    "time_ratio_*", "cnn_*_cpu_s_per_step",
     "check_antithetic_quadratic_error", "check_cross_layer_grad_max", "check_exact_grad_error",
     "check_ema_error",
 )  # fmt: skip
 
 
-def _data(name: str, num_train: int, num_test: int, seed: int, pool: int = 1):
+def _data(name: str, num_train: int, num_val: int, num_test: int, seed: int, pool: int = 1):
+    """Stratified training, held-out (for the stopping rule) and test splits."""
     loaders = {"digits": load_digits, "mnist1d": load_mnist1d, "mnist": load_mnist,
                "fashion_mnist": load_fashion_mnist}  # fmt: skip
     ds = loaders[name]()
-    ds = ds.subset(min(num_train, len(ds.y_train)), min(num_test, len(ds.y_test)), seed=seed)
+    n_fit = min(num_train + num_val, len(ds.y_train))
+    ds = ds.subset(n_fit, min(num_test, len(ds.y_test)), seed=seed)
     xtr, xte = ds.x_train, ds.x_test
     if pool > 1:
         xtr = F.avg_pool2d(torch.as_tensor(xtr), pool).numpy()
         xte = F.avg_pool2d(torch.as_tensor(xte), pool).numpy()
-    return xtr, ds.y_train, xte, ds.y_test
+    perm = np.random.default_rng(seed).permutation(len(xtr))
+    n_val = min(num_val, len(xtr) // 2)
+    val, fit = perm[:n_val], perm[n_val:]
+    return xtr[fit], ds.y_train[fit], xtr[val], ds.y_train[val], xte, ds.y_test
+
+
+@functools.cache
+def _training_code() -> str:
+    """A hash of the sources a trained network depends on (the local rules, the training
+    loops, the shared loop): the cache key's code part, so that editing this module or the
+    claims does not retrain."""
+    import hashlib
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    h = hashlib.sha256()
+    for f in ("estimators.py", "local.py", "optim.py", "training.py", "../../common/train.py"):
+        h.update((here / f).read_bytes())
+    return h.hexdigest()[:16]
 
 
 def _train(method, kind, widths, data, cfg: Config, seed: int, max_iter: int,
            device: str = "cpu"):
-    """A trained network (from the cache when it holds one); its test accuracy.
+    """A network trained to a held-out plateau (from the cache when it holds one).
 
+    Returns the net, its test accuracy and its training record: the steps it took,
+    whether the stopping rule fired before the cap, and the held-out curve.
     ``method="untrained"`` is the control: BLANP's network (the same seed, the same local
     heads) at its initialisation, which is what any rule at learning rate 0 leaves;
     predicted, like every local net, from its last head.
     """
-    xtr, ytr, xte, yte = data
+    xtr, ytr, xva, yva, xte, yte = data
     shape = tuple(xtr.shape[1:]) if kind == "cnn" else (int(np.prod(xtr.shape[1:])),)
-    xtr_in = xtr if kind == "cnn" else xtr.reshape(len(xtr), -1)
-    xte_in = xte if kind == "cnn" else xte.reshape(len(xte), -1)
+
+    def flat(a):
+        return a if kind == "cnn" else a.reshape(len(a), -1)
+
+    xtr_in, xva_in, xte_in = flat(xtr), flat(xva), flat(xte)
     lr = cfg.np_lr if method in NP_METHODS else cfg.lr
 
     def build():
@@ -184,27 +218,46 @@ def _train(method, kind, widths, data, cfg: Config, seed: int, max_iter: int,
         return local_net(model, example=xtr_in[:2], sigma=cfg.sigma, ema_decay=cfg.ema_decay,
                          num_probes=cfg.num_probes, seed=seed)  # fmt: skip
 
+    def score(net):
+        return float((predict_logits(net, xte_in).argmax(1) == yte).mean())
+
     if method == UNTRAINED:
         net = build().eval()
-        return net, float((predict_logits(net, xte_in).argmax(1) == yte).mean())
+        return net, score(net), {"steps": 0, "plateau": 1.0, "curve": ((), (), ())}
 
-    def fit(net):
+    def compute():
+        net = build()
+        stop = PlateauStop(xva_in, yva, eval_every=cfg.eval_every, patience=cfg.patience,
+                           min_improvement=cfg.min_improvement)  # fmt: skip
         kw = dict(max_iter=max_iter, lr=lr, batch_size=min(cfg.batch_size, len(ytr)), seed=seed,
-                  device=device)  # fmt: skip
+                  device=device, stop=stop)  # fmt: skip
         if method == "backprop":
-            train_backprop(net, xtr_in, ytr, **kw)
+            res = train_backprop(net, xtr_in, ytr, **kw)
+            steps = res.num_steps
         else:
-            train_local(net, xtr_in, ytr, mode=method, **kw)
+            steps = train_local(net, xtr_in, ytr, mode=method, **kw).num_steps
+        out = {f"w_{k}": v.detach().cpu().numpy() for k, v in net.state_dict().items()}
+        out.update(steps=np.array(steps), plateau=np.array(float(stop.stopped)),
+                   curve_steps=np.array(stop.steps, dtype=float),
+                   curve_loss=np.array(stop.val_loss), curve_acc=np.array(stop.val_acc))
+        return out
 
-    key = cache_key("blanp_net", {"method": method, "kind": kind, "widths": widths,
-                                  "n": len(ytr), "iter": max_iter, "lr": lr, "sigma": cfg.sigma,
-                                  "tau": cfg.ema_decay, "K": cfg.num_probes,
-                                  "bs": cfg.batch_size, "x0": float(xtr.sum())},
-                    seed, modules=("neurips26.papers.blanp",))  # fmt: skip
-    net, _ = cached_module("blanp_net", key, build, fit)
-    net = net.cpu()
-    acc = float((predict_logits(net, xte_in).argmax(1) == yte).mean())
-    return net, acc
+    key = cache_key("blanp_plateau", {"code": _training_code(),
+        "method": method, "kind": kind, "widths": widths, "n": len(ytr), "nv": len(yva),
+        "cap": max_iter, "lr": lr, "sigma": cfg.sigma, "tau": cfg.ema_decay,
+        "K": cfg.num_probes, "bs": cfg.batch_size, "every": cfg.eval_every,
+        "patience": cfg.patience, "tol": cfg.min_improvement, "x0": float(xtr.sum()),
+        "device": device}, seed, modules=("neurips26.common.models",))  # fmt: skip
+    arrays, _ = cached_arrays("blanp_plateau", key, compute)
+    net = build()
+    net.load_state_dict({k[2:]: torch.as_tensor(v) for k, v in arrays.items()
+                         if k.startswith("w_")})  # fmt: skip
+    net = net.cpu().eval()
+    record = {"steps": int(arrays["steps"]), "plateau": float(arrays["plateau"]),
+              "curve": (tuple(arrays["curve_steps"].tolist()),
+                        tuple(arrays["curve_loss"].tolist()),
+                        tuple(arrays["curve_acc"].tolist()))}  # fmt: skip
+    return net, score(net), record
 
 
 def _min_gap(table, a, b, datasets, arch="mlp"):
@@ -237,7 +290,7 @@ def _estimator_diagnostics(net, data, cfg: Config, rng) -> tuple:
     - the cosine between the one-probe BLANP estimate of the block's weight gradient and
       the exact local gradient (the same critic loss): the per-step signal-to-noise.
     """
-    xtr, ytr, _, _ = data
+    xtr, ytr = data[0], data[1]
     n = min(256, len(xtr))
     x = torch.as_tensor(xtr[:n]).reshape(n, -1).double()
     y = torch.as_tensor(ytr[:n])
@@ -328,6 +381,37 @@ def _checks(cfg: Config) -> dict:
             "check_exact_grad_error": exact_err, "check_ema_error": ema_err}  # fmt: skip
 
 
+def _cnn_step_cost(cfg: Config, steps: int = 5) -> dict:
+    """CPU seconds per training step of BLANP and of BLANP-Exact on the run's CNN (one
+    batch of the run's size, after one warm-up step): the measured cost behind leaving
+    BLANP off the CNN at this tier."""
+    import time
+
+    x, _, _, _, _, _ = _data(cfg.cnn_dataset, cfg.batch_size, 10, 10, cfg.seed, cfg.cnn_pool)
+    x = torch.as_tensor(x[: cfg.batch_size])
+    y = torch.arange(len(x)) % 10
+    out = {}
+    for mode in ("blanp", "exact"):
+        net = local_net(make_model("cnn", tuple(x.shape[1:]), cfg.cnn_channels, 10,
+                                   seed=cfg.seed), example=x[:2], sigma=cfg.sigma)  # fmt: skip
+        opt = BLANPOptimizer(net, mode=mode, lr=cfg.lr)
+        for i in range(steps + 1):
+            if i == 1:
+                tic = time.process_time()
+            opt.zero_grad()
+            opt.local_backward(x, y)
+            opt.step()
+        out[f"cnn_{mode}_cpu_s_per_step"] = (time.process_time() - tic) / steps
+    return out
+
+
+CNN_BLANP_NOTE = ("BLANP itself is not trained on the CNN in this run (cnn_methods): one "
+                  "step costs {blanp:.3g} CPU s against {exact:.3g} for BLANP-Exact "
+                  "(measured in this run), so {seeds} seeds at up to {cap} steps would cost "
+                  "up to {total:.0f} CPU s on top (the small tier's budget is about 180 CPU "
+                  "s in all). Add it with --set cnn_methods=backprop,exact,dgl,blanp.")
+
+
 def _memory_input(cfg: Config, input_dim: int):
     """The batch every depth and method of the memory sweep steps on."""
     g = torch.Generator().manual_seed(cfg.seed)
@@ -355,18 +439,21 @@ class BLANPExperiment(Experiment):
     memory sweep's (depth, method) steps, then the in-run oracle checks."""
 
     Config, TIERS, METRICS = Config, TIERS, METRICS
-    VOLATILE = ("time_ratio_*",)
+    VOLATILE = ("time_ratio_*", "cnn_*_cpu_s_per_step")
     UNIT_TABLE = None
     CAPTIONS: ClassVar[dict[str, str]] = {
         "accuracy": "Test accuracy (mean and range over seeds) of every method on each "
         "data set and architecture, with the untrained network (the control): the paper's "
         "BLANP vs backprop and local-method tables.",
+        "curves": "Held-out accuracy against training step for every method and seed "
+        "(each line ends where the stopping rule or the step cap ended training): the "
+        "paper's training curves.",
         "memory": "Peak saved-activation bytes of one training step against depth "
         "(MLP, width as configured): the paper's depth-independent memory claim.",
     }
 
     def setup(self, cfg: Config, ctx) -> dict:
-        input_dim = int(np.prod(_data(cfg.datasets[0], 20, 10, cfg.seed)[0].shape[1:]))
+        input_dim = int(np.prod(_data(cfg.datasets[0], 20, 10, 10, cfg.seed)[0].shape[1:]))
         return {"cfg": cfg, "data": {}, "diagnosed": False,
                 "mem_input": _memory_input(cfg, input_dim)}
 
@@ -379,6 +466,8 @@ class BLANPExperiment(Experiment):
             units += [{"part": "train", "arch": "cnn", "dataset": cfg.cnn_dataset,
                        "seed": cfg.seed * 1000 + s, "method": m}
                       for s in range(cfg.num_seeds) for m in (*cfg.cnn_methods, UNTRAINED)]
+            if "blanp" not in cfg.cnn_methods:
+                units.append({"part": "cnn_cost"})
         units += [{"part": "memory", "depth": d, "method": m}
                   for d in cfg.mem_depths for m in MEM_METHODS]
         return [*units, {"part": "checks"}]
@@ -390,16 +479,20 @@ class BLANPExperiment(Experiment):
             return _memory(cfg, x, y, unit["depth"], unit["method"])
         if unit["part"] == "checks":
             return _checks(cfg)
+        if unit["part"] == "cnn_cost":
+            return _cnn_step_cost(cfg)
         arch, ds, seed, method = unit["arch"], unit["dataset"], unit["seed"], unit["method"]
         pool = cfg.cnn_pool if arch == "cnn" else 1
         key = (ds, seed, pool)
         if key not in state["data"]:
-            state["data"] = {key: _data(ds, cfg.num_train, cfg.num_test, seed, pool)}
+            state["data"] = {key: _data(ds, cfg.num_train, cfg.num_val, cfg.num_test, seed,
+                                        pool)}  # fmt: skip
         data = state["data"][key]
         widths, iters = ((cfg.widths, cfg.max_iter) if arch == "mlp"
                          else (cfg.cnn_channels, cfg.cnn_iter))
-        net, acc = _train(method, arch, widths, data, cfg, seed, iters, ctx.device)
-        row = {"test_acc": acc}
+        net, acc, rec = _train(method, arch, widths, data, cfg, seed, iters, ctx.device)
+        row = {"test_acc": acc, "steps": rec["steps"], "plateau": rec["plateau"],
+               "curve": rec["curve"]}  # fmt: skip
         if arch == "mlp" and method == "blanp" and not state["diagnosed"]:
             # The estimator diagnostics on the first trained BLANP network.
             state["diagnosed"] = True
@@ -422,8 +515,16 @@ class BLANPExperiment(Experiment):
             m[f"acc_{method}_{ds}_{arch}"] = float(np.mean(vals))
             m[f"std_{method}_{ds}_{arch}"] = (float(np.std(vals, ddof=1)) if len(vals) > 1
                                               else float("nan"))  # fmt: skip
+            if method != UNTRAINED:
+                m[f"steps_{method}_{ds}_{arch}"] = float(np.median(t.column("steps")))
+                m[f"plateau_{method}_{ds}_{arch}"] = float(np.mean(t.column("plateau")))
         mlp = trained.where(arch="mlp")
         dsets = cfg.datasets
+        # Diagnostic of the accuracy gaps: the share of BLANP's MLP runs whose held-out
+        # stopping rule fired before the step cap (1: every gap is measured at a plateau).
+        bl = mlp.where(method="blanp")
+        m["plateau_fraction_blanp"] = (float(np.mean(bl.column("plateau"))) if len(bl)
+                                       else float("nan"))  # fmt: skip
         for name, (a, b) in {"blanp_minus_bp_min": ("blanp", "backprop"),
                              "exact_minus_bp_min": ("exact", "backprop"),
                              "exact_minus_blanp_min": ("exact", "blanp"),
@@ -478,6 +579,11 @@ class BLANPExperiment(Experiment):
         m["mem_ratio_backprop"] = pk["backprop"][d_hi] / pk["backprop"][d_lo]
         m["mem_ratio_backprop_8_2"] = pk["backprop"][d_mid] / pk["backprop"][d_lo]
         m["mem_exact_over_bp_deepest"] = pk["exact"][d_hi] / pk["backprop"][d_hi]
+        cost = table.where(part="cnn_cost")
+        for mode in ("blanp", "exact"):
+            k = f"cnn_{mode}_cpu_s_per_step"
+            m[k] = (cost.rows[0][k] if len(cost)
+                    else Estimate.missing("BLANP is trained on the CNN at this tier"))
         (checks,) = table.where(part="checks").rows
         m.update({k: v for k, v in checks.items() if k.startswith("check_")})
         for k, v in m.items():
@@ -488,7 +594,8 @@ class BLANPExperiment(Experiment):
 
     def tables(self, table, summary, cfg: Config) -> dict:
         acc = [{"dataset": r["dataset"], "arch": r["arch"], "method": r["method"],
-                "seed": r["seed"], "test_acc": r["test_acc"]}
+                "seed": r["seed"], "test_acc": r["test_acc"], "steps": r["steps"],
+                "plateau": bool(r["plateau"])}
                for r in table.where(part="train")]  # fmt: skip
         mem = [{"depth": r["depth"], "method": r["method"],
                 "peak_saved_bytes": r["peak_saved_bytes"],
@@ -500,11 +607,29 @@ class BLANPExperiment(Experiment):
         acc = {k: list(t.column("test_acc")) for k, t in
                table.where(part="train").groups("method", "dataset", "arch").items()}
         mem = self.tables(table, summary, cfg)["memory"]
-        return {"accuracy": _fig_acc(acc), "memory": _fig_mem(mem)}
+        return {"accuracy": _fig_acc(acc), "curves": _fig_curves(table.where(part="train")),
+                "memory": _fig_mem(mem)}
 
     def notes(self, table, summary, cfg: Config):
-        return (f"MLP widths {cfg.widths}, {cfg.max_iter} steps; CNN {cfg.cnn_channels} on "
-                f"{cfg.cnn_dataset}, {cfg.cnn_iter} steps; {cfg.num_seeds} seeds",)
+        trained = table.where(part="train").where(lambda r: r["method"] != UNTRAINED)
+        capped = sorted({f"{r['method']} ({r['dataset']}, {r['arch']})" for r in trained
+                         if not r["plateau"]})  # fmt: skip
+        out = [f"MLP widths {cfg.widths}, CNN {cfg.cnn_channels} on {cfg.cnn_dataset}; "
+               f"{cfg.num_seeds} seeds. Every network trains until its held-out loss "
+               f"({cfg.num_val} training images set aside) fails to improve by more than "
+               f"{cfg.min_improvement:.0%} over {cfg.patience} evaluations "
+               f"{cfg.eval_every} steps apart, or until the cap ({cfg.max_iter} steps MLP, "
+               f"{cfg.cnn_iter} CNN)."]
+        out.append("Stopped by the cap, not at a plateau: " + (", ".join(capped) or "none")
+                   + ".")
+        cost = table.where(part="cnn_cost")
+        if len(cost):
+            (r,) = cost.rows
+            b, e = r["cnn_blanp_cpu_s_per_step"], r["cnn_exact_cpu_s_per_step"]
+            out.append(CNN_BLANP_NOTE.format(blanp=b, exact=e, seeds=cfg.num_seeds,
+                                             cap=cfg.cnn_iter,
+                                             total=b * cfg.cnn_iter * cfg.num_seeds))
+        return tuple(out)
 
 
 def _fig_acc(acc) -> bytes:
@@ -519,6 +644,29 @@ def _fig_acc(acc) -> bytes:
     ax.set_xticks(xs, [f"{d[:7]} {a} {m}" for m, d, a in keys], rotation=60, ha="right",
                   fontsize=7)  # fmt: skip
     ax.set_ylabel("test accuracy")
+    return figure_png(fig)
+
+
+def _fig_curves(trained) -> bytes:
+    """Held-out accuracy against training step, one panel per (data set, architecture),
+    one line per seed, coloured by method."""
+    panels = sorted({(r["dataset"], r["arch"]) for r in trained})
+    fig, axes = new_figure(ncols=max(1, len(panels)), width=3.4)
+    colours = dict(zip(METHODS, ("k", "C0", "C1", "C2", "C3", "C4"), strict=True))
+    for ax, (ds, arch) in zip(axes, panels, strict=False):
+        shown = set()
+        for r in trained.where(dataset=ds, arch=arch):
+            steps, _loss, acc = r["curve"]
+            if not steps:
+                continue
+            meth = r["method"]
+            ax.plot(steps, acc, color=colours.get(meth, "C5"), lw=1, alpha=0.8,
+                    label=None if meth in shown else meth)  # fmt: skip
+            shown.add(meth)
+        ax.set_title(f"{ds} {arch}", fontsize=9)
+        ax.set_xlabel("training step")
+        ax.set_ylabel("held-out accuracy")
+        ax.legend(fontsize=7)
     return figure_png(fig)
 
 

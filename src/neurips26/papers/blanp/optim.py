@@ -135,9 +135,14 @@ class BLANPOptimizer(torch.optim.Adam):
         if torch.is_tensor(y):
             y = y.to(h.device)
         losses, accs, crits = [], [], []
-        for layer in net.layers:
-            h, stats = layer.local_step(h, y, mode=self.mode, generator=self.generator,
-                                        step=net._step)  # fmt: skip
+        for i, layer in enumerate(net.layers):
+            try:
+                h, stats = layer.local_step(h, y, mode=self.mode, generator=self.generator,
+                                            step=net._step)  # fmt: skip
+            except ValueError as exc:
+                if i == 0 and str(exc).startswith("h_in:"):  # the user's batch did not fit
+                    raise ValueError("x" + str(exc)[4:]) from None
+                raise
             losses.append(stats.loss)
             accs.append(stats.accuracy)
             crits.append(stats.critic_loss)

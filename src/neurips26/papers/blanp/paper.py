@@ -25,16 +25,17 @@ PAPER = Paper(
         Claim(
             id="blanp_close_to_backprop",
             statement=(
-                "BLANP is close to backprop on MNIST and Fashion-MNIST (worst data set's "
-                "mean paired accuracy gap, MLP)."
+                "BLANP matches backprop on MNIST and Fashion-MNIST: each trained to a "
+                "held-out plateau, the worst data set's mean paired accuracy gap (MLP) is "
+                "within 1 point."
             ),
-            paper_value="matches backprop (spec: within 5 points)",
+            paper_value="matches backprop (judged as within 1 point; the spec allowed 5)",
             metric="blanp_minus_bp_min",
             comparison=">=",
-            target=-0.05,
+            target=-0.01,
             tiers=("small", "paper"),
             control="untrained_minus_bp_min",
-            diagnostics=("grad_cosine_blanp_exact",),
+            diagnostics=("grad_cosine_blanp_exact", "plateau_fraction_blanp"),
         ),
         Claim(
             id="exact_close_to_backprop",
@@ -177,7 +178,9 @@ PAPER = Paper(
         "Data: stratified 10k/2k subsets of real MNIST and Fashion-MNIST at the small tier "
         "(sklearn digits at the smoke tier); CIFAR-10 is not available offline, so the CIFAR "
         "claims are tested on a Fashion-MNIST CNN.",
-        "Short training: a few hundred Adam steps at the small tier, not the paper's epochs.",
+        "Training length: every network trains until its held-out loss stops improving "
+        "(by more than 1% over 5 evaluations 200 steps apart) or a step cap is reached, "
+        "instead of the paper's epochs; the notes name the runs the cap ended.",
         "The prior local method is a DGL-style greedy local learner (exact local gradient "
         "through the current head), our stand-in for the paper's best prior method.",
         "Inferred: sigma relative to the pre-activation's batch std, tau = 0.99, Adam, a "
@@ -188,11 +191,14 @@ PAPER = Paper(
     ),
     tiers=(
         ("smoke", "digits MLP 2 x 32, 50 steps, 2 seeds, all methods; digits CNN; depths 2-8"),
-        ("small", "MNIST and Fashion-MNIST 10k/2k, MLP 3 x 256, 400 steps, 3 seeds, 6 methods; "
-                  "Fashion-MNIST CNN (16, 32, 32) on 14x14 for backprop, BLANP-Exact, DGL; "
-                  "memory at depths 2-16"),
-        ("paper", "full MNIST and Fashion-MNIST, 20k steps, 5 seeds, every method on a "
-                  "(64, 128, 256) CNN on 28x28; run with --device cuda; not run here"),
+        ("small", "MNIST and Fashion-MNIST 10k train / 1k held-out / 2k test, MLP 3 x 256 "
+                  "trained to a held-out plateau (cap 8,000 steps), 3 seeds, backprop, BLANP, "
+                  "BLANP-Exact and BLANP without the critic; Fashion-MNIST CNN (16, 32, 32) "
+                  "on 14x14 for backprop, BLANP-Exact, DGL (cap 3,000 steps); memory at "
+                  "depths 2-16; trained networks are cached"),
+        ("paper", "full MNIST and Fashion-MNIST, to a plateau (cap 20k steps), 5 seeds, every "
+                  "method on a (64, 128, 256) CNN on 28x28; run with --device cuda; not run "
+                  "here"),
     ),
     paper_hours=6.0,
     resources=Resources(cpus=1, memory_gb=2.0, gpu=1),

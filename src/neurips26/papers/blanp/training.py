@@ -204,7 +204,7 @@ class PlateauStop:
 
     def __init__(self, x_val, y_val, *, eval_every: int = 100, patience: int = 5,
                  min_improvement: float = 0.01) -> None:  # fmt: skip
-        self.x_val, self.y_val = _check_data(x_val, y_val, "x_val")
+        self.x_val, self.y_val = _check_data(x_val, y_val, "x_val", "y_val")
         self.eval_every = check_int(eval_every, "eval_every", min=1, max=MAX_ITER)
         self.patience = check_int(patience, "patience", min=1, max=MAX_ITER)
         self.min_improvement = check_float(min_improvement, "min_improvement", min=0.0,
@@ -255,13 +255,14 @@ def _check_stop(stop):
     return stop
 
 
-def _check_data(x, y, name: str = "x"):
+def _check_data(x, y, name: str = "x", y_name: str = "y"):
     x = as_tensor(x, name, cast=torch.float32)
     if x.ndim < 2:
         raise ValueError(f"{name} must have shape (N, ...), got {tuple(x.shape)}")
-    y = check_labels(y, 1 << 30)
+    y = check_labels(y, 1 << 30, name=y_name)
     if len(y) != len(x):
-        raise ValueError(f"{name} and y must have the same length, got {len(x)} and {len(y)}")
+        raise ValueError(f"{name} and {y_name} must have the same length, got {len(x)} and "
+                         f"{len(y)}")  # fmt: skip
     return x, y
 
 
