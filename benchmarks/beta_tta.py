@@ -29,7 +29,7 @@ from neurips26.papers.beta_tta import (
     corrupt,
     make_stream,
 )
-from neurips26.papers.beta_tta.experiment import TIERS, _data, _train_net
+from neurips26.papers.beta_tta.experiment import TIERS, _data, _train_net, _tune
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     ds = _data(name, cfg)
     black = _train_net(name, cfg.blackbox_channels, ds, cfg, "blackbox")
     steer = _train_net(name, cfg.steering_channels, ds, cfg, "steering")
+    tuned = _tune(ds, black, steer, cfg, "cpu")  # each method's step size, on tuning seeds
     rng = np.random.default_rng(0)
     idx = rng.choice(len(ds.y_test), size=min(cfg.num_test, len(ds.y_test)), replace=False)
     x = corrupt(ds.x_test[idx], args.corruption, args.severity, rng=rng)
@@ -53,10 +54,13 @@ def main(argv: list[str] | None = None) -> None:
 
     def measure(make_api):
         methods = [("none", lambda a: NoAdaptation(a)),
-                   ("BETA", lambda a: BETA(a, steer, lr=cfg.lr, keep=cfg.keep,
-                                           num_views=cfg.num_views, seed=0))]
+                   ("BETA", lambda a: BETA(a, steer, lr=tuned["beta"], keep=cfg.keep,
+                                           num_views=cfg.num_views, steps=cfg.beta_steps,
+                                           seed=0))]
         methods += [(f"ZOO q={q}", lambda a, q=q: ZOOPrompt(a, num_directions=q,
-                                                            lr=cfg.zoo_lr, seed=0))
+                                                            lr=tuned["zoo"][0],
+                                                            perturbation=tuned["zoo"][1],
+                                                            seed=0))
                     for q in (5, 10, 25)]  # fmt: skip
         rows = []
         for label, make in methods:

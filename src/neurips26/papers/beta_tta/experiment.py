@@ -48,8 +48,8 @@ Deviations from the paper
 - The pretrained EfficientNet-lite0 as a second black box on corrupted real photos is not
   run: there is no small white-box model trained on ImageNet to steer it with offline, and
   ZOO's 21 forwards per sample of a 4.6M-parameter network do not fit the small tier.
-- The small tier uses severity 5 only and six of the eight corruptions (the paper tier all
-  eight at severities 1-5); "negligible latency" is tested on counted FLOPs (torch's
+- The small tier uses severity 5 only and four of the eight corruptions (the paper tier
+  all eight at severities 1-5); "negligible latency" is tested on counted FLOPs (torch's
   ``FlopCounterMode``), the wall-clock ratio is reported beside it as a volatile metric.
 
 What does not reproduce at the small tier
@@ -98,10 +98,9 @@ from . import (
 )
 
 DATASETS = ("digits", "mnist", "fashion_mnist")
-#: The small tier's six (shot noise and gaussian blur, near twins of gaussian noise and
-#: defocus blur, only at the paper tier, to fit the time budget).
-SMALL_CORRUPTIONS = ("gaussian_noise", "impulse_noise", "defocus_blur", "contrast",
-                     "brightness", "pixelate")
+#: The small tier's four: a noise, a blur, contrast and pixelation (the other four,
+#: near twins of these or milder, only at the paper tier, to fit the time budget).
+SMALL_CORRUPTIONS = ("gaussian_noise", "defocus_blur", "contrast", "pixelate")
 METHODS = ("source", "em", "zoo", "tent_blackbox", "tent_steering", "beta")
 #: Adam's step of the control, BETA without adaptation: neither the prompt nor the
 #: steering model's affine parameters move (the same harmonization and filtering).
@@ -139,7 +138,7 @@ class Config:
     num_views: int = param(2, help="views V (1 = no consistency)", min=1, max=16)
     prompt_eps: float = param(0.5, help="prompt clip eps", min=0.0, max=1.0)
     zoo_directions: int = param(10, help="SPSA directions q (2q+1 calls/sample)", min=1)
-    zoo_lrs: tuple[float, ...] = param((1e-2, 5e-2, 2e-1), help="Adam steps tried for the "
+    zoo_lrs: tuple[float, ...] = param((1e-2, 1e-1), help="Adam steps tried for the "
                                        "ZOO prompt", min=1e-8, max=10.0)
     zoo_perturbations: tuple[float, ...] = param((0.05, 0.2), help="SPSA perturbations c "
                                                  "tried", min=1e-6, max=1.0)

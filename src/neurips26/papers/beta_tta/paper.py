@@ -179,7 +179,7 @@ PAPER = Paper(
     ),
     tiers=(
         ("smoke", "digits 16x16, 2 corruptions at severity 5, 64-sample streams, tiny CNNs"),
-        ("small", "MNIST and Fashion-MNIST (6k training images), GroupNorm CNNs, 6 "
+        ("small", "MNIST and Fashion-MNIST (6k training images), GroupNorm CNNs, 4 "
                   "corruptions at severity 5, 256-sample streams, 3 seeds plus 1 tuning seed"),
         ("paper", "full MNIST / Fashion-MNIST, severities 1-5, 2,000-sample streams, 5 seeds, "
                   "wider CNNs; not run here (the paper's ViT/ImageNet-C scale is out of reach)"),
