@@ -52,8 +52,8 @@ The verdicts come from the run (see the store); these are our readings of them.
   BLANP runs whose stopping rule fired before the cap (``plateau_fraction_blanp``): below
   1, some gaps are measured before BLANP's plateau and the verdict is a lower bound on
   what longer training gives. No other cause is claimed.
-- BLANP-Exact within 3.90 points of backprop, and above DGL on the CNN: not yet
-  diagnosed. Our DGL stand-in is a strong baseline (the same heads, exact local
+- BLANP-Exact within 3.90 points of backprop, and above DGL on the CNN, where the run
+  says they do not hold: not yet diagnosed. Our DGL stand-in is a strong baseline (the same heads, exact local
   gradients), not the paper's tuned prior method.
 - The EMA critic stabilises: with three seeds a standard deviation is itself uncertain
   by about half its value, and with equal spreads each data set / architecture pair
@@ -621,8 +621,10 @@ class BLANPExperiment(Experiment):
         trained = table.where(part="train").where(lambda r: r["method"] != UNTRAINED)
         capped = sorted({f"{r['method']} ({r['dataset']}, {r['arch']})" for r in trained
                          if not r["plateau"]})  # fmt: skip
-        out = [f"MLP widths {cfg.widths}, CNN {cfg.cnn_channels} on {cfg.cnn_dataset}; "
-               f"{cfg.num_seeds} seeds. Every network trains until its held-out loss "
+        cnn = ("no CNN" if cfg.cnn_dataset == "none"
+               else f"CNN {cfg.cnn_channels} on {cfg.cnn_dataset}")
+        out = [f"MLP widths {cfg.widths}, {cnn}; {cfg.num_seeds} seed(s). Every network "
+               "trains until its held-out loss "
                f"({cfg.num_val} training images set aside) fails to improve by more than "
                f"{cfg.min_improvement:.0%} over {cfg.patience} evaluations "
                f"{cfg.eval_every} steps apart, or until the cap ({cfg.max_iter} steps MLP, "
