@@ -33,7 +33,8 @@ PAPER = Paper(
             target=0.071,
             tiers=("small", "paper"),
             control="beta_noadapt_gain",
-            diagnostics=("beta_prompt_rms", "beta_affine_shift"),
+            diagnostics=("beta_prompt_rms", "beta_affine_shift", "steering_clean_acc",
+                         "blackbox_clean_acc"),
         ),
         Claim(
             id="beats_tent",
@@ -47,6 +48,7 @@ PAPER = Paper(
             target=0.0,
             tiers=("small", "paper"),
             control="beta_noadapt_minus_tent",
+            diagnostics=("tent_blackbox_acc", "source_acc"),
         ),
         Claim(
             id="matches_zoo",
@@ -87,6 +89,7 @@ PAPER = Paper(
             target=0.01,
             tiers=("small", "paper"),
             control="beta_noadapt_worst_drop",
+            diagnostics=("steering_clean_acc",),
         ),
         Claim(
             id="negligible_latency",

@@ -53,8 +53,8 @@ The verdicts come from the run (see the store); these are our readings of them.
   1, some gaps are measured before BLANP's plateau and the verdict is a lower bound on
   what longer training gives. No other cause is claimed.
 - BLANP-Exact within 3.90 points of backprop, and above DGL on the CNN, where the run
-  says they do not hold: not yet diagnosed. Our DGL stand-in is a strong baseline (the same heads, exact local
-  gradients), not the paper's tuned prior method.
+  says they do not hold: not yet diagnosed. Our DGL stand-in is a strong baseline (the
+  same heads, exact local gradients), not the paper's tuned prior method.
 - The EMA critic stabilises: with three seeds a standard deviation is itself uncertain
   by about half its value, and with equal spreads each data set / architecture pair
   passes with probability about 1/2, so this test separates little at this tier.
