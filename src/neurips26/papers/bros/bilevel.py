@@ -95,7 +95,7 @@ def check_loss(value, name: str, step: int | None = None) -> torch.Tensor:
     if value.numel() != 1:
         raise ValueError(f"{name} must return a scalar{where}, got shape {tuple(value.shape)}")
     if not bool(torch.isfinite(value.detach()).all()):
-        raise ValueError(f"{name} returned a non-finite value{where}: {float(value):g}")
+        raise ValueError(f"{name} returned a non-finite value{where}: {float(value.detach()):g}")
     return value.reshape(())
 
 
