@@ -25,6 +25,7 @@ from neurips26.papers.bros import (
     BROS,
     MASOBA,
     BilevelProblem,
+    BROSOptimizer,
     bros_step,
     cross_term,
     draw_subspace,
@@ -65,6 +66,23 @@ def bros_fit(problem, max_iter=3, lr_x=0.01, lr_y=0.1, lr_z=0.1, theta=0.1, rank
 def masoba_fit(problem, max_iter=3, lr_x=0.01, theta=0.1, seed=0, data=None):
     est = MASOBA(max_iter=max_iter, lr_x=lr_x, theta=theta, seed=seed)
     return est.fit(problem, data).x_.numpy()
+
+
+def bros_optimizer_steps(problem=PROB, x=None, y=None, lr_x=0.01, lr_y=0.1, lr_z=0.1,
+                         theta=0.1, rank_fraction=0.5, probes=2, seed=0, batch=None):  # fmt: skip
+    # The optimizer updates x and y in place: copies keep the shared valid values intact.
+    if isinstance(x, torch.Tensor):
+        x = x.detach().clone().requires_grad_(x.requires_grad)
+    if isinstance(y, dict):
+        y = {k: v.detach().clone().requires_grad_(v.requires_grad)
+             if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+             for k, v in y.items()}  # fmt: skip
+    opt = BROSOptimizer(problem, x, y, lr_x=lr_x, lr_y=lr_y, lr_z=lr_z, theta=theta,
+                        rank_fraction=rank_fraction, probes=probes, sketch_vectors=True,
+                        seed=seed)  # fmt: skip
+    opt.step(batch)
+    opt.step(batch)
+    return opt.x.detach().numpy()
 
 
 def problem_of(x0, y0, upper_loss=PROB.upper_loss, lower_loss=PROB.lower_loss):
@@ -120,6 +138,9 @@ CALLS = [
           "rank_fraction": S, "probes": S, "seed": S}),
     Call(masoba_fit, {"problem": PROB},
          {"max_iter": S, "lr_x": S, "theta": S, "seed": S, "data": (3, [], "")}),
+    Call(bros_optimizer_steps, {"x": X.clone(), "y": {"y": Y["y"].clone()}},
+         {"problem": (None, "x", 3), "x": BAD_T, "y": BAD_Y, "lr_x": S, "lr_y": S, "lr_z": S,
+          "theta": S, "rank_fraction": S, "probes": S, "seed": S, "batch": (*A, "x", (1,))}),
     Call(problem_of, {"x0": X, "y0": Y},
          {"x0": BAD_T, "y0": BAD_Y, "upper_loss": (None, 3), "lower_loss": (None, "x")}),
     Call(quadratic_random, {},

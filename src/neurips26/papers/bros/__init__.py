@@ -11,7 +11,9 @@ keeps MA-SOBA's ``O(eps^-2)`` sample complexity.
 
 The API takes the user's own losses on torch tensors: ``f(x, y, batch)`` and
 ``g(x, y, batch)`` with ``y`` a dict of tensors (e.g. a module's parameters used through
-:func:`torch.func.functional_call`).
+:func:`torch.func.functional_call`). The estimators (``BROS``, ``MASOBA``, ``SOBA``)
+run the whole loop in ``fit``; the steppers of :mod:`.optim` (``BROSOptimizer`` ...) take
+one iteration per ``step(batch)`` inside a user's own loop, with the same update.
 
 Deviations from the paper
 -------------------------
@@ -37,6 +39,7 @@ from .bilevel import (
 )
 from .estimators import BROS, MASOBA, SOBA, FirstOrderBilevel
 from .memory import MemoryReport, measure_step_memory
+from .optim import BilevelOptimizer, BROSOptimizer, FirstOrderBilevelOptimizer, MASOBAOptimizer
 from .steps import (
     BilevelState,
     StepStats,
@@ -50,9 +53,13 @@ __all__ = [
     "BROS",
     "MASOBA",
     "SOBA",
+    "BROSOptimizer",
+    "BilevelOptimizer",
     "BilevelProblem",
     "BilevelState",
     "FirstOrderBilevel",
+    "FirstOrderBilevelOptimizer",
+    "MASOBAOptimizer",
     "MemoryReport",
     "StepStats",
     "bros_step",

@@ -1,7 +1,8 @@
 """Estimator-style front ends: ``BROS``, ``MASOBA``, ``SOBA`` and ``FirstOrderBilevel``.
 
 Each stores its hyperparameters in ``__init__`` (scikit-learn convention) and ``fit``
-runs the functional steps of :mod:`.steps` on a :class:`~.bilevel.BilevelProblem`,
+runs the matching stepper of :mod:`.optim` (one ``step`` per iteration, the objects a
+user's own loop can drive) on a :class:`~.bilevel.BilevelProblem`,
 setting ``x_``, ``y_``, ``z_``, ``state_``, ``history_`` and ``memory_`` (the counted
 bytes of the first iteration).
 """
@@ -14,12 +15,11 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from neurips26.common.torch import make_generator
 from neurips26.common.validation import check_bool, check_int, check_seed
 
 from .bilevel import BilevelProblem, check_rank_fraction
-from .memory import measured_step
-from .steps import bros_step, check_lr, check_theta, first_order_step, init_state, ma_soba_step
+from .optim import BilevelOptimizer, BROSOptimizer, FirstOrderBilevelOptimizer, MASOBAOptimizer
+from .steps import check_lr, check_theta
 
 __all__ = ["BROS", "MASOBA", "SOBA", "FirstOrderBilevel"]
 
@@ -27,10 +27,11 @@ MAX_ITER = 10**7
 
 
 class _Bilevel(BaseEstimator):
-    """Shared ``fit`` loop; subclasses define ``_step_fn`` and ``_step_kwargs``."""
+    """Shared ``fit`` loop over a stepper of :mod:`.optim`; subclasses define
+    ``_optimizer`` and ``_step_kwargs``."""
 
-    def _step_fn(self) -> Callable:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _optimizer(self, problem: BilevelProblem, kwargs: dict) -> BilevelOptimizer:
+        raise NotImplementedError  # pragma: no cover - abstract
 
     def _step_kwargs(self) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -64,7 +65,6 @@ class _Bilevel(BaseEstimator):
             raise TypeError("callback must be callable or None")
         max_iter = check_int(self.max_iter, "max_iter", min=1, max=MAX_ITER)
         kwargs = self._step_kwargs()
-        step_fn = self._step_fn()
         if data is None:
             batches = itertools.repeat((None, None, None))
         else:
@@ -72,30 +72,27 @@ class _Bilevel(BaseEstimator):
                 raise TypeError(f"data must be an iterable of batch triples, got "
                                 f"{type(data).__name__}")
             batches = iter(data)
-        state = init_state(problem)
+        opt = self._optimizer(problem, kwargs)
         hist = {"upper_loss": [], "lower_loss": []}
-        memory = None
         for _ in range(max_iter):
             try:
                 batch = next(batches)
             except StopIteration:
-                if state.step == 0:
+                if opt.n_iter == 0:
                     raise ValueError("data is empty: it gave no batch triple") from None
                 break
-            if memory is None:
-                state, memory = measured_step(step_fn, state, problem, batch, **kwargs)
-            else:
-                state = step_fn(state, problem, batch, **kwargs)
-            hist["upper_loss"].append(state.stats.upper_loss)
-            hist["lower_loss"].append(state.stats.lower_loss)
+            stats = opt.step(batch)
+            hist["upper_loss"].append(stats.upper_loss)
+            hist["lower_loss"].append(stats.lower_loss)
             if callback is not None:
-                callback(state)
+                callback(opt.state)
+        state = opt.state
         self.state_ = state
         self.x_ = state.x
         self.y_ = state.y
         self.z_ = state.z
         self.history_ = {k: np.asarray(v) for k, v in hist.items()}
-        self.memory_ = memory
+        self.memory_ = opt.memory
         self.n_iter_ = state.step
         return self
 
@@ -139,8 +136,8 @@ class MASOBA(_Bilevel):
         self.max_iter = max_iter
         self.seed = seed
 
-    def _step_fn(self):
-        return ma_soba_step
+    def _optimizer(self, problem, kwargs):
+        return MASOBAOptimizer(problem, **kwargs)
 
     def _step_kwargs(self):
         check_seed(self.seed)
@@ -207,8 +204,8 @@ class BROS(_Bilevel):
         self.max_iter = max_iter
         self.seed = seed
 
-    def _step_fn(self):
-        return bros_step
+    def _optimizer(self, problem, kwargs):
+        return BROSOptimizer(problem, **kwargs)
 
     def _step_kwargs(self):
         return {"lr_x": check_lr(self.lr_x, "lr_x"), "lr_y": check_lr(self.lr_y, "lr_y"),
@@ -216,7 +213,7 @@ class BROS(_Bilevel):
                 "rank_fraction": check_rank_fraction(self.rank_fraction),
                 "probes": check_int(self.probes, "probes", min=1, max=2),
                 "sketch_vectors": check_bool(self.sketch_vectors, "sketch_vectors"),
-                "generator": make_generator(check_seed(self.seed))}  # fmt: skip
+                "seed": check_seed(self.seed)}  # fmt: skip
 
 
 class FirstOrderBilevel(_Bilevel):
@@ -230,8 +227,8 @@ class FirstOrderBilevel(_Bilevel):
         self.max_iter = max_iter
         self.seed = seed
 
-    def _step_fn(self):
-        return first_order_step
+    def _optimizer(self, problem, kwargs):
+        return FirstOrderBilevelOptimizer(problem, **kwargs)
 
     def _step_kwargs(self):
         check_seed(self.seed)
