@@ -25,11 +25,25 @@ PAPER = Paper(
         Claim(
             id="blanp_close_to_backprop",
             statement=(
-                "BLANP matches backprop on MNIST and Fashion-MNIST: each trained to a "
-                "held-out plateau, the worst data set's mean paired accuracy gap (MLP) is "
-                "within 1 point."
+                "BLANP matches backprop on MNIST and Fashion-MNIST, read as the spec reads "
+                "'matches': each trained to a held-out plateau, the worst data set's mean "
+                "paired accuracy gap (MLP) is within 5 points."
             ),
-            paper_value="matches backprop (judged as within 1 point; the spec allowed 5)",
+            paper_value="matches backprop (spec: within 5 points)",
+            metric="blanp_minus_bp_min",
+            comparison=">=",
+            target=-0.05,
+            tiers=("small", "paper"),
+            control="untrained_minus_bp_min",
+            diagnostics=("grad_cosine_blanp_exact", "plateau_fraction_blanp"),
+        ),
+        Claim(
+            id="blanp_matches_backprop_1pt",
+            statement=(
+                "The stricter reading of 'matches': the same gap is within 1 point (the "
+                "abstract gives no figure, so both readings are reported)."
+            ),
+            paper_value="matches backprop (no figure; read as within 1 point)",
             metric="blanp_minus_bp_min",
             comparison=">=",
             target=-0.01,
