@@ -108,17 +108,10 @@ CALLS = [
          {"x_val": A, "y_val": A, "eval_every": S, "patience": S, "min_improvement": S}),
 ]  # fmt: skip
 
-# Bad inputs not yet refused with a message naming the argument (issue 10); each is an
-# xfail(strict) below, so fixing one makes the test say to remove it from this list.
-# Found when tests/_fuzz.py began reading NaN/inf inside returned torch tensors (issue 32):
-# huge a or sigma overflow the finite differences to inf/NaN without a refusal.
-KNOWN_GAPS: frozenset = frozenset({
-    ("antithetic_grad", "a", 8), ("antithetic_grad", "sigma", 8),
-    ("antithetic_grad", "sigma", 9), ("forward_difference_grad", "a", 8),
-    ("forward_difference_grad", "sigma", 8), ("forward_difference_grad", "sigma", 9),
-    ("central_difference", "sigma", 8), ("central_difference", "sigma", 9),
-    ("forward_difference", "sigma", 8), ("forward_difference", "sigma", 9),
-})  # fmt: skip
+# Bad inputs not yet refused with a message naming the argument; each would be an
+# xfail(strict), so fixing one makes the test say to remove it from this list. None left:
+# the probe estimators refuse a huge a or sigma (their finite differences overflowed).
+KNOWN_GAPS: frozenset = frozenset()
 
 
 @pytest.mark.parametrize("case", cases(CALLS, KNOWN_GAPS),

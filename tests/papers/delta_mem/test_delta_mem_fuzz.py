@@ -186,17 +186,10 @@ CALLS = [
                    "seed": S, "answer_ids": (None, "abc", lambda d: -1, lambda d: 10**9)}),
 ]  # fmt: skip
 
-# Bad inputs not yet refused with a message naming the argument (issue 10); each is an
-# xfail(strict) below, so fixing one makes the test say to remove it from this list.
-# Found when tests/_fuzz.py began giving every tensor argument NaN/inf, requires-grad,
-# float16/float64, integer and empty versions (issue 32): raw torch dtype errors in scan
-# and attention_forward, and messages naming the internal h instead of hidden_states.
-KNOWN_GAPS: frozenset = frozenset({
-    ("scan", "state", 15), ("scan", "state", 16), ("scan", "q", 17), ("scan", "q", 18),
-    ("scan", "k", 17), ("scan", "k", 18), ("scan", "v", 18), ("scan", "beta", 18),
-    ("attention_forward", "hidden_states", 8), ("attention_forward", "hidden_states", 9),
-    ("attention_forward", "hidden_states", 10), ("attention_forward", "hidden_states", 11),
-})  # fmt: skip
+# Bad inputs not yet refused with a message naming the argument; each would be an
+# xfail(strict), so fixing one makes the test say to remove it from this list. None left:
+# the scan and the attention wrapper refuse another dtype or device by name.
+KNOWN_GAPS: frozenset = frozenset()
 
 
 test_bad_arguments_are_refused, test_known_gaps = fuzz_tests(CALLS, KNOWN_GAPS, deadline=None)

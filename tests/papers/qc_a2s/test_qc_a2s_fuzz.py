@@ -113,11 +113,10 @@ CALLS = [
          {"model": (None, "abc", 3)}),
 ]  # fmt: skip
 
-# Bad inputs not yet refused with a message naming the argument (issue 10); each is an
-# xfail(strict) below, so fixing one makes the test say to remove it from this list.
-# Found when tests/_fuzz.py began giving every tensor argument float16/float64 versions
-# (issue 32): layer_forward raises torch's raw dtype error.
-KNOWN_GAPS: frozenset = frozenset({("layer_forward", "x", 16), ("layer_forward", "x", 17)})
+# Bad inputs not yet refused with a message naming the argument; each would be an
+# xfail(strict), so fixing one makes the test say to remove it from this list. None left:
+# a TTFS layer refuses an input of another dtype than its weight by name.
+KNOWN_GAPS: frozenset = frozenset()
 
 
 test_bad_arguments_are_refused, test_known_gaps = fuzz_tests(CALLS, KNOWN_GAPS, deadline=None)

@@ -57,10 +57,19 @@ def as_tensor(x, name: str, *, dtype=torch.float32, finite: bool = True,
     return x
 
 
+#: Largest |a| and sigma the probe estimators accept: beyond them the finite differences
+#: overflow (to inf or NaN) in float32 instead of estimating anything.
+MAX_ABS_ACTIVATION = 1e12
+MAX_SIGMA = 1e3
+
+
 def _check_probe_args(loss_fn, a, sigma, num_probes, generator):
     check_callable(loss_fn, "loss_fn")
     a = as_tensor(a, "a")
-    sigma = check_float(sigma, "sigma", min=0, min_inclusive=False)
+    if a.numel() and float(a.detach().abs().max()) > MAX_ABS_ACTIVATION:
+        raise ValueError(f"a: entries must be at most {MAX_ABS_ACTIVATION:g} in absolute "
+                         "value (larger ones overflow the finite differences)")
+    sigma = check_float(sigma, "sigma", min=0, min_inclusive=False, max=MAX_SIGMA)
     num_probes = check_int(num_probes, "num_probes", min=1, max=MAX_PROBES)
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")

@@ -178,12 +178,16 @@ def delta_rule_scan(state: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
         _check_tensor(x, name, 3)
         if x.shape != q.shape:
             raise ValueError(f"{name}: expected shape {tuple(q.shape)}, got {tuple(x.shape)}")
-    if keep is None:
-        keep = 1.0 - beta
-    else:
+    if keep is not None:
         _check_tensor(keep, "keep", 3)
         if keep.shape != q.shape:
             raise ValueError(f"keep: expected shape {tuple(q.shape)}, got {tuple(keep.shape)}")
+    for name, x in (("q", q), ("k", k), ("v", v), ("beta", beta), ("keep", keep)):
+        if x is not None and (x.dtype != state.dtype or x.device != state.device):
+            raise TypeError(f"{name}: expected {state.dtype} on {state.device} like state, got "
+                            f"{x.dtype} on {x.device}")
+    if keep is None:
+        keep = 1.0 - beta
     if mask is not None:
         if not isinstance(mask, torch.Tensor):
             raise TypeError(f"mask: expected a torch.Tensor, got {type(mask).__name__}")
@@ -345,6 +349,12 @@ class DeltaMemAttention(nn.Module):
         if h.shape[-1] != self.memory.dim:
             raise ValueError(f"hidden_states: expected width {self.memory.dim} at {self.name}, "
                              f"got {h.shape[-1]}")  # fmt: skip
+        if h.numel() == 0:
+            raise ValueError(f"hidden_states: empty (shape {tuple(h.shape)}) at {self.name}")
+        weight = next(self.memory.parameters(), None)
+        if weight is not None and (h.dtype != weight.dtype or h.device != weight.device):
+            raise TypeError(f"hidden_states: expected {weight.dtype} on {weight.device} (the "
+                            f"model's) at {self.name}, got {h.dtype} on {h.device}")
         if not bool(torch.isfinite(h).all()):
             raise ValueError(f"hidden_states: non-finite activations entering {self.name}")
         B = h.shape[0]

@@ -203,6 +203,11 @@ class TTFSLinear(nn.Module):
         return _value(level, step)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        w = getattr(self.linear, "weight", None)
+        if (isinstance(x, torch.Tensor) and isinstance(w, torch.Tensor)
+                and x.is_floating_point() and x.dtype != w.dtype):
+            raise TypeError(f"x: expected {w.dtype} like the layer's weight at {self.site!r}, "
+                            f"got {x.dtype}")
         return self.linear(self.neurons(x))
 
     def extra_repr(self) -> str:
