@@ -466,3 +466,52 @@ def token_inputs(data, name: str, *, attention_mask=None):
         raise TypeError(f"{name}: unsupported token layout {type(data).__name__}; "
                         f"{_layouts()}")  # fmt: skip
     return data, attention_mask
+
+
+def check_attention_mask(mask, ids: torch.Tensor, *, name: str = "attention_mask",
+                         min_real: int = 1) -> torch.Tensor | None:
+    """A 0/1 attention mask of the ids' shape as a bool CPU tensor (``None`` if absent).
+
+    Parameters
+    ----------
+    mask : tensor, array, nested list or None
+        1 for a real token, 0 for padding, shape ``ids.shape``.
+    ids : Tensor (B, T)
+        The token ids the mask belongs to.
+    name : str
+        The argument named in errors.
+    min_real : int
+        The fewest real tokens (mask 1) the whole batch must hold.
+
+    Raises
+    ------
+    TypeError
+        A mask that is not array-like.
+    ValueError
+        Another shape, entries other than 0 and 1 (NaN included), or fewer than
+        ``min_real`` real tokens.
+
+    Examples
+    --------
+    >>> check_attention_mask([[0, 1, 1]], torch.zeros(1, 3, dtype=torch.long)).tolist()
+    [[False, True, True]]
+    """
+    if mask is None:
+        return None
+    if isinstance(mask, torch.Tensor):
+        m = mask.detach().cpu()
+    else:
+        try:
+            m = torch.as_tensor(np.asarray(mask))
+        except (ValueError, TypeError):
+            raise TypeError(f"{name} must be a 0/1 array of the ids' shape") from None
+    if m.is_complex() or tuple(m.shape) != tuple(ids.shape):
+        raise ValueError(f"{name} must have shape {tuple(ids.shape)} (that of the ids), "
+                         f"got {tuple(m.shape)} {m.dtype}")  # fmt: skip
+    if not bool(((m == 0) | (m == 1)).all()):  # NaN fails both
+        raise ValueError(f"{name} must hold only 0 and 1")
+    m = m.bool()
+    if int(m.sum()) < min_real:
+        raise ValueError(f"{name}: every token is padding" if min_real == 1 else
+                         f"{name}: need at least {min_real} real tokens (mask 1)")
+    return m

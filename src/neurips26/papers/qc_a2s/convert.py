@@ -39,7 +39,7 @@ import torch
 from sklearn.base import BaseEstimator
 from torch import nn
 
-from neurips26.common.models.llm import decoder_layers, token_inputs
+from neurips26.common.models.llm import check_attention_mask, decoder_layers, token_inputs
 from neurips26.common.validation import check_bool, check_choice, check_float, check_int, check_seed
 
 from .ttfs import MAX_STEPS, _grid, _levels, _value, as_float_tensor, calibrate_theta, ttfs_encode
@@ -385,26 +385,6 @@ class CalibrationStats:
     targets: str
 
 
-def _check_mask(mask, ids: torch.Tensor) -> torch.Tensor | None:
-    if mask is None:
-        return None
-    if isinstance(mask, torch.Tensor):
-        m = mask.detach().cpu()
-    else:
-        try:
-            m = torch.as_tensor(np.asarray(mask))
-        except (ValueError, TypeError):
-            raise TypeError("attention_mask must be a 0/1 array of the ids' shape") from None
-    if m.is_complex() or tuple(m.shape) != tuple(ids.shape):
-        raise ValueError(f"attention_mask must have shape {tuple(ids.shape)}, got "
-                         f"{tuple(m.shape)}")  # fmt: skip
-    if not bool(((m == 0) | (m == 1)).all()):  # NaN fails both
-        raise ValueError("attention_mask must hold only 0 and 1")
-    if not bool(m.any()):
-        raise ValueError("attention_mask: every token is padding")
-    return m.bool()
-
-
 def _check_ids(calib, model) -> torch.Tensor:
     if isinstance(calib, torch.Tensor):
         ids = calib
@@ -470,7 +450,7 @@ def calibration_stats(model: nn.Module, calib, *, targets: str = "mlp", batch_si
     sites = find_sites(model, targets)
     raw, raw_mask = token_inputs(calib, "calib", attention_mask=attention_mask)
     ids = _check_ids(raw, model)
-    mask = _check_mask(raw_mask, ids)
+    mask = check_attention_mask(raw_mask, ids)
     check_int(batch_size, "batch_size", min=1, max=1 << 20)
     check_int(max_samples, "max_samples", min=1, max=MAX_SAMPLES)
     gen = torch.Generator().manual_seed(check_seed(seed))

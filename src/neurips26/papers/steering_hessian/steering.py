@@ -31,11 +31,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-import numpy as np
 import torch
 from torch import nn
 
-from neurips26.common.models.llm import capture_residual, decoder_layers, token_inputs
+from neurips26.common.models.llm import (
+    capture_residual,
+    check_attention_mask,
+    decoder_layers,
+    token_inputs,
+)
 from neurips26.common.validation import check_array, check_float, check_int
 
 __all__ = [
@@ -134,17 +138,13 @@ def _check_ids(ids, name: str, vocab: int, *, ndim: int = 2) -> torch.Tensor:
 
 
 def _check_mask(mask, ids: torch.Tensor, name: str = "attention_mask"):
-    if mask is None:
+    m = check_attention_mask(mask, ids, name=name)
+    if m is None:
         return None
-    if isinstance(mask, torch.Tensor):
-        mask = mask.detach().cpu().numpy()
-    m = check_array(mask, name, shape=tuple(ids.shape), dtype=None)
-    if not np.all((m == 0) | (m == 1)):
-        raise ValueError(f"{name} must hold 0/1 entries")
-    if not np.all(m[:, -1] == 1):
+    if not bool(m[:, -1].all()):
         raise ValueError(f"{name}: the last position of every row must be a real token "
                          "(left-pad the prompts: tokenizer.padding_side = 'left')")  # fmt: skip
-    return torch.as_tensor(m.astype(np.int64)).to(ids.device)
+    return m.long().to(ids.device)
 
 
 def _check_vector(v, dim: int, name: str = "v") -> torch.Tensor:

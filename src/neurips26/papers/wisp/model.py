@@ -36,7 +36,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from neurips26.common.models.llm import TOKEN_LAYOUTS, decoder_layers, token_inputs
+from neurips26.common.models.llm import (
+    TOKEN_LAYOUTS,
+    check_attention_mask,
+    decoder_layers,
+    token_inputs,
+)
 from neurips26.common.validation import check_choice, check_float, check_int
 
 from .obs import _prune_checked
@@ -166,28 +171,6 @@ def _token_ids(ids, name: str, vocab: int | None) -> torch.Tensor:
     return t
 
 
-def _token_mask(mask, ids: torch.Tensor) -> torch.Tensor | None:
-    """A 0/1 attention mask of the ids' shape as a bool tensor (``None`` if absent)."""
-    if mask is None:
-        return None
-    if isinstance(mask, torch.Tensor):
-        m = mask.detach().cpu()
-    else:
-        try:
-            m = torch.as_tensor(np.asarray(mask))
-        except (ValueError, TypeError):
-            raise TypeError("attention_mask must be a 0/1 array of the ids' shape") from None
-    if m.is_complex() or tuple(m.shape) != tuple(ids.shape):
-        raise ValueError(f"attention_mask must have shape {tuple(ids.shape)} (that of the ids), "
-                         f"got {tuple(m.shape)} {m.dtype}")  # fmt: skip
-    if not bool(((m == 0) | (m == 1)).all()):  # NaN fails both
-        raise ValueError("attention_mask must hold only 0 and 1")
-    m = m.bool()
-    if int(m.sum()) < 2:
-        raise ValueError("attention_mask: need at least 2 real tokens (mask 1)")
-    return m
-
-
 def _check_model(model) -> nn.ModuleList:
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
@@ -266,7 +249,7 @@ def capture_block_inputs(model, ids, *, start: int = 0, name: str = "ids",
     blocks = _check_model(model)
     raw, raw_mask = token_inputs(ids, name, attention_mask=attention_mask)
     ids = _token_ids(raw, name, _vocab(model))
-    mask = _token_mask(raw_mask, ids)
+    mask = check_attention_mask(raw_mask, ids, min_real=2)
     start = check_int(start, "start", min=0, max=len(blocks) - 1)
     hidden: dict = {}
     kwargs: dict = {}
