@@ -143,22 +143,97 @@ def test_continuous_baseline_clips_at_the_max_with_the_floor_neuron():
     assert qc.compatible and qc.thetas["layers.0.mlp.in"].shape == (64,)
 
 
-def test_mse_max_clip_sees_the_streamed_maxima_the_subsample_misses():
-    """With a few subsampled values, the subsample misses each channel's maximum; the
-    ``mse_max`` reading puts every channel's streamed maximum among the MSE samples, so
-    its clip is the MSE-best over those samples and the subsample together."""
-    from neurips26.papers.qc_a2s import calibrate_theta
+def _plant(lm, value, where=(1, 5, 7)):
+    """A forward pre-hook writing one massive activation into the input of layer 0's
+    down_proj (sequence, token, channel ``where``)."""
+    b, t, c = where
 
+    def hook(_mod, args):
+        x = args[0].clone()
+        if x.shape[0] > b:
+            x[b, t, c] = value
+        return (x,)
+
+    return lm.model.layers[0].mlp.down_proj.register_forward_pre_hook(hook)
+
+
+@pytest.mark.parametrize("alpha", [None, 0.5])
+def test_the_clip_sees_a_planted_massive_activation_the_subsample_misses(alpha):
+    """One value of 400 among ~1e-2-scale activations: its squared error if clipped
+    outweighs every other value's rounding error, so the MSE-best clip over every token
+    keeps it. A uniform subsample of 32 values misses it (asserted), and so does any
+    clip whose candidates come from that subsample (``mse_subsample``): this test fails
+    for candidates read from the subsample."""
     lm = tiny_causal_lm("llama", seed=6)
-    stats = calibration_stats(lm, IDS, max_samples=16)
-    res = convert_qc_a2s(copy.deepcopy(lm), stats, num_steps=8, clip="mse_max",
-                         smooth_alpha=None)
-    plain = convert_qc_a2s(copy.deepcopy(lm), stats, num_steps=8, smooth_alpha=None)
-    for site, st in stats.stats.items():
-        want = calibrate_theta(torch.cat([st.values, st.absmax]), num_steps=8)
-        assert float(res.thetas[site]) == pytest.approx(want)
-        assert float(st.values.abs().max()) <= float(st.absmax.max())
-    assert any(float(res.thetas[s]) != float(plain.thetas[s]) for s in stats.stats)
+    h = _plant(lm, 400.0)
+    stats = calibration_stats(lm, IDS, max_samples=32, smooth_alpha=alpha)
+    site, ch = "layers.0.mlp.down", 7
+    st = stats.stats[site]
+    assert float(st.absmax[ch]) == 400.0  # the streamed maximum sees it
+    assert float(st.values.abs().max()) < 40.0  # the subsample does not
+    full = convert_qc_a2s(copy.deepcopy(lm), stats, num_steps=16, smooth_alpha=alpha)
+    sub = convert_qc_a2s(copy.deepcopy(lm), stats, num_steps=16, smooth_alpha=alpha,
+                         clip="mse_subsample")
+    h.remove()
+    th_full, th_sub = full.thetas[site], sub.thetas[site]
+    pick = (lambda th: float(th)) if alpha is None else (lambda th: float(th[ch]))
+    assert pick(th_full) >= 400.0 * (1 - 1e-6)
+    assert pick(th_sub) < 40.0
+    # the histograms hold every real token's value, in both domains
+    n = stats.num_tokens * st.absmax.numel()
+    assert float(st.hist[0, :, 0].sum()) == n and float(st.hist[1, :, 0].sum()) == n
+
+
+def _histogram(x, top, bpo=32, octaves=32):
+    """The (2, 3, K + 1) histogram calibration_stats streams, built directly from ``x``."""
+    nbin = bpo * octaves
+    mag = x.abs().double()
+    idx = torch.floor(-torch.log2(mag / top) * bpo).nan_to_num(nbin, nbin, 0)
+    idx = idx.clamp(0, nbin).long() + (x > 0).long() * (nbin + 1)
+    out = torch.stack([torch.bincount(idx, weights=w, minlength=2 * (nbin + 1))
+                       for w in (None, mag, mag * mag)]).double()  # fmt: skip
+    return out.reshape(3, 2, nbin + 1).transpose(0, 1)
+
+
+@pytest.mark.parametrize("T", [4, 16, 256])
+@pytest.mark.parametrize("compatible", [True, False])
+def test_histogram_clip_matches_the_exact_mse_search(T, compatible):
+    """On heavy-tailed values, the clip read from the histogram has an exact quantization
+    MSE within 2% of the best percentile clip searched on the values themselves."""
+    from neurips26.papers.qc_a2s import calibrate_theta, histogram_theta
+
+    g = torch.Generator().manual_seed(T)
+    x = torch.randn(40000, generator=g, dtype=torch.float64) ** 3
+    top = float(x.abs().max())
+    th_h = histogram_theta(_histogram(x, top), top, num_steps=T, compatible=compatible)
+    th_x = calibrate_theta(x, num_steps=T, compatible=compatible)
+
+    def mse(th):
+        return float(((ttfs_quantize(x, theta=th, num_steps=T, compatible=compatible)
+                       - x) ** 2).mean())  # fmt: skip
+
+    assert mse(th_h) <= mse(th_x) * 1.02
+    # a lone massive value the percentiles do not reach: extra candidates bring it in
+    y = torch.cat([x, torch.tensor([1e4], dtype=torch.float64)])
+    th = histogram_theta(_histogram(y, 1e4), 1e4, num_steps=T, compatible=compatible,
+                         percentiles=[50.0])  # fmt: skip
+    assert th == pytest.approx(1e4)
+
+
+def test_histogram_theta_refuses_bad_input():
+    from neurips26.papers.qc_a2s import histogram_theta
+
+    h = torch.zeros(2, 3, 9, dtype=torch.float64)
+    with pytest.raises(ValueError, match="hist"):
+        histogram_theta(h, 1.0, num_steps=4)  # no value
+    with pytest.raises(ValueError, match="hist"):
+        histogram_theta(torch.zeros(3, 9), 1.0, num_steps=4)
+    h[1, :, 0] = 1.0
+    with pytest.raises(ValueError, match="top"):
+        histogram_theta(h, 0.0, num_steps=4)
+    with pytest.raises(ValueError, match="smooth_alpha"):
+        lm = tiny_causal_lm("llama", seed=1)
+        convert_qc_a2s(lm, calibration_stats(lm, IDS), smooth_alpha=0.3)
 
 
 def test_spike_counts_against_an_independent_count():

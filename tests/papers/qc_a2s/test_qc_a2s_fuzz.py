@@ -22,6 +22,7 @@ from neurips26.papers.qc_a2s import (
     convert_continuous_baseline,
     convert_qc_a2s,
     find_sites,
+    histogram_theta,
     near_tie,
     restore,
     set_mode,
@@ -47,6 +48,8 @@ LAYER = TTFSLinear(nn.Linear(3, 2), theta=1.0, num_steps=4)
 BOOLS = (None, "abc", 1)
 MODELS = (None, "abc", nn.Linear(2, 2), nn.Sequential(nn.Linear(2, 2)))
 PERCENTILES = A[1:]  # None means the default grid
+HIST = torch.zeros(2, 3, 5, dtype=torch.float64)
+HIST[1, :, 1] = torch.tensor([4.0, 2.0, 1.0])
 
 
 def layer_forward(x):
@@ -83,7 +86,12 @@ CALLS = [
           "method": ("x", None, 3), "percentiles": PERCENTILES}),
     Call(stats_of, {"model": LM, "calib": IDS, "max_samples": 64},
          {"model": MODELS, "calib": (*A, np.array([[-1, 2]]), np.array([[1000, 2]])),
-          "targets": ("x", None, 3), "batch_size": S, "max_samples": S, "seed": S}),
+          "targets": ("x", None, 3), "batch_size": S, "max_samples": S, "seed": S,
+          "smooth_alpha": S[1:]}),
+    Call(histogram_theta, {"hist": HIST, "top": 1.0, "num_steps": 4},
+         {"hist": (*A, torch.zeros(2, 3, 5), -HIST), "top": S, "num_steps": S,
+          "signed": BOOLS, "compatible": BOOLS, "bins_per_octave": S,
+          "candidates": A[1:], "percentiles": PERCENTILES}),
     Call(lambda **kw: convert_qc_a2s(**kw).latency_steps,
          {"model": CONVERTED, "calib": STATS, "num_steps": 4},
          {"model": MODELS, "calib": A, "num_steps": S, "smooth_alpha": S[1:],

@@ -9,15 +9,17 @@ fake-quantized (``mode="ann"``), the two equal bit for bit.
 
 QC-A2S (:func:`convert_qc_a2s`) is static quantization made spiking:
 
-1. one float pass over calibration sequences records, per site, each input channel's
-   largest magnitude and a seeded subsample of its values (:func:`calibration_stats`;
-   computed once and reused for every ``T``);
+1. two streamed float passes over calibration sequences record, per site, each input
+   channel's largest magnitude, then a histogram of every value, raw and smoothed
+   (:func:`calibration_stats`; computed once and reused for every ``T``);
 2. optional SmoothQuant migration: per channel ``s_j = max|X_j|^a / max|W_j|^(1-a)``
    (:func:`smooth_scales`). In an SNN it costs nothing: neuron ``j`` gets the threshold
    ``theta s_j``, which is the same as quantizing ``X_j / s_j`` with ``theta`` and
    multiplying ``s_j`` back into the weights, without touching a weight;
-3. per site, the clip ``theta`` minimising the quantization MSE of ``X / s`` at the
-   target ``T`` (:func:`calibrate_theta`), with the discretization-compatible neuron.
+3. per site, the clip ``theta`` minimising the quantization MSE of ``X / s`` over every
+   calibration token at the target ``T`` (:func:`histogram_theta`; candidates are the
+   histogram's percentiles and every channel's maximum), with the
+   discretization-compatible neuron.
 
 The continuous-time baseline (:func:`convert_continuous_baseline`) clips at the largest
 observed magnitude, uses the naive (floor) neuron and no smoothing: lossless only as
@@ -31,6 +33,7 @@ additions and the ``QK^T`` / ``AV`` products stay in floating point.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -46,11 +49,17 @@ from .ttfs import MAX_STEPS, _grid, _levels, _value, as_float_tensor, calibrate_
 
 MODES = ("float", "ann", "snn")
 TARGETS = ("mlp", "all")
-#: ``"mse"``: the MSE-best clip on the calibration subsample; ``"max"``: the largest
-#: magnitude on every calibration token; ``"mse_max"``: the MSE-best clip on the subsample
-#: together with every channel's largest magnitude on every calibration token (the
-#: streamed maxima that a uniform subsample misses).
-CLIPS = ("mse", "max", "mse_max")
+#: ``"mse"``: the MSE-best clip over every calibration token (a streamed histogram; its
+#: candidates are the histogram's percentiles and every channel's streamed maximum);
+#: ``"max"``: the largest magnitude on every calibration token (the no-calibration
+#: ablation); ``"mse_subsample"``: the MSE-best clip among percentiles of a uniform
+#: subsample of the values (the earlier reading, kept as a diagnostic: a subsample misses
+#: rare massive activations).
+CLIPS = ("mse", "max", "mse_subsample")
+#: Bins per octave and octaves below the site's largest magnitude of the streamed
+#: calibration histogram (values below the last bin share one underflow bin).
+HIST_BINS_PER_OCTAVE = 32
+HIST_OCTAVES = 32
 #: Most calibration values kept per site.
 MAX_SAMPLES = 10**7
 
@@ -358,12 +367,22 @@ class SiteStats:
         A seeded uniform subsample of the site's input values.
     channels : LongTensor, shape (S,)
         The channel of each sampled value.
+    hist : Tensor, shape (2, 2, 3, K + 1), float64, or None
+        Histogram of every calibration value (streamed, nothing subsampled), in the raw
+        domain ``|X_j|`` (index 0) and the smoothed domain ``|X_j / s_j|`` (index 1), for
+        negative (0) and positive (1) values: count, sum and sum of squares of the
+        magnitudes per bin. Bin ``k < K`` holds ``(top 2^-(k+1)/b, top 2^-k/b]`` (``b``
+        bins per octave), bin ``K`` everything below.
+    hist_top : Tensor, shape (2,), or None
+        The top edge ``top`` of each domain (its largest magnitude).
     """
 
     absmax: torch.Tensor
     weight_absmax: torch.Tensor
     values: torch.Tensor
     channels: torch.Tensor
+    hist: torch.Tensor | None = None
+    hist_top: torch.Tensor | None = None
 
 
 @dataclass(frozen=True)
@@ -377,12 +396,18 @@ class CalibrationStats:
     stats : dict of str to SiteStats
     num_tokens : int
     targets : str
+    smooth_alpha : float or None
+        The SmoothQuant strength of the histograms' smoothed domain.
+    bins_per_octave : int
+        Resolution of the histograms.
     """
 
     sites: dict[str, tuple[str, ...]]
     stats: dict[str, SiteStats]
     num_tokens: int
     targets: str
+    smooth_alpha: float | None = None
+    bins_per_octave: int = HIST_BINS_PER_OCTAVE
 
 
 def _check_ids(calib, model) -> torch.Tensor:
@@ -418,9 +443,16 @@ def _forward(model, ids, mask=None):
 
 @torch.no_grad()
 def calibration_stats(model: nn.Module, calib, *, targets: str = "mlp", batch_size: int = 8,
-                      max_samples: int = 32768, seed: int = 0,
-                      attention_mask=None) -> CalibrationStats:  # fmt: skip
-    """One float forward pass over ``calib`` recording every site's input statistics.
+                      max_samples: int = 32768, seed: int = 0, attention_mask=None,
+                      smooth_alpha: float | None = 0.5) -> CalibrationStats:  # fmt: skip
+    """Two streamed float passes over ``calib`` recording every site's input statistics.
+
+    The first pass streams each channel's largest magnitude (and keeps a seeded uniform
+    subsample of the values, for the equivalence checks and the subsample diagnostic);
+    the second streams a log-binned histogram of every value, raw and divided by the
+    SmoothQuant scales of ``smooth_alpha`` (which need the first pass's maxima). The MSE
+    clip of :func:`convert_qc_a2s` is read from these histograms, so it sees every
+    calibration token, massive activations included.
 
     Parameters
     ----------
@@ -432,10 +464,12 @@ def calibration_stats(model: nn.Module, calib, *, targets: str = "mlp", batch_si
     batch_size : int
         Sequences per forward.
     max_samples : int
-        Values subsampled per site for the clip search (uniform, seeded).
+        Values subsampled per site (uniform, seeded).
     seed : int
     attention_mask : 0/1 array (B, L), optional
         For padded id arrays (a tokenizer output brings its own).
+    smooth_alpha : float in [0, 1] or None
+        SmoothQuant strength of the histograms' smoothed domain (``None``: raw only).
 
     Returns
     -------
@@ -453,14 +487,40 @@ def calibration_stats(model: nn.Module, calib, *, targets: str = "mlp", batch_si
     mask = check_attention_mask(raw_mask, ids)
     check_int(batch_size, "batch_size", min=1, max=1 << 20)
     check_int(max_samples, "max_samples", min=1, max=MAX_SAMPLES)
+    if smooth_alpha is not None:
+        smooth_alpha = check_float(smooth_alpha, "smooth_alpha", min=0.0, max=1.0)
     gen = torch.Generator().manual_seed(check_seed(seed))
     total = ids.numel() if mask is None else int(mask.sum())
+    bpo, nbin = HIST_BINS_PER_OCTAVE, HIST_BINS_PER_OCTAVE * HIST_OCTAVES
     current: dict = {}  # the running batch's mask, flattened
     absmax: dict[str, torch.Tensor] = {}
     vals: dict[str, list] = {s: [] for s in sites}
     chans: dict[str, list] = {s: [] for s in sites}
+    hist: dict[str, torch.Tensor] = {}
+    scales: dict[str, torch.Tensor] = {}
+    tops: dict[str, torch.Tensor] = {}
 
-    def hook_for(site):
+    def record_max(site, flat):
+        m = flat.abs().amax(0)
+        absmax[site] = m if site not in absmax else torch.maximum(absmax[site], m)
+        n = max(1, round(max_samples * flat.shape[0] / total))
+        r = torch.randint(flat.shape[0], (n,), generator=gen)
+        c = torch.randint(flat.shape[1], (n,), generator=gen)
+        vals[site].append(flat[r, c])
+        chans[site].append(c)
+
+    def record_hist(site, flat):
+        pos = (flat > 0).reshape(-1).long()
+        out = hist.setdefault(site, torch.zeros(2, 2, 3, nbin + 1, dtype=torch.float64))
+        for d, div in enumerate((None, scales[site])):
+            mag = (flat.abs() if div is None else flat.abs() / div).reshape(-1).double()
+            idx = torch.floor(-torch.log2(mag / tops[site][d]) * bpo)
+            idx = idx.nan_to_num(nbin, nbin, 0).clamp(0, nbin).long() + pos * (nbin + 1)
+            for k, w in enumerate((None, mag, mag * mag)):
+                cnt = torch.bincount(idx, weights=w, minlength=2 * (nbin + 1))
+                out[d, :, k] += cnt.double().reshape(2, nbin + 1)
+
+    def hook_for(site, record):
         def hook(_mod, args):
             x = args[0].detach()
             if not bool(torch.isfinite(x).all()):
@@ -470,41 +530,45 @@ def calibration_stats(model: nn.Module, calib, *, targets: str = "mlp", batch_si
             flat = flat.cpu()  # (N, C)
             if current.get("keep") is not None:
                 flat = flat[current["keep"]]  # real tokens only
-            if flat.shape[0] == 0:
-                return
-            m = flat.abs().amax(0)
-            absmax[site] = m if site not in absmax else torch.maximum(absmax[site], m)
-            n = max(1, round(max_samples * flat.shape[0] / total))
-            r = torch.randint(flat.shape[0], (n,), generator=gen)
-            c = torch.randint(flat.shape[1], (n,), generator=gen)
-            vals[site].append(flat[r, c])
-            chans[site].append(c)
+            if flat.shape[0]:
+                record(site, flat)
 
         return hook
 
-    handles = [_get(model, names[0]).register_forward_pre_hook(hook_for(s))
-               for s, names in sites.items()]  # fmt: skip
-    was_training = model.training
-    model.eval()
-    try:
-        with _float_mode(model):
-            for start in range(0, ids.shape[0], batch_size):
-                rows = slice(start, start + batch_size)
-                bm = None if mask is None else mask[rows]
-                current["keep"] = None if bm is None else bm.reshape(-1)
-                _forward(model, ids[rows].to(_device(model)),
-                         None if bm is None else bm.long().to(_device(model)))
-    finally:
-        for h in handles:
-            h.remove()
-        model.train(was_training)
+    def stream(record):
+        handles = [_get(model, names[0]).register_forward_pre_hook(hook_for(s, record))
+                   for s, names in sites.items()]  # fmt: skip
+        was_training = model.training
+        model.eval()
+        try:
+            with _float_mode(model):
+                for start in range(0, ids.shape[0], batch_size):
+                    rows = slice(start, start + batch_size)
+                    bm = None if mask is None else mask[rows]
+                    current["keep"] = None if bm is None else bm.reshape(-1)
+                    _forward(model, ids[rows].to(_device(model)),
+                             None if bm is None else bm.long().to(_device(model)))
+        finally:
+            for h in handles:
+                h.remove()
+            model.train(was_training)
+
+    stream(record_max)
     stats = {}
     for s, names in sites.items():
         w = torch.stack([_weight_absmax(_linear(model, n)).to(absmax[s].dtype).cpu()
                          for n in names]).amax(0)  # fmt: skip
         stats[s] = SiteStats(absmax=absmax[s], weight_absmax=w, values=torch.cat(vals[s]),
                              channels=torch.cat(chans[s]))  # fmt: skip
-    return CalibrationStats(sites=sites, stats=stats, num_tokens=total, targets=targets)
+        scales[s] = (torch.ones_like(absmax[s]) if smooth_alpha is None
+                     else smooth_scales(stats[s], smooth_alpha))  # fmt: skip
+        top = torch.stack([absmax[s].max(), (absmax[s] / scales[s]).max()]).double()
+        tops[s] = top.clamp(min=torch.finfo(torch.float64).tiny)
+    stream(record_hist)
+    stats = {s: dataclasses.replace(st, hist=hist[s], hist_top=tops[s])
+             for s, st in stats.items()}  # fmt: skip
+    return CalibrationStats(sites=sites, stats=stats, num_tokens=total, targets=targets,
+                            smooth_alpha=smooth_alpha, bins_per_octave=bpo)  # fmt: skip
 
 
 def _device(model):
@@ -539,6 +603,110 @@ def smooth_scales(stats: SiteStats, alpha: float) -> torch.Tensor:
     x = stats.absmax.clamp(min=1e-5)
     w = stats.weight_absmax.clamp(min=1e-5)
     return x**alpha / w ** (1.0 - alpha)  # SmoothQuant, Eq. (4) of Xiao et al.
+
+
+def histogram_theta(hist: torch.Tensor, top, *, num_steps: int, signed: bool = True,
+                    compatible: bool = True, bins_per_octave: int = HIST_BINS_PER_OCTAVE,
+                    candidates=None, percentiles=None) -> float:  # fmt: skip
+    """The MSE-best clip ``theta`` of a static (TTFS) quantizer from a streamed histogram.
+
+    The candidates are percentiles of the histogrammed magnitudes (each read as the upper
+    edge of the bin where the cumulative count reaches it, capped at ``top``), ``top``
+    itself and any extra ``candidates`` (e.g. every channel's streamed maximum). The
+    error of a candidate sums, per bin, ``n (q(mu) - mu)^2 + n var`` (every value of the
+    bin on its mean's level: exact for a clipped bin), or ``n step^2 / 12`` (``/ 3`` for
+    the floor neuron) for a bin wider than a quantization step.
+
+    Parameters
+    ----------
+    hist : Tensor, shape (2, 3, K + 1)
+        For negative and positive values, count, sum and sum of squares of the magnitudes
+        per bin (bin ``k < K``: ``(top 2^-(k+1)/b, top 2^-k/b]``; bin ``K``: below).
+    top : float
+        Largest magnitude (the top edge), > 0.
+    num_steps : int
+        ``T``.
+    signed, compatible : bool
+        The quantizer (:func:`ttfs_quantize`); unsigned: negative values' error does not
+        depend on the clip and is left out.
+    bins_per_octave : int
+        ``b``.
+    candidates : Tensor or array, shape (M,), optional
+        Extra candidate clips (non-positive ones and ones above ``top`` are dropped).
+    percentiles : sequence of float in (0, 100], optional
+        Default 90 to 100 in steps of 0.25 (as :func:`calibrate_theta`).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> h = torch.zeros(2, 3, 65, dtype=torch.float64)
+    >>> h[1, :, 0] = torch.tensor([1.0, 8.0, 64.0])     # one value at the top, 8
+    >>> h[1, :, 24] = torch.tensor([99.0, 99.0, 99.0])  # 99 values at 1
+    >>> histogram_theta(h, 8.0, num_steps=4, bins_per_octave=8)  # clips the lone 8
+    1.0
+    >>> h[1, :, 0] = torch.tensor([50.0, 400.0, 3200.0])  # fifty at the top
+    >>> histogram_theta(h, 8.0, num_steps=4, bins_per_octave=8)
+    8.0
+    """
+    if not isinstance(hist, torch.Tensor):
+        raise TypeError(f"hist must be a torch.Tensor, got {type(hist).__name__}")
+    if hist.ndim != 3 or hist.shape[:2] != (2, 3) or hist.shape[2] < 2:
+        raise ValueError(f"hist: expected shape (2, 3, K + 1), got {tuple(hist.shape)}")
+    if hist.is_complex():
+        raise TypeError("hist must be a real tensor")
+    h = hist.detach().double().cpu()
+    if not bool(torch.isfinite(h).all()) or bool((h[:, 0] < 0).any()):
+        raise ValueError("hist: counts must be finite and >= 0")
+    top = check_float(top, "top", min=0.0)
+    if not (math.isfinite(top) and top > 0):
+        raise ValueError(f"top must be finite and > 0, got {top}")
+    T = check_int(num_steps, "num_steps", min=1, max=MAX_STEPS)
+    signed, compatible = check_bool(signed, "signed"), check_bool(compatible, "compatible")
+    bpo = check_int(bins_per_octave, "bins_per_octave", min=1, max=1 << 12)
+    nbin = h.shape[2] - 1
+    negatives = float(h[0, 0].sum())
+    h = h.sum(0) if signed else h[1]  # (3, K + 1)
+    n, sm, sq = h[0], h[1], h[2]
+    if not float(n.sum()) > 0:
+        raise ValueError("hist: no value to calibrate a clip on")
+    k = torch.arange(nbin + 1, dtype=torch.float64)
+    upper = top * torch.exp2(-k / bpo)  # (K + 1,) upper edges
+    lower = torch.where(k < nbin, top * torch.exp2(-(k + 1) / bpo), torch.zeros(()))
+    # percentiles of |x| (unsigned: negatives count as zeros) from the low end upwards
+    count = n.flip(0).cumsum(0)  # ascending magnitude
+    total = float(count[-1]) + (0.0 if signed else negatives)
+    if percentiles is None:
+        percentiles = np.linspace(90.0, 100.0, 41)
+    p = as_float_tensor(percentiles, "percentiles").double().cpu()
+    if p.ndim != 1 or bool((p <= 0).any()) or bool((p > 100).any()):
+        raise ValueError("percentiles must be a 1-D sequence in (0, 100]")
+    offset = total - float(count[-1])  # the unsigned reading's zeros
+    pos = torch.searchsorted(count, (p / 100 * total - offset).clamp(min=0))
+    cands = upper.flip(0)[pos.clamp(max=nbin)]
+    if candidates is not None:
+        extra = as_float_tensor(candidates, "candidates").double().cpu().flatten()
+        cands = torch.cat([cands, extra[(extra > 0) & (extra <= top)]])
+    cands = torch.unique(torch.cat([cands, torch.tensor([top], dtype=torch.float64)]))
+    cands = cands[cands > 0]
+    live = n > 0
+    n, sm, sq, width = n[live], sm[live], sq[live], (upper - lower)[live]
+    mu = sm / n
+    var = (sq / n - mu * mu).clamp(min=0)
+    errs = []
+    for chunk in torch.split(cands, max(1, 4_000_000 // max(1, len(n)))):
+        c = chunk[:, None]  # (M, 1)
+        step = c / T
+        u = mu[None, :] / step
+        q = (torch.floor(u + 0.5) if compatible else torch.floor(u)).clamp(0, T) * step
+        exact = n * ((q - mu) ** 2 + var)
+        spread = n * step**2 / (12.0 if compatible else 3.0)
+        wide = (width[None, :] > step) & (mu[None, :] < c)
+        errs.append(torch.where(wide, spread, exact).sum(1))
+    err = torch.cat(errs)
+    return float(cands[int(torch.argmin(err))])  # the smallest clip on exact ties
 
 
 # --------------------------------------------------------------------------- conversion
@@ -601,7 +769,12 @@ def _convert(model, calib, *, num_steps, smooth_alpha, clip, compatible, targets
                              f"{stats.targets!r}")  # fmt: skip
     else:
         stats = calibration_stats(model, calib, targets=targets, max_samples=max_samples,
-                                  seed=seed, attention_mask=attention_mask)  # fmt: skip
+                                  seed=seed, attention_mask=attention_mask,
+                                  smooth_alpha=smooth_alpha)  # fmt: skip
+    if clip == "mse" and smooth_alpha is not None and smooth_alpha != stats.smooth_alpha:
+        raise ValueError(f"smooth_alpha: {smooth_alpha} differs from the {stats.smooth_alpha} "
+                         "the calibration histograms were streamed for; pass it to "
+                         "calibration_stats")  # fmt: skip
     thetas = {}
     for site, names in stats.sites.items():
         st = stats.stats[site]
@@ -613,12 +786,19 @@ def _convert(model, calib, *, num_steps, smooth_alpha, clip, compatible, targets
         if clip == "max":  # the largest magnitude seen on all calibration tokens
             top = st.absmax if scale is None else st.absmax / scale
             theta = float(top.max())
-        else:
-            if clip == "mse_max":  # each channel's streamed maximum joins the samples
-                top = st.absmax if scale is None else st.absmax / scale
-                samples = torch.cat([samples.flatten(), top.to(samples.dtype)])
+        elif clip == "mse_subsample":  # percentiles and MSE of the subsample only
             theta = calibrate_theta(samples, num_steps=num_steps, signed=signed,
                                     compatible=compatible, method="mse")  # fmt: skip
+        else:  # every calibration token: the streamed histogram and channel maxima
+            if st.hist is None or st.hist_top is None:
+                raise ValueError(f"calib: the statistics of {site} carry no histogram "
+                                 "(make them with calibration_stats)")  # fmt: skip
+            d = 0 if scale is None else 1
+            top = st.absmax if scale is None else st.absmax / scale
+            theta = histogram_theta(st.hist[d], float(st.hist_top[d]), num_steps=num_steps,
+                                    signed=signed, compatible=compatible,
+                                    bins_per_octave=stats.bins_per_octave,
+                                    candidates=top.double())  # fmt: skip
         if not theta > 0:
             raise ValueError(f"calib: the activations of {site} are all zero")
         th = torch.tensor(theta) if scale is None else theta * scale  # theta s_j per neuron
@@ -659,11 +839,13 @@ def convert_qc_a2s(model: nn.Module, calib, *, num_steps: int = 16,
     num_steps : int
         ``T``.
     smooth_alpha : float in [0, 1] or None
-        SmoothQuant migration strength; ``None``: no smoothing.
-    clip : {"mse", "max", "mse_max"}
-        Calibrated clip (the paper's) or the largest magnitude (the ``no calibration``
-        ablation); ``"mse_max"`` calibrates on the subsample together with every
-        channel's streamed maximum (a diagnostic of the subsample's blind spot).
+        SmoothQuant migration strength; ``None``: no smoothing. With statistics from
+        :func:`calibration_stats` and ``clip="mse"``, ``None`` or their ``smooth_alpha``.
+    clip : {"mse", "max", "mse_subsample"}
+        Calibrated clip (the paper's; MSE over every calibration token, from the streamed
+        histograms, see :func:`histogram_theta`) or the largest magnitude (the ``no
+        calibration`` ablation); ``"mse_subsample"`` calibrates on the uniform subsample
+        only (a diagnostic of the subsample's blind spot for massive activations).
     compatible : bool
         ``b0 = theta/(2T)`` (the paper's) or ``b0 = 0`` (the ``floor`` ablation).
     targets : {"mlp", "all"}
