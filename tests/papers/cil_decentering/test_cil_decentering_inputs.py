@@ -200,3 +200,21 @@ def test_any_nonfinite_feature_is_refused(row, col, value):
     bad[row, col] = value
     with pytest.raises(ValueError, match="NaN or infinite"):
         accumulate_stats(None, bad, Y0, task_id=0)
+
+
+@pytest.mark.parametrize("cls", [NCM, SLDA, FeCAM, SequentialSoftmax, DecenteredSoftmax,
+                                 JointSoftmax])
+def test_string_labels_across_tasks_match_integer_ids(cls):
+    names = np.array(["a", "b", "c", "d"])
+    ints, strs = cls(), cls()
+    for X, Y, t in ((X0, Y0, 0), (X1 + 2, Y1, 1)):
+        ints.partial_fit(X, Y, task_id=t)
+        strs.partial_fit(X, names[Y], task_id=t)
+    Xq = np.vstack([X0, X1 + 2])
+    assert ints.classes_.tolist() == [0, 1, 2, 3] and strs.classes_.tolist() == names.tolist()
+    np.testing.assert_array_equal(names[ints.predict(Xq)], strs.predict(Xq))
+    np.testing.assert_allclose(ints.decision_function(Xq), strs.decision_function(Xq))
+    with pytest.raises(TypeError, match="integer class ids"):
+        ints.partial_fit(X1 + 4, np.array(["e", "f"]).repeat(20), task_id=2)
+    with pytest.raises(ValueError, match="classes must hold every label of y"):
+        cls().partial_fit(X0, Y0, classes=[0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from neurips26.common import validation as _common
 
@@ -11,6 +12,12 @@ def check_features(X, *, name: str = "X", dim: int | None = None) -> np.ndarray:
     """``X`` as a finite float64 array of shape (n, d), n >= 1, d >= 1 (and d == dim)."""
     if isinstance(X, (str, bytes)) or X is None:
         raise TypeError(f"{name} must be a 2-D numeric array, got {type(X).__name__}")
+    if sp.issparse(X):
+        raise TypeError(f"{name} is a sparse matrix: sparse input is not supported, pass "
+                        f"{name}.toarray()")
+    dtype = getattr(X, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind == "c":
+        raise ValueError(f"{name}: Complex data not supported (got a complex array)")
     if getattr(X, "requires_grad", False) is True:  # np.asarray raises a RuntimeError
         raise TypeError(f"{name} is a torch tensor that requires grad; pass {name}.detach() "
                         "(features are computed in numpy, without gradients)")
@@ -19,10 +26,15 @@ def check_features(X, *, name: str = "X", dim: int | None = None) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be a 2-D numeric array: {exc}") from exc
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D of shape (num_samples, dim), got shape {arr.shape}")
-    if arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise ValueError(f"{name} is empty (shape {arr.shape}); need at least one sample and one "
-                         "feature")
+        raise ValueError(f"{name} must be 2-D of shape (num_samples, dim), got shape {arr.shape}; "
+                         f"Reshape your data with {name}.reshape(-1, 1) for one feature or "
+                         f"{name}.reshape(1, -1) for one sample")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty: found array with 0 sample(s) (shape={arr.shape}) while "
+                         "a minimum of 1 is required.")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} is empty: found array with 0 feature(s) (shape={arr.shape}) "
+                         "while a minimum of 1 is required.")
     if not np.all(np.isfinite(arr)):
         bad = int(np.sum(~np.isfinite(arr)))
         raise ValueError(f"{name} contains {bad} NaN or infinite entries; clean the features first")

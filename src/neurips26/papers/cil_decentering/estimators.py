@@ -27,18 +27,31 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ._validation import check_features, check_int, check_labels, check_positive, check_shrinkage
-from .heads import LinearHead, concat_heads, decenter, fit_joint_head, fit_within_task_head
+from .heads import (
+    LinearHead,
+    _fit_softmax,
+    concat_heads,
+    decenter,
+    fit_within_task_head,  # noqa: F401  (the PostHocDecentering example uses it)
+)
 from .heads import population_heads as _population_heads
 from .stats import ClassStats, accumulate_stats
 
 
 class _IncrementalHead(ClassifierMixin, BaseEstimator):
-    """Shared task-by-task bookkeeping: statistics, classes, dimension checks."""
+    """Shared task-by-task bookkeeping: statistics, classes, dimension checks.
+
+    Labels may be any hashable values scikit-learn accepts as classes (integers, strings).
+    Integer labels are the class ids of ``stats_`` and ``head_`` themselves; other labels
+    get the ids 0, 1, ... in arrival order, and ``classes_`` holds the labels.
+    """
 
     def _reset(self) -> None:
-        for name in ("stats_", "classes_", "n_features_in_", "num_tasks_"):
+        for name in ("stats_", "classes_", "n_features_in_", "num_tasks_", "_label_ids"):
             if hasattr(self, name):
                 delattr(self, name)
         self._reset_state()
@@ -46,7 +59,36 @@ class _IncrementalHead(ClassifierMixin, BaseEstimator):
     def _reset_state(self) -> None:  # subclasses clear their own state
         pass
 
-    def partial_fit(self, X, y, *, task_id=None):
+    def _encode(self, y, fitted: bool) -> tuple[np.ndarray, dict | None]:
+        """Class ids of ``y`` (n,) int64, and the label map after this batch (None: ids)."""
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
+                             "is None")
+        if isinstance(y, (str, bytes)):
+            raise TypeError(f"y must be a 1-D array of class labels, got {type(y).__name__}")
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D of shape (num_samples,), got shape {y.shape}")
+        if y.dtype.kind == "c":
+            raise ValueError("y: Complex data not supported; Unknown label type for a classifier")
+        check_classification_targets(y)  # 'Unknown label type' for continuous targets
+        mapping = getattr(self, "_label_ids", None) if fitted else None
+        integer = y.dtype.kind in "iu" or (y.dtype.kind == "f" and np.all(y == np.round(y)))
+        if mapping is None and (not fitted or integer) and integer:
+            return check_labels(y, y.shape[0]), None
+        if fitted and mapping is None:
+            raise TypeError(f"y holds labels of dtype {y.dtype} but the earlier tasks had integer "
+                            "class ids; keep one kind of label")
+        mapping = dict(mapping or {})
+        for label in np.unique(y):
+            mapping.setdefault(label.item() if hasattr(label, "item") else label, len(mapping))
+        ids = np.array([mapping[v.item() if hasattr(v, "item") else v] for v in y],
+                       dtype=np.int64)
+        return ids, mapping
+
+    def partial_fit(self, X, y, classes=None, *, task_id=None):
         """Learn one task.
 
         Parameters
@@ -54,7 +96,10 @@ class _IncrementalHead(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n, d)
             Frozen features of the task.
         y : array-like of shape (n,)
-            Integer class ids, none of them seen in an earlier task.
+            Class labels, none of them seen in an earlier task.
+        classes : array-like of shape (k,), optional
+            scikit-learn's ``partial_fit`` argument; a class-incremental learner cannot know
+            later tasks' classes, so it is only checked to hold every label of ``y``.
         task_id : int, optional
             Task id (default: the number of tasks seen so far).
 
@@ -63,23 +108,49 @@ class _IncrementalHead(ClassifierMixin, BaseEstimator):
         self
         """
         fitted = hasattr(self, "stats_")
-        X = check_features(X, dim=self.n_features_in_ if fitted else None)
-        y = check_labels(y, X.shape[0])
+        X = check_features(X)
+        if fitted and X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input (feature "
+                             "dimension mismatch)")
+        X = validate_data(self, X, reset=not fitted, dtype=np.float64)
+        ids, mapping = self._encode(y, fitted)
+        ids = check_labels(ids, X.shape[0])
+        if classes is not None and not set(np.unique(np.asarray(y)).tolist()) <= set(
+                np.asarray(classes).tolist()):
+            raise ValueError("classes must hold every label of y")
         if not fitted:
             self._reset_state()
         task_id = (self.num_tasks_ if fitted else 0) if task_id is None else task_id
         task_id = check_int(task_id, "task_id")
-        stats = accumulate_stats(self.stats_ if fitted else None, X, y, task_id=task_id)
-        self._learn_task(X, y, task_id, stats)  # may raise before any state changes
+        stats = accumulate_stats(self.stats_ if fitted else None, X, ids, task_id=task_id)
+        self._learn_task(X, ids, task_id, stats)  # may raise before any state changes
         self.stats_ = stats
-        self.classes_ = stats.classes.copy()
+        self._label_ids = mapping
+        if mapping is None:
+            self.classes_ = stats.classes.copy()
+        else:
+            labels = np.empty(len(mapping), dtype=object)
+            for label, i in mapping.items():
+                labels[i] = label
+            self.classes_ = np.array(labels[stats.classes].tolist())
         self.n_features_in_ = X.shape[1]
         self.num_tasks_ = len(stats.tasks)
         self._refresh()
         return self
 
     def fit(self, X, y):
-        """Forget everything and learn ``(X, y)`` as a single task."""
+        """Forget everything and learn ``(X, y)`` as a single task.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+        y : array-like of shape (n,)
+
+        Returns
+        -------
+        self
+        """
         self._reset()
         return self.partial_fit(X, y, task_id=0)
 
@@ -90,18 +161,36 @@ class _IncrementalHead(ClassifierMixin, BaseEstimator):
         pass
 
     def _check_fitted_X(self, X) -> np.ndarray:
-        if not hasattr(self, "stats_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted; call partial_fit first")
-        return check_features(X, dim=self.n_features_in_)
+        check_is_fitted(self, "stats_")
+        X = check_features(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input (feature "
+                             "dimension mismatch)")
+        return validate_data(self, X, reset=False, dtype=np.float64)
 
-    def decision_function(self, X) -> np.ndarray:
+    def _scores(self, X) -> np.ndarray:
         """Scores of shape (n, C) over every class seen so far (columns: ``classes_``)."""
-        X = self._check_fitted_X(X)
         return self.head_.decision_function(X)
 
+    def decision_function(self, X) -> np.ndarray:
+        """Scores over every class seen so far.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+
+        Returns
+        -------
+        ndarray of shape (n, C), columns ``classes_``; with two classes, scikit-learn's
+        shape (n,): the second class's score minus the first's.
+        """
+        scores = self._scores(self._check_fitted_X(X))
+        return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
+
     def predict(self, X) -> np.ndarray:
-        """Class ids of shape (n,), argmax over all classes of all tasks seen."""
-        scores = self.decision_function(X)
+        """Class labels of shape (n,), argmax over all classes of all tasks seen."""
+        scores = self._scores(self._check_fitted_X(X))
         return self.classes_[np.argmax(scores, axis=1)]
 
 
@@ -123,6 +212,8 @@ class SequentialSoftmax(_IncrementalHead):
         One head per task.
     head_ : LinearHead
         The heads stacked (what ``predict`` uses).
+    n_iter_ : ndarray of shape (num_tasks,)
+        L-BFGS iterations of each task's fit.
 
     Examples
     --------
@@ -143,11 +234,14 @@ class SequentialSoftmax(_IncrementalHead):
 
     def _reset_state(self) -> None:
         self.heads_ = []
+        self.n_iter_ = np.zeros(0, dtype=np.int64)
 
     def _learn_task(self, X, y, task_id, stats) -> None:
-        head = fit_within_task_head(X, y, weight_decay=self.weight_decay, max_iter=self.max_iter,
-                                    tol=self.tol, task_id=task_id)
+        head, nit = _fit_softmax(X, y, weight_decay=self.weight_decay, max_iter=self.max_iter,
+                                 tol=self.tol, min_classes=2, task_id=task_id,
+                                 return_n_iter=True)
         self.heads_ = [*self.heads_, head]
+        self.n_iter_ = np.append(self.n_iter_, nit)
 
     def _refresh(self) -> None:
         self.head_ = concat_heads(self.heads_)
@@ -192,6 +286,20 @@ class JointSoftmax(_IncrementalHead):
     """One softmax head over all classes, refitted on every sample seen (the upper bound).
 
     It keeps all data (``X_seen_``), so it is an oracle, not a class-incremental learner.
+    The joint head is fitted at the first use after new data and memoised in a cache made at
+    ``fit``, so several tasks can arrive before one refit (predicting changes no attribute).
+
+    Parameters
+    ----------
+    weight_decay, max_iter, tol
+        As :class:`SequentialSoftmax`.
+
+    Attributes
+    ----------
+    head_ : LinearHead
+        The joint head over ``classes_``.
+    n_iter_ : int
+        L-BFGS iterations of the last joint fit (1 while a single class is seen).
     """
 
     def __init__(self, *, weight_decay=1e-4, max_iter=1000, tol=1e-8):
@@ -202,29 +310,48 @@ class JointSoftmax(_IncrementalHead):
     def _reset_state(self) -> None:
         self.X_seen_ = None
         self.y_seen_ = None
-        self._head = None
+        self._cache = {}
 
     def _learn_task(self, X, y, task_id, stats) -> None:
+        # the parameters are checked now, not at the first prediction
+        check_positive(self.weight_decay, "weight_decay", allow_zero=True)
+        check_int(self.max_iter, "max_iter", min_value=1)
+        check_positive(self.tol, "tol")
         self.X_seen_ = X if self.X_seen_ is None else np.vstack([self.X_seen_, X])
         self.y_seen_ = y if self.y_seen_ is None else np.concatenate([self.y_seen_, y])
-        self._head = None  # refitted lazily, on the first prediction after new data
+        self._cache = {}  # refitted lazily, on the first prediction after new data
+
+    def _fitted_head(self) -> tuple[LinearHead, int]:
+        if "head" not in self._cache:
+            nit = 1
+            if len(self.classes_) < 2:  # one class: constant scores until a second arrives
+                W, b = np.zeros((1, self.n_features_in_)), np.zeros(1)
+            else:
+                fit, nit = _fit_softmax(self.X_seen_, self.y_seen_,
+                                        weight_decay=self.weight_decay, max_iter=self.max_iter,
+                                        tol=self.tol, min_classes=2, task_id=0,
+                                        return_n_iter=True)
+                order = {int(c): i for i, c in enumerate(fit.classes)}
+                rows = [order[int(c)] for c in self.stats_.classes]
+                W, b = fit.W[rows], fit.b[rows]
+            self._cache["head"] = LinearHead(W, b, self.stats_.classes.copy(),
+                                             self.stats_.task_of_class.copy())
+            self._cache["n_iter"] = nit
+        return self._cache["head"], self._cache["n_iter"]
 
     @property
     def head_(self) -> LinearHead:
         """The joint head over ``classes_`` (fitted on first use after new data)."""
         if not hasattr(self, "stats_"):
             raise AttributeError("head_")
-        if self._head is None:
-            if len(self.classes_) < 2:  # one class: constant scores until a second arrives
-                W, b = np.zeros((1, self.n_features_in_)), np.zeros(1)
-            else:
-                fit = fit_joint_head(self.X_seen_, self.y_seen_, weight_decay=self.weight_decay,
-                                     max_iter=self.max_iter, tol=self.tol)
-                order = {int(c): i for i, c in enumerate(fit.classes)}
-                rows = [order[int(c)] for c in self.classes_]
-                W, b = fit.W[rows], fit.b[rows]
-            self._head = LinearHead(W, b, self.classes_.copy(), self.stats_.task_of_class.copy())
-        return self._head
+        return self._fitted_head()[0]
+
+    @property
+    def n_iter_(self) -> int:
+        """L-BFGS iterations of the joint fit (fits it if needed)."""
+        if not hasattr(self, "stats_"):
+            raise AttributeError("n_iter_")
+        return self._fitted_head()[1]
 
 
 class SLDA(_IncrementalHead):
@@ -326,9 +453,9 @@ class FeCAM(_IncrementalHead):
         self.precisions_ = new_p if self.precisions_ is None else np.concatenate(
             [self.precisions_, new_p])
 
-    def decision_function(self, X) -> np.ndarray:
+    def _scores(self, X) -> np.ndarray:
         """``-(z - mu_c)^T Sigma_c^{-1} (z - mu_c)`` of shape (n, C) (columns ``classes_``)."""
-        Z = self._transform(self._check_fitted_X(X))
+        Z = self._transform(X)
         out = np.empty((Z.shape[0], len(self.means_)))
         for k, (mu, P) in enumerate(zip(self.means_, self.precisions_, strict=True)):
             R = Z - mu

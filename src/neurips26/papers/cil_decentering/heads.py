@@ -151,7 +151,8 @@ def _softmax_objective(theta, X, Y, lam):
     return loss, np.concatenate([gW.ravel(), gb])
 
 
-def _fit_softmax(X, y, *, weight_decay, max_iter, tol, min_classes, task_id) -> LinearHead:
+def _fit_softmax(X, y, *, weight_decay, max_iter, tol, min_classes, task_id,
+                 return_n_iter=False):
     X = check_features(X)
     y = check_labels(y, X.shape[0])
     lam = check_positive(weight_decay, "weight_decay", allow_zero=True)
@@ -171,7 +172,8 @@ def _fit_softmax(X, y, *, weight_decay, max_iter, tol, min_classes, task_id) -> 
                             options={"maxiter": max_iter, "gtol": tol, "ftol": tol * 1e-3})
     W = res.x[: C * d].reshape(C, d)
     b = res.x[C * d:]
-    return LinearHead(W, b, classes, np.full(C, task_id, dtype=np.int64))
+    head = LinearHead(W, b, classes, np.full(C, task_id, dtype=np.int64))
+    return (head, max(int(res.nit), 1)) if return_n_iter else head
 
 
 def fit_within_task_head(X, y, *, weight_decay=1e-4, max_iter=1000, tol=1e-8,

@@ -126,7 +126,7 @@ class ClassStats:
             ok = False
         if not ok:
             raise ValueError(
-                f"the pooled covariance (shrinkage={shrinkage!r}, n={self.num_samples}, "
+                f"the pooled covariance (shrinkage={shrinkage!r}, n_samples={self.num_samples}, "
                 f"d={self.dim}) is singular; use shrinkage='ledoit_wolf' or a float shrinkage")
         out = linalg.cho_solve((L, lower), B, check_finite=False)
         return out
