@@ -97,10 +97,6 @@ NOT_YET: dict[str, str] = {
         "fits ran past 25 minutes on 2 shared cores without finishing (issue 31), so "
         "whether it passes is not known yet"
     )),
-    "SignCodeKNN": (
-        "needs the network whose sign codes it reads (model=None by default), and its "
-        "validation messages and NotFittedError are not scikit-learn's yet"
-    ),
 }
 
 #: Checks that do not apply to a checked estimator, with the reason (class -> check -> why).

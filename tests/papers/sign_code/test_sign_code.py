@@ -256,3 +256,35 @@ def test_gelu_and_silu_sites_are_read_and_randomised(activation):
         base = net(x)
         with randomize_magnitudes(net, mode="true"):
             assert torch.allclose(net(x), base, atol=1e-6)
+
+
+def test_default_random_network_and_labels():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(90, 3))
+    y = np.array(["neg", "pos"])[(x[:, 0] > 0).astype(int)]
+    est = SignCodeKNN(k=3).fit(x, y)
+    # the random network: width 256, depth 2 (512 sites), read on standardised features
+    assert est.codes_.shape == (90, 512) and est.n_features_in_ == 3
+    assert est.classes_.tolist() == ["neg", "pos"]
+    assert (est.predict(x) == y).mean() > 0.8
+    again = SignCodeKNN(k=3).fit(x, y)
+    assert torch.equal(again.codes_, est.codes_)  # the network is a function of random_state
+    other = SignCodeKNN(k=3, random_state=1).fit(x, y)
+    assert not torch.equal(other.codes_, est.codes_)
+    with pytest.raises(ValueError, match="n_samples=2"):
+        SignCodeKNN(k=3).fit(x[:2], y[:2])
+    with pytest.raises(ValueError, match="model=None"):
+        SignCodeKNN().fit(np.zeros((6, 1, 2, 2)), np.arange(6) % 2)
+    with pytest.raises(TypeError, match="model"):
+        SignCodeKNN("net").fit(x, y)
+    with pytest.raises(ValueError, match="X has 2 features"):
+        est.predict(x[:, :2])
+
+
+def test_model_on_images_keeps_the_input_shape():
+    net = make_resnet(in_channels=1, num_classes=2, channels=(4,), blocks=1)
+    x = torch.randn(12, 1, 6, 6)
+    est = SignCodeKNN(net, k=3).fit(x, np.arange(12) % 2)
+    assert est.predict(x).shape == (12,) and not hasattr(est, "n_features_in_")
+    with pytest.raises(ValueError, match="differ from the training inputs"):
+        est.predict(torch.randn(3, 1, 5, 5))

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 from torch import nn
 
 from neurips26.common.validation import check_int
@@ -198,46 +200,136 @@ class SignCodeKNN(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    model : nn.Module
-        The trained network whose activation sites give the codes.
+    model : nn.Module or None
+        The trained network whose activation sites give the codes. ``None`` (the default):
+        a frozen, untrained ``make_mlp(dim_in=n_features, width=width, depth=2,
+        activation="relu", seed=random_state)`` read on the features standardised with the
+        training mean and standard deviation, i.e. random-hyperplane codes, the
+        data-independent baseline that a trained network's codes are compared against.
     k : int
+        Neighbours per vote, at most the number of training samples.
     layers : "all", "last" or list of int
+        Which activation sites to read.
     batch_size : int
+        Queries per block of the Hamming search.
+    width : int
+        Hidden width of the random network (``model=None`` only).
+    random_state : int
+        Seed of the random network's weights (``model=None`` only).
 
     Attributes
     ----------
     codes_ : torch.Tensor (N, D) int8
         The training codes (the memory).
-    classes_ : ndarray
+    classes_ : ndarray of shape (n_classes,)
+        The sorted labels.
+    model_ : nn.Module
+        The network read (``model``, or the random one).
+    n_features_in_ : int
+        Number of features (2-D inputs only; a ``model`` may also take (N, C, H, W)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 3)); y = (X[:, 0] > 0).astype(int)
+    >>> knn = SignCodeKNN(k=3).fit(X, y)
+    >>> knn.predict(X[:4]).shape, knn.codes_.shape
+    ((4,), torch.Size([80, 512]))
     """
 
     def __init__(self, model: nn.Module | None = None, *, k: int = 5,
-                 layers: str | Sequence[int] = "all", batch_size: int = 1024) -> None:  # fmt: skip
+                 layers: str | Sequence[int] = "all", batch_size: int = 1024, width: int = 256,
+                 random_state: int = 0) -> None:  # fmt: skip
         self.model = model
         self.k = k
         self.layers = layers
         self.batch_size = batch_size
+        self.width = width
+        self.random_state = random_state
 
-    def _codes(self, X) -> torch.Tensor:
+    def _inputs(self, X, *, reset: bool) -> torch.Tensor:
+        """``X`` as a float32 tensor: 2-D inputs through scikit-learn's validation."""
+        if isinstance(X, torch.Tensor) and X.requires_grad:
+            raise TypeError("X: a tensor that requires grad; pass X.detach()")
+        nd = X.ndim if isinstance(X, (np.ndarray, torch.Tensor)) else None
+        if nd is not None and nd > 2:
+            if self.model is None:
+                raise ValueError(f"X: the random network (model=None) takes 2-D features, got "
+                                 f"{nd}-D input; pass model= for images")
+            x = _as_inputs(X, "X")
+            if reset:
+                self.input_shape_ = tuple(x.shape[1:])
+            elif tuple(x.shape[1:]) != getattr(self, "input_shape_", None):
+                raise ValueError(f"X: inputs of shape {tuple(x.shape[1:])} differ from the "
+                                 f"training inputs' {getattr(self, 'input_shape_', None)}")
+            return x
+        if isinstance(X, torch.Tensor):
+            X = X.detach().cpu().numpy()
+        if not reset and not hasattr(self, "n_features_in_"):
+            raise ValueError("X: the model was fitted on images (N, C, H, W); pass such inputs")
+        X = validate_data(self, X, reset=reset, dtype=(np.float32, np.float64))
         if self.model is None:
-            raise ValueError("model: SignCodeKNN needs the network to read codes from")
-        return sign_code(self.model, X, layers=self.layers)
+            if reset:
+                self.mean_ = X.mean(axis=0)
+                self.scale_ = np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+            X = (X - self.mean_) / self.scale_
+        return torch.as_tensor(np.ascontiguousarray(X), dtype=torch.float32)
+
+    def _network(self, dim_in: int) -> nn.Module:
+        if self.model is not None:
+            if not isinstance(self.model, nn.Module):
+                raise TypeError(f"model: expected an nn.Module or None, got "
+                                f"{type(self.model).__name__}")
+            return self.model
+        from .networks import make_mlp
+
+        width = check_int(self.width, "width", min=1, max=1_000_000)
+        seed = check_int(self.random_state, "random_state", min=0)
+        return make_mlp(dim_in=dim_in, width=width, num_classes=2, depth=2,
+                        activation="relu", seed=seed)
 
     def fit(self, X, y):
+        """Store the training codes.
+
+        Parameters
+        ----------
+        X : array-like of shape (N, d), or (N, ...) inputs of ``model``
+        y : array-like of shape (N,)
+            Class labels.
+
+        Returns
+        -------
+        self
+        """
+        for name in ("n_features_in_", "input_shape_"):
+            if hasattr(self, name):
+                delattr(self, name)
+        if y is None:
+            raise ValueError("SignCodeKNN requires y to be passed, but the target y is None")
+        x = self._inputs(X, reset=True)
         y = np.asarray(y)
-        codes = self._codes(X)
-        if y.ndim != 1 or len(y) != len(codes):
-            raise ValueError(f"y: expected {len(codes)} labels, got shape {y.shape}")
-        self.codes_ = codes
-        self.y_ = y
-        self.classes_ = np.unique(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
+        if y.ndim != 1 or len(y) != len(x):
+            raise ValueError(f"y: expected {len(x)} labels, got shape {y.shape}")
+        check_classification_targets(y)
+        k = check_int(self.k, "k", min=1)
+        if k > len(x):
+            raise ValueError(f"k: {k} neighbours need at least {k} training samples, got "
+                             f"n_samples={len(x)}")
+        check_int(self.batch_size, "batch_size", min=1)
+        self.model_ = self._network(int(np.prod(x.shape[1:])) if x.ndim == 2 else 0)
+        self.classes_, self.y_ = np.unique(y, return_inverse=True)
+        self.codes_ = sign_code(self.model_, x, layers=self.layers)
         return self
 
     def predict(self, X) -> np.ndarray:
-        if not hasattr(self, "codes_"):
-            raise ValueError("SignCodeKNN: call fit before predict")
-        return hamming_knn(self.codes_, self.y_, self._codes(X), k=self.k,
-                           batch_size=self.batch_size)  # fmt: skip
+        """Labels of shape (Q,): the majority label of the ``k`` nearest training codes."""
+        check_is_fitted(self, "codes_")
+        codes = sign_code(self.model_, self._inputs(X, reset=False), layers=self.layers)
+        idx = hamming_knn(self.codes_, self.y_, codes, k=self.k, batch_size=self.batch_size)
+        return self.classes_[idx]
 
 
 @dataclass(frozen=True)
