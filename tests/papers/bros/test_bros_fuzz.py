@@ -36,6 +36,7 @@ from neurips26.papers.bros import (
     measure_step_memory,
     rademacher_sketch,
     single_probe_expectation,
+    squared_norm,
 )
 from neurips26.papers.bros.tasks import (
     QuadraticBilevel,
@@ -127,7 +128,8 @@ CALLS = [
     Call(bros_step, {"state": STATE, "problem": PROB, "batches": TRIPLE, "generator": GEN,
                      "sketch_vectors": True},
          {"batches": A, "lr_x": S, "lr_z": S, "theta": S, "rank_fraction": S, "probes": S,
-          "generator": (None, "x"), "sketch": ("x", None, 1)}),
+          "generator": (None, "x"), "sketch": ("x", None, 1), "subspace": ("x", None, 1)}),
+    Call(squared_norm, {"t": torch.ones(3, 2)}, {"t": (None, "x", 3, [1.0])}),
     Call(first_order_step, {"state": STATE, "problem": PROB, "batches": TRIPLE},
          {"batches": A, "lr_x": S, "lr_y": S, "theta": S}),
     Call(measure_step_memory, {"step_fn": ma_soba_step, "state": STATE, "problem": PROB,

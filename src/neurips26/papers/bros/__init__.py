@@ -25,20 +25,28 @@ Deviations from the paper
   ``sketch_vectors=True``. ``z`` is stored full size.
 - Step sizes, ``theta`` and ``rank_fraction = 1/8`` are our defaults (the abstract gives
   none).
-- Memory is counted in bytes (state + peak saved tensors + gradient buffers), not GPU
+- Memory is the peak resident memory of a fresh CPU process per method (and, as a
+  diagnostic, counted bytes: state + peak saved tensors + gradient buffers), not GPU
   peak memory.
+- The subspace coordinates enter the user's losses through the low-rank
+  reparametrisation ``W + P U`` (:class:`~.bilevel.SubspaceParam`): linear maps
+  (``F.linear``, ``@``) are evaluated factor by factor so the full gradient of a sketched
+  weight is never formed; any other operation sees the dense sum (same iterate, no
+  saving).
 """
 
 from .bilevel import (
     BilevelProblem,
+    SubspaceParam,
     cross_term,
     draw_subspace,
     hessian_action,
     rademacher_sketch,
     single_probe_expectation,
+    squared_norm,
 )
 from .estimators import BROS, MASOBA, SOBA, FirstOrderBilevel
-from .memory import MemoryReport, measure_step_memory
+from .memory import MemoryReport, PeakRSS, measure_step_memory, peak_rss
 from .optim import BilevelOptimizer, BROSOptimizer, FirstOrderBilevelOptimizer, MASOBAOptimizer
 from .steps import (
     BilevelState,
@@ -61,7 +69,9 @@ __all__ = [
     "FirstOrderBilevelOptimizer",
     "MASOBAOptimizer",
     "MemoryReport",
+    "PeakRSS",
     "StepStats",
+    "SubspaceParam",
     "bros_step",
     "cross_term",
     "draw_subspace",
@@ -70,6 +80,8 @@ __all__ = [
     "init_state",
     "ma_soba_step",
     "measure_step_memory",
+    "peak_rss",
     "rademacher_sketch",
     "single_probe_expectation",
+    "squared_norm",
 ]

@@ -33,11 +33,13 @@ from neurips26.common.validation import check_bool, check_callable, check_float,
 
 __all__ = [
     "BilevelProblem",
+    "SubspaceParam",
     "cross_term",
     "draw_subspace",
     "hessian_action",
     "rademacher_sketch",
     "single_probe_expectation",
+    "squared_norm",
 ]
 
 Params = dict[str, torch.Tensor]
@@ -57,9 +59,17 @@ def check_tensor(value, name: str, *, ndim: int | None = None) -> torch.Tensor:
         raise ValueError(f"{name} must not be empty")
     if ndim is not None and value.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimensions, got shape {tuple(value.shape)}")
-    if not bool(torch.isfinite(value).all()):
+    if not _all_finite(value):
         raise ValueError(f"{name} must be finite (it holds NaN or inf)")
     return value
+
+
+def _all_finite(t: torch.Tensor) -> bool:
+    """Whether every entry is finite, without a full-size temporary in the usual case: a
+    NaN or inf makes the sum non-finite; only a non-finite sum is checked entry by entry
+    (the sum of finite entries may overflow)."""
+    with torch.no_grad():
+        return bool(torch.isfinite(t.sum())) or bool(torch.isfinite(t).all())
 
 
 def check_params(value, name: str, like: Mapping[str, torch.Tensor] | None = None) -> Params:
@@ -185,7 +195,7 @@ def rademacher_sketch(dim: int, rank: int, *, generator: torch.Generator,
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
     bits = torch.randint(0, 2, (dim, rank), generator=generator, device=generator.device)
-    return (2.0 * bits.to(dtype) - 1.0) / math.sqrt(rank)
+    return bits.to(dtype).mul_(2.0).sub_(1.0).div_(math.sqrt(rank))  # (2 b - 1) / sqrt(r)
 
 
 def check_rank_fraction(value) -> float:
@@ -252,6 +262,168 @@ def project(p: torch.Tensor | None, v: torch.Tensor) -> torch.Tensor:
     return (p.T @ v.reshape(v.shape[0], -1)).reshape(p.shape[1], *v.shape[1:])
 
 
+# --- the low-rank reparametrisation (the full gradient of a sketched tensor is never formed) --
+
+
+_LINEAR = torch.nn.functional.linear
+_MATMULS = (torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__)
+
+
+class SubspaceParam(torch.Tensor):
+    """``W + sum_i P_i U_i`` held as its factors: a tensor that is ``W`` (a view, no copy)
+    for every reading of its values, while its gradient flows to the small ``U_i`` only.
+
+    Linear maps are evaluated factor by factor, ``F.linear(a, W + P U) = a W^T + (a U^T) P^T``
+    and ``A @ (W + P U) = A W + (A P) U`` (``(W + P U) @ B = W B + P (U B)``), so the
+    gradient reaching ``U`` (shape ``(r, *rest)``) is formed directly, never the
+    ``(m, *rest)`` gradient of ``W``. Any other operation (an elementwise power, a sum, a
+    convolution) sees the materialised tensor ``W + sum_i P_i U_i``: the same values and
+    derivatives, without the saving. :func:`squared_norm` keeps a weight decay low rank.
+
+    Build it with :meth:`wrap`; ``W`` is detached (no gradient flows to it).
+    """
+
+    @staticmethod
+    def __new__(cls, base: torch.Tensor, factors: tuple):
+        obj = torch.Tensor._make_subclass(cls, base, False)
+        obj._base_tensor = base
+        obj._factors = factors
+        return obj
+
+    def __init__(self, base, factors) -> None:  # attributes are set in __new__
+        pass
+
+    @classmethod
+    def wrap(cls, base: torch.Tensor, factors) -> torch.Tensor:
+        """``base + sum_i P_i U_i`` for the pairs ``(P_i, U_i)`` of ``factors`` (``P_i`` of
+        shape ``(m, r_i)``, ``U_i`` of shape ``(r_i, *rest)``); ``base`` of shape
+        ``(m, *rest)``."""
+        return cls(base.detach(), tuple(factors))
+
+    def materialize(self) -> torch.Tensor:
+        """The dense ``W + sum_i P_i U_i`` (differentiable in every ``U_i``)."""
+        out = self._base_tensor
+        for p, u in self._factors:
+            out = out + lift(p, u)
+        return out
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is _LINEAR:
+            out = _factored_linear(*args, **kwargs)
+            if out is not None:
+                return out
+        elif func in _MATMULS and len(args) == 2 and not kwargs:
+            out = _factored_matmul(*args)
+            if out is not None:
+                return out
+        if _is_metadata(func):
+            # shape, dtype, device, requires_grad, ...: read off W, no materialisation
+            with torch._C.DisableTorchFunctionSubclass():
+                return func(*args, **kwargs)
+        args, kwargs = torch.utils._pytree.tree_map(_dense, (args, kwargs))
+        return func(*args, **kwargs)
+
+
+_METADATA = {torch.Tensor.size, torch.Tensor.dim, torch.Tensor.numel, torch.Tensor.element_size,
+             torch.Tensor.is_floating_point, torch.Tensor.__len__, torch.Tensor.__repr__,
+             torch.Tensor.__format__, torch.Tensor.__hash__, torch.Tensor.data_ptr,
+             torch.Tensor.untyped_storage, torch.Tensor.stride, torch.Tensor.is_contiguous,
+             torch.Tensor.__reduce_ex__}  # fmt: skip
+
+
+def _is_metadata(func) -> bool:
+    if getattr(func, "__name__", "") == "__get__":  # a property: all but the views read W
+        prop = getattr(getattr(func, "__self__", None), "__name__", "")
+        return prop not in ("T", "mT", "H", "mH", "data", "real", "imag")
+    return func in _METADATA
+
+
+def _dense(v):
+    return v.materialize() if isinstance(v, SubspaceParam) else v
+
+
+def _factored_linear(input, weight, bias=None):
+    if isinstance(input, SubspaceParam) or not isinstance(weight, SubspaceParam):
+        return None
+    bias = _dense(bias)
+    out = _LINEAR(input, weight._base_tensor, bias)
+    for p, u in weight._factors:
+        if u.ndim != 2:
+            return None
+        au = _LINEAR(input, u)  # (a U^T) P^T
+        out = out + (au if p is None else _LINEAR(au, p))
+    return out
+
+
+def _factored_matmul(a, b):
+    if isinstance(b, SubspaceParam) and not isinstance(a, SubspaceParam) and a.ndim >= 1:
+        out = torch.matmul(a, b._base_tensor)  # A W + sum (A P) U
+        for p, u in b._factors:
+            out = out + torch.matmul(a if p is None else torch.matmul(a, p), u)
+        return out
+    if isinstance(a, SubspaceParam) and not isinstance(b, SubspaceParam) and a.ndim == 2:
+        out = torch.matmul(a._base_tensor, b)  # W B + sum P (U B)
+        for p, u in a._factors:
+            ub = torch.matmul(u, b)
+            out = out + (ub if p is None else torch.matmul(p, ub))
+        return out
+    return None
+
+
+def squared_norm(t: torch.Tensor) -> torch.Tensor:
+    """``||t||^2`` (a scalar tensor); for a :class:`SubspaceParam` ``W + P U`` it is
+    ``||W||^2 + 2 <P^T W, U> + ||P U||^2``, whose gradient in ``U`` is formed at the
+    subspace's size.
+
+    Parameters
+    ----------
+    t : torch.Tensor, any shape
+
+    Returns
+    -------
+    torch.Tensor, shape ()
+
+    Raises
+    ------
+    TypeError
+        ``t`` is not a tensor.
+    ValueError
+        ``t`` is not floating point or holds NaN or inf.
+
+    Examples
+    --------
+    >>> import torch
+    >>> float(squared_norm(torch.tensor([3.0, 4.0])))
+    25.0
+    """
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"t must be a torch.Tensor, got {type(t).__name__}")
+    base = t._base_tensor if isinstance(t, SubspaceParam) else t
+    if not base.is_floating_point() or not _all_finite(base.detach()):
+        raise ValueError("t must be a finite floating-point tensor")
+    if not isinstance(t, SubspaceParam):
+        return t.pow(2).sum()
+    w = t._base_tensor
+    out = torch.linalg.vector_norm(w) ** 2  # a constant: W is detached
+    for p, u in t._factors:
+        out = out + 2 * (project(p, w) * u).sum()
+    for p, u in t._factors:  # ||sum_i P_i U_i||^2 = sum_ij <U_i, P_i^T P_j U_j>
+        for q, v in t._factors:
+            out = out + (u * _gram_apply(p, q, v)).sum()
+    return out
+
+
+def _gram_apply(p, q, v):
+    """``P^T Q V`` with ``None`` the identity, never lifting ``V`` when both are sketches."""
+    if p is None:
+        return lift(q, v)
+    if q is None:
+        return project(p, v)
+    return ((p.T @ q) @ v.reshape(v.shape[0], -1)).reshape(p.shape[1], *v.shape[1:])
+
+
 class _Subspace(torch.autograd.Function):
     """``y + P_s u + P_t w`` evaluated at ``u = w = 0``: a view of ``y`` (no copy).
 
@@ -283,13 +455,24 @@ def _coords(p: torch.Tensor | None, t: torch.Tensor) -> torch.Tensor:
     return torch.zeros(shape, dtype=t.dtype, device=t.device, requires_grad=True)
 
 
-def _embed(y: Params, s: Sketch, t: Sketch):
-    """Reparametrise ``y`` by coordinates in two subspaces; returns (y_eff, u, w)."""
+def _embed(y: Params, s: Sketch, t: Sketch, factored: bool = True):
+    """Reparametrise ``y`` by coordinates in two subspaces; returns (y_eff, u, w).
+
+    ``factored``: ``y + P_s u + P_t w`` as a :class:`SubspaceParam` (the gradients of
+    ``u`` and ``w`` are formed at their own size); otherwise the projecting
+    autograd function (the full gradient is formed, then projected: the reference).
+    """
     u, w, y_eff = {}, {}, {}
     for name, val in y.items():
         empty = torch.empty(0, device=val.device)
         u[name] = _coords(s[name], val)
         w[name] = _coords(t[name], val)
+        if factored:
+            if s[name] is None and t[name] is None:
+                y_eff[name] = val.detach() + u[name] + w[name]
+            else:
+                y_eff[name] = SubspaceParam.wrap(val, ((s[name], u[name]), (t[name], w[name])))
+            continue
         ps = empty if s[name] is None else s[name]
         pt = empty if t[name] is None else t[name]
         y_eff[name] = _Subspace.apply(val.detach(), u[name], w[name], ps, pt)
@@ -307,17 +490,18 @@ def _grads(out: torch.Tensor, inputs: list[torch.Tensor], *, create_graph: bool 
 
 def grad_y(loss_fn: Callable, x: torch.Tensor, y: Params, batch, s: Sketch | None, *,
            name: str, step: int | None = None, with_x: bool = False,
-           with_y: bool = True):  # fmt: skip
+           with_y: bool = True, factored: bool = True):  # fmt: skip
     """``S^T grad_y loss`` (subspace coordinates) and, if asked, ``grad_x loss``.
 
-    ``s=None`` is the full space. Returns ``(dict, grad_x or None, loss value)``.
+    ``s=None`` is the full space. ``factored``: through :class:`SubspaceParam` (else the
+    projecting reference). Returns ``(dict, grad_x or None, loss value)``.
     """
     xg = x.detach().requires_grad_(with_x)
     if s is None:
         leaves = {k: v.detach().requires_grad_(True) for k, v in y.items()}
         y_eff = leaves
     else:
-        y_eff, leaves = _embed_one(y, s)
+        y_eff, leaves = _embed_one(y, s, factored)
     loss = check_loss(loss_fn(xg, y_eff, batch), name, step)
     if name == "lower_loss" and not _depends(loss, list(leaves.values())):
         raise ValueError("lower_loss does not depend on y (its gradient with respect to y is None)")
@@ -362,7 +546,7 @@ class _SubspaceOne(torch.autograd.Function):
         return None, _proj_or_none(p, grad), None
 
 
-def _embed_one(y: Params, s: Sketch):
+def _embed_one(y: Params, s: Sketch, factored: bool = True):
     y_eff, u = {}, {}
     for name, val in y.items():
         if s[name] is None:
@@ -370,13 +554,16 @@ def _embed_one(y: Params, s: Sketch):
             y_eff[name] = u[name]
         else:
             u[name] = _coords(s[name], val)
-            y_eff[name] = _SubspaceOne.apply(val.detach(), u[name], s[name])
+            if factored:
+                y_eff[name] = SubspaceParam.wrap(val, ((s[name], u[name]),))
+            else:
+                y_eff[name] = _SubspaceOne.apply(val.detach(), u[name], s[name])
     return y_eff, u
 
 
 def second_order(problem: BilevelProblem, x: torch.Tensor, y: Params, z: Params, batch,
                  s: Sketch | None, t: Sketch | None, *, with_cross: bool = True,
-                 step: int | None = None):  # fmt: skip
+                 step: int | None = None, factored: bool = True):  # fmt: skip
     """``S^T H T T^T z`` (S-coordinates) and ``J_xy T T^T z`` from one double backward.
 
     ``s=t=None`` is the exact pair ``(H z, J_xy z)``.
@@ -395,7 +582,7 @@ def second_order(problem: BilevelProblem, x: torch.Tensor, y: Params, z: Params,
         return hz, (outs[-1] if with_cross else None)
     s = s if s is not None else {k: None for k in y}
     t = t if t is not None else {k: None for k in y}
-    y_eff, u, w = _embed(y, s, t)
+    y_eff, u, w = _embed(y, s, t, factored)
     g = check_loss(problem.lower_loss(xg, y_eff, batch), "lower_loss", step)
     if not _depends(g, list(w.values())):
         raise ValueError("lower_loss does not depend on y (its gradient with respect to y is None)")

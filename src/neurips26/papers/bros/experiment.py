@@ -1,4 +1,4 @@
-"""Reproduction of BROS: unbiasedness, convergence, hyper-cleaning quality, counted memory.
+"""Reproduction of BROS: unbiasedness, convergence, hyper-cleaning quality, peak memory.
 
 Four measurements, each through the public API:
 
@@ -10,18 +10,26 @@ Four measurements, each through the public API:
    ``(H + (tr H I + H - 2 diag H) / r) v`` (it must match).
 2. *Convergence* (Task 2). :class:`QuadraticBilevel` has an exact ``grad Phi``; MA-SOBA,
    BROS, single-probe BROS and the first-order surrogate run with step sizes decaying as
-   ``1/sqrt(1 + k/k0)``; we fit the slope of ``log min_{j<=k} ||grad Phi(x_j)||^2`` on
-   ``log k`` (20 log-spaced points) per seed.
+   ``1/sqrt(1 + k/k0)``, each at its own best factor of ``quad_scales`` on its step sizes
+   (chosen by the final running-minimum ``||grad Phi||^2`` on ``tune_seeds`` seeds that
+   follow the evaluation seeds, so no evaluation run is seen); we fit the slope of
+   ``log min_{j<=k} ||grad Phi(x_j)||^2`` on ``log k`` (20 log-spaced points) per seed.
 3. *Hyper-data cleaning* (Task 1) on real MNIST (2x2-average-pooled to 14x14): 50% of the
    training labels flipped to another class, a small clean validation set; BROS,
    MA-SOBA and the first-order surrogate train the same MLP; we report test accuracy and
    the F1 of ``sigmoid(x_i) < 1/2`` at flagging the flipped samples. The first-order
    surrogate gets no signal here (``f`` does not depend on ``x`` directly), so its
    weights stay at 1/2: it shows what dropping the Hessian term costs.
-4. *Memory.* Counted bytes of one iteration (state + peak saved tensors + gradient
-   buffers, :func:`measure_step_memory`; BROS's sketches count as saved tensors) of BROS
-   and MA-SOBA on full 28x28 MNIST hyper-cleaning with MLPs 784-W-W-10 for each width
-   ``W``.
+4. *Memory.* On full 28x28 MNIST hyper-cleaning with MLPs 784-W-W-10 for each width
+   ``W``: the peak resident memory of two iterations of each method in a fresh
+   subprocess (:func:`~.memory.peak_rss`: the rise of Linux's ``VmHWM`` above the
+   process's size before the model is built, glibc's mmap threshold fixed so freed
+   blocks leave the resident set), the claims' metric; and, as diagnostics, the counted
+   bytes of one iteration (state + peak saved tensors + gradient buffers,
+   :func:`measure_step_memory`). BROS takes its subspace step through the low-rank
+   reparametrisation ``W + P U`` (the full gradient of a sketched weight is never
+   formed); BROS through the projecting reference (``subspace="project"``: the full
+   gradient formed, then projected) is measured beside it.
 
 Intervals are Student-t 95% over seeds, paired by seed between methods
 (``Table.paired_diff``); the ratio of final gradient norms is intervalled on the log scale
@@ -32,33 +40,39 @@ are checks. Every paper claim has a control, the same statistic where the effect
 absent: the first-order surrogate (no Hessian term: it converges to a biased point and
 does no cleaning) in place of BROS for the convergence-order and accuracy claims; MA-SOBA
 (unbiased, full space) in place of single-probe BROS for the stalling claim; and BROS
-with a full-rank subspace (``rank_fraction = 1``) for the memory claims.
+with a full-rank subspace (``rank_fraction = 1``) for the memory claims. The resident
+peaks are single measurements per method and width (no interval; marked volatile).
 
 Deviations from the paper
 -------------------------
 - Scale: MLPs on (pooled) MNIST instead of ResNets/ViTs on CIFAR/ImageNet; hundreds of
-  iterations; GPU peak memory replaced by counted bytes; data-mixture, hyper-representation
-  and ViT reweighting are not run.
+  iterations; GPU peak memory replaced by a CPU process's resident peak (the small tier
+  measures one width, 1024; ``benchmarks/bros.py`` adds 4096); data-mixture,
+  hyper-representation and ViT reweighting are not run.
 - Step sizes are ours. BROS's inner steps move ``m/r`` times further along the subspace
   than a full step of the same size (``S S^T`` has eigenvalues near ``m/r``) and the
   bi-probe estimate has a variance that grows like ``(m/r)^2``, so BROS gets its own,
   smaller ``lr_y`` and ``lr_z`` (config fields ``bros_*``).
-- The decaying step-size schedule of Task 2 is ours (it makes the stochastic rate visible).
+- The decaying step-size schedule of Task 2 and its grid of step-size factors are ours
+  (the schedule makes the stochastic rate visible).
 
 What does not reproduce at the small tier
 -----------------------------------------
-- Same order as MA-SOBA, and single-probe BROS stalling: not yet diagnosed. Under our
+- Same order as MA-SOBA, and single-probe BROS stalling (each method at its tuned
+  step-size factor, ``quad_scale_*``; a note names any factor at the grid's edge): not
+  yet diagnosed. Under our
   reading of the bi-probe estimator, ``S S^T H T T^T z`` and ``J_xy T T^T z`` have a
   variance about ``(m/r)^2`` and ``m/r`` times that of the exact terms (a property of
   the estimator); no run here varies ``r`` or the horizon to test whether that variance
   is what flattens BROS's curve or hides the single-probe bias.
 - Hyper-cleaning accuracy within 1.5 points of MA-SOBA: not yet diagnosed (no run varies
   the step sizes or the number of iterations).
-- 44.9% less memory: our counted saving stays below that figure. The per-component
-  ratios at the first width (``memory_ratio_state_first``, ``memory_ratio_saved_first``,
-  ``memory_ratio_grad_first``, the claims' diagnostics) show which part of the step does
-  not shrink: BROS's sketches are saved in every graph of the step, and ``y`` and ``z``
-  stay full size (``store_z="subspace"`` is not implemented).
+- 44.9% less memory: where the resident-peak ratio misses it, the diagnostics show
+  the parts: the projecting reference's ratio (``rss_ratio_first_project``, what the
+  full-gradient implementation gave), the process-level ratio including the runtime
+  (``rss_process_ratio_first``) and the two methods' step peaks in MiB. ``y``, ``z``
+  and the problem's ``y0`` stay full size in both methods (``store_z="subspace"`` is not
+  implemented).
 """
 
 from __future__ import annotations
@@ -87,6 +101,7 @@ from . import (
     measure_step_memory,
     single_probe_expectation,
 )
+from .memory import peak_rss
 from .tasks import QuadraticBilevel, flip_labels, hyper_cleaning_batches, hyper_cleaning_problem
 
 QUAD_METHODS = ("ma_soba", "bros", "bros_single", "first_order")
@@ -115,6 +130,11 @@ class Config:
     quad_bros_lr_x: float = param(0.03, help="BROS lr_x on Task 2", min=1e-8)
     quad_bros_lr_y: float = param(0.05, help="BROS lr_y on Task 2", min=1e-8)
     quad_bros_lr_z: float = param(0.003, help="BROS lr_z on Task 2", min=1e-8)
+    quad_scales: tuple[float, ...] = param((0.3, 1.0, 3.0), help="grid of factors on each "
+                                           "method's Task 2 step sizes (tuned per method)",
+                                           min=1e-6)
+    tune_seeds: int = param(1, help="tuning seeds of the Task 2 step sizes (disjoint from "
+                            "the evaluation seeds)", min=1)
     # 3. hyper-cleaning
     num_train: int = param(2000, help="noisy MNIST training images", min=20)
     num_val: int = param(200, help="clean validation images", min=10)
@@ -132,20 +152,23 @@ class Config:
     hc_bros_lr_y: float = param(0.4, help="BROS lr_y on Task 1", min=1e-8)
     hc_bros_lr_z: float = param(0.01, help="BROS lr_z on Task 1", min=1e-8)
     # 4. memory
-    memory_widths: tuple[int, ...] = param((256, 1024), help="MLP widths W of the memory "
+    memory_widths: tuple[int, ...] = param((1024,), help="MLP widths W of the memory "
                                            "count (784-W-W-10)", min=1)
     memory_batch: int = param(128, help="minibatch size of the memory count", min=1)
+    rss: bool = param(True, help="measure each method's resident peak in a fresh "
+                      "subprocess (the memory claims' metric)")
+    rss_steps: int = param(2, help="iterations of each resident-peak subprocess", min=1)
 
 
 TIERS = {
     "smoke": Config(num_seeds=1, oracle_dim=8, oracle_rank=2, num_draws=500, quad_iter=50,
                     num_train=200, num_val=50, num_test=100, hidden=(32,), hc_iter=5,
-                    memory_widths=(64,), memory_batch=16),
+                    memory_widths=(64,), memory_batch=16, rss=False),
     "small": Config(),
     "paper": Config(num_seeds=5, num_draws=100000, dim_y=500, quad_iter=20000,
                     num_train=20000, num_val=1000, num_test=10000, pool=1,
                     hidden=(256, 256), hc_iter=20000, hc_batch=128,
-                    memory_widths=(256, 1024, 4096)),
+                    memory_widths=(1024, 4096)),
 }
 
 METRICS = (
@@ -160,6 +183,12 @@ METRICS = (
     "memory_ratio_grad_w*", "memory_ratio_total_min", "memory_ratio_total_first",
     "memory_ratio_total_min_full_rank", "memory_ratio_total_first_full_rank",
     "memory_ratio_state_first", "memory_ratio_saved_first", "memory_ratio_grad_first",
+    "memory_ratio_total_first_project",
+    "rss_ratio_w*", "rss_ratio_first", "rss_ratio_min", "rss_ratio_first_full_rank",
+    "rss_ratio_min_full_rank", "rss_ratio_first_project", "rss_process_ratio_first",
+    "rss_step_mib_ma_soba_first", "rss_step_mib_bros_first",
+    "quad_scale_ma_soba", "quad_scale_bros", "quad_scale_bros_single",
+    "quad_scale_first_order",
 )  # fmt: skip
 
 
@@ -205,16 +234,17 @@ def _oracle(cfg: Config) -> dict[str, float]:
 # --- 2. convergence on the quadratic -------------------------------------------------------
 
 
-def _quad_run(q: QuadraticBilevel, method: str, seed: int, cfg: Config) -> dict:
-    """One method and seed on Task 2: the slope, the final ||grad Phi||^2 and the running
-    minimum of ||grad Phi||^2 (the figure's curve)."""
+def _quad_run(q: QuadraticBilevel, method: str, seed: int, cfg: Config,
+              scale: float = 1.0) -> dict:  # fmt: skip
+    """One method and seed on Task 2, every step size times ``scale``: the slope, the final
+    ||grad Phi||^2 and the running minimum of ||grad Phi||^2 (the figure's curve)."""
     prob = q.problem()
     state = init_state(prob)
     gen = make_generator(seed)
     batches = q.batches(cfg.quad_batch, seed=seed)
     curve = np.empty(cfg.quad_iter)
     for k in range(cfg.quad_iter):
-        d = 1 / math.sqrt(1 + k / cfg.quad_decay)
+        d = scale / math.sqrt(1 + k / cfg.quad_decay)
         b = next(batches)
         if method == "ma_soba":
             state = ma_soba_step(state, prob, b, lr_x=cfg.quad_lr_x * d, lr_y=cfg.quad_lr_y * d,
@@ -233,6 +263,25 @@ def _quad_run(q: QuadraticBilevel, method: str, seed: int, cfg: Config) -> dict:
     ks = np.unique(np.geomspace(10, cfg.quad_iter, 20).astype(int))
     slope = float(np.polyfit(np.log(ks), np.log(running[ks - 1]), 1)[0])
     return {"slope": slope, "final_grad_sq": float(curve[-1]), "curve": tuple(running)}
+
+
+def _quad_tune(q: QuadraticBilevel, method: str, cfg: Config) -> tuple[float, dict]:
+    """The step-size scale of ``method`` (from ``cfg.quad_scales``) with the lowest mean
+    log final running-minimum ||grad Phi||^2 over the tuning seeds, which follow the
+    evaluation seeds (no evaluation run is seen). A run that diverges scores +inf."""
+    seeds = [cfg.seed + cfg.num_seeds + i for i in range(cfg.tune_seeds)]
+    scores = {}
+    for c in cfg.quad_scales:
+        vals = []
+        for s in seeds:
+            try:
+                vals.append(math.log(max(_quad_run(q, method, s, cfg, c)["curve"][-1], 1e-300)))
+            except ValueError as exc:  # the iterate diverged at this step size
+                if "diverged" not in str(exc) and "non-finite" not in str(exc):
+                    raise
+                vals.append(math.inf)
+        scores[float(c)] = float(np.mean(vals))
+    return min(scores, key=lambda c: (scores[c], c)), scores
 
 
 # --- 3. hyper-cleaning ---------------------------------------------------------------------
@@ -288,8 +337,11 @@ def _clean_run(method: str, seed: int, cfg: Config, data, device: str = "cpu") -
 
 
 def _memory(cfg: Config, data, w: int) -> list[dict]:
-    """Counted bytes of one step of MA-SOBA, BROS and (the control) BROS with a full-rank
-    subspace (``rank_fraction = 1``) on the 784-w-w-10 hyper-cleaning MLP."""
+    """One step of MA-SOBA, BROS, BROS through the projecting reference (the full gradient
+    formed, then projected) and (the control) BROS with a full-rank subspace
+    (``rank_fraction = 1``) on the 784-w-w-10 hyper-cleaning MLP: counted bytes (in this
+    process) and, when ``cfg.rss``, the resident peak of ``cfg.rss_steps`` iterations in a
+    fresh subprocess per method (:func:`peak_rss`)."""
     xtr, noisy, _, xva, yva, _, _ = data
     with seeded(cfg.seed):
         model = MLPClassifier(xtr.shape[1], (w, w), 10)
@@ -299,18 +351,34 @@ def _memory(cfg: Config, data, w: int) -> list[dict]:
     ma = measure_step_memory(ma_soba_step, state, prob, b, lr_x=1.0, lr_y=0.1, lr_z=0.1,
                              theta=cfg.theta)  # fmt: skip
     reps = {"ma_soba": ma}
-    for name, frac in (("bros", cfg.rank_fraction), ("bros_full_rank", 1.0)):
+    for name, frac, sub in (("bros", cfg.rank_fraction, "factor"),
+                            ("bros_project", cfg.rank_fraction, "project"),
+                            ("bros_full_rank", 1.0, "factor")):  # fmt: skip
         reps[name] = measure_step_memory(bros_step, state, prob, b, lr_x=1.0, lr_y=0.1,
                                          lr_z=0.1, theta=cfg.theta, rank_fraction=frac,
-                                         generator=make_generator(cfg.seed))  # fmt: skip
+                                         generator=make_generator(cfg.seed),
+                                         subspace=sub)  # fmt: skip
+    del model, prob, state
+    rss = {}
+    if cfg.rss:
+        for name in reps:
+            rss[name] = peak_rss(name, w, batch=cfg.memory_batch, steps=cfg.rss_steps,
+                                 rank_fraction=cfg.rank_fraction, theta=cfg.theta,
+                                 num_train=cfg.num_train, num_val=cfg.num_val, mu=cfg.hc_mu,
+                                 seed=cfg.seed)  # fmt: skip
     rows = []
     for name, rep in reps.items():
         ratio = rep.ratio(ma)
-        rows.append({"method": name, "state_bytes": rep.state_bytes,
-                     "saved_tensor_bytes_peak": rep.saved_tensor_bytes_peak,
-                     "grad_buffer_bytes": rep.grad_buffer_bytes,
-                     "total_bytes": rep.total_bytes,
-                     **{f"ratio_{comp}": val for comp, val in ratio.items()}})  # fmt: skip
+        row = {"method": name, "state_bytes": rep.state_bytes,
+               "saved_tensor_bytes_peak": rep.saved_tensor_bytes_peak,
+               "grad_buffer_bytes": rep.grad_buffer_bytes, "total_bytes": rep.total_bytes,
+               **{f"ratio_{comp}": val for comp, val in ratio.items()}}  # fmt: skip
+        if name in rss:
+            r, m0 = rss[name], rss["ma_soba"]
+            row.update(rss_step_kib=r.step_peak_kib, rss_peak_kib=r.peak_kib,
+                       rss_ratio=r.step_peak_kib / max(m0.step_peak_kib, 1),
+                       rss_process_ratio=r.peak_kib / max(m0.peak_kib, 1))  # fmt: skip
+        rows.append(row)
     return rows
 
 
@@ -322,6 +390,7 @@ class BROSExperiment(Experiment):
     hyper-cleaning; each width of the memory count."""
 
     Config, TIERS, METRICS = Config, TIERS, METRICS
+    VOLATILE = ("rss_*",)  # a process's resident memory is not bit-reproducible
     UNIT_TABLE = None
     CAPTIONS: ClassVar[dict[str, str]] = {
         "stationarity": "Task 2: running minimum of the exact ||grad Phi||^2 against "
@@ -329,7 +398,7 @@ class BROSExperiment(Experiment):
                         "statement."}  # fmt: skip
 
     def setup(self, cfg: Config, ctx) -> dict:
-        return {"cfg": cfg, "mnist": {},
+        return {"cfg": cfg, "mnist": {}, "quad_tuned": {},
                 "quad": QuadraticBilevel.random(dim_x=cfg.dim_x, dim_y=cfg.dim_y, seed=cfg.seed)}
 
     def grid(self, cfg: Config):
@@ -353,7 +422,13 @@ class BROSExperiment(Experiment):
         if task == "oracle":
             return _oracle(cfg)
         if task == "quadratic":
-            return _quad_run(state["quad"], unit["method"], unit["seed"], cfg)
+            meth = unit["method"]
+            if meth not in state["quad_tuned"]:
+                state["quad_tuned"][meth] = _quad_tune(state["quad"], meth, cfg)
+            scale, scores = state["quad_tuned"][meth]
+            out = _quad_run(state["quad"], meth, unit["seed"], cfg, scale)
+            return {**out, "scale": scale, "tune_scale": tuple(scores),
+                    "tune_log_grad_sq": tuple(scores.values())}
         if task == "hyper_cleaning":
             data = self._data(state, unit["seed"], cfg.pool)
             return _clean_run(unit["method"], unit["seed"], cfg, data, ctx.device)
@@ -398,18 +473,40 @@ class BROSExperiment(Experiment):
         m["memory_ratio_total_first"] = totals["bros"][0]
         m["memory_ratio_total_min_full_rank"] = min(totals["bros_full_rank"])
         m["memory_ratio_total_first_full_rank"] = totals["bros_full_rank"][0]
+        m["memory_ratio_total_first_project"] = mem.where(
+            method="bros_project", width=cfg.memory_widths[0]).rows[0]["ratio_total"]
+        if cfg.rss:
+            w0 = cfg.memory_widths[0]
+            at = {(r["method"], r["width"]): r for r in mem}
+            for w in cfg.memory_widths:
+                m[f"rss_ratio_w{w}"] = at["bros", w]["rss_ratio"]
+            for meth, suffix in (("bros", ""), ("bros_full_rank", "_full_rank")):
+                vals = [at[meth, w]["rss_ratio"] for w in cfg.memory_widths]
+                m[f"rss_ratio_first{suffix}"], m[f"rss_ratio_min{suffix}"] = vals[0], min(vals)
+            m["rss_ratio_first_project"] = at["bros_project", w0]["rss_ratio"]
+            m["rss_process_ratio_first"] = at["bros", w0]["rss_process_ratio"]
+            for meth in ("ma_soba", "bros"):
+                m[f"rss_step_mib_{meth}_first"] = at[meth, w0]["rss_step_kib"] / 1024
+        for meth in QUAD_METHODS:
+            m[f"quad_scale_{meth}"] = float(quad.where(method=meth).rows[0]["scale"])
         return m
 
     def tables(self, table, summary, cfg: Config) -> dict:
-        quad = [{"method": r["method"], "seed": r["seed"], "slope": r["slope"],
-                 "final_grad_sq": r["final_grad_sq"]} for r in table.where(task="quadratic")]
+        quad = [{"method": r["method"], "seed": r["seed"], "step_scale": r["scale"],
+                 "slope": r["slope"], "final_grad_sq": r["final_grad_sq"]}
+                for r in table.where(task="quadratic")]  # fmt: skip
+        tune = [{"method": r["method"], "step_scale": c, "tune_log_grad_sq": v}
+                for r in table.where(task="quadratic") if r["seed"] == cfg.seed
+                for c, v in zip(r["tune_scale"], r["tune_log_grad_sq"], strict=True)]
         clean = [{"method": r["method"], "seed": r["seed"], "test_acc": r["test_acc"],
                   "f1": r["f1"]} for r in table.where(task="hyper_cleaning")]
         mem = [{"width": r["width"], "method": r["method"], "state_bytes": r["state_bytes"],
                 "saved_tensor_bytes_peak": r["saved_tensor_bytes_peak"],
-                "grad_buffer_bytes": r["grad_buffer_bytes"], "total_bytes": r["total_bytes"]}
+                "grad_buffer_bytes": r["grad_buffer_bytes"], "total_bytes": r["total_bytes"],
+                **{k: r[k] for k in ("rss_step_kib", "rss_peak_kib", "rss_ratio") if k in r}}
                for r in table.where(task="memory")]  # fmt: skip
-        return {"quadratic": quad, "hyper_cleaning": clean, "memory": mem}
+        return {"quadratic": quad, "quadratic_tuning": tune, "hyper_cleaning": clean,
+                "memory": mem}
 
     def figures(self, table, summary, cfg: Config) -> dict:
         fig, axes = new_figure()
@@ -424,7 +521,17 @@ class BROSExperiment(Experiment):
         return {"stationarity": figure_png(fig)}
 
     def notes(self, table, summary, cfg: Config):
-        return ("one seed: the seed intervals are infinite",) if cfg.num_seeds < 2 else ()
+        out = ["one seed: the seed intervals are infinite"] if cfg.num_seeds < 2 else []
+        grid = sorted(cfg.quad_scales)
+        edge = [m for m in QUAD_METHODS if len(grid) > 1
+                and summary[f"quad_scale_{m}"] in (grid[0], grid[-1])]  # fmt: skip
+        if edge:
+            out.append("Task 2 step-size factor at the edge of the grid "
+                       f"{tuple(grid)} for: {', '.join(edge)} (a wider grid might do better)")
+        if cfg.rss:
+            out.append(f"resident peaks: one fresh process per method at widths "
+                       f"{cfg.memory_widths}, a single measurement each (no interval)")
+        return tuple(out)
 
 
 EXPERIMENT = BROSExperiment()

@@ -32,12 +32,12 @@ from neurips26.common.validation import check_bool, check_choice, check_float, c
 from .bilevel import (
     BilevelProblem,
     Params,
+    _all_finite,
     check_params,
     check_rank_fraction,
     check_tensor,
     draw_subspace,
     grad_y,
-    lift,
     second_order,
 )
 
@@ -154,7 +154,7 @@ def _check(state, problem, batches):
 def _finish(state, problem, x, y, z, h, stats) -> BilevelState:
     step = state.step + 1
     for name, t in (("x", x), ("h", h), *y.items(), *z.items()):
-        if not bool(torch.isfinite(t).all()):
+        if not _all_finite(t):
             raise ValueError(f"the iterate diverged at iteration {step} ({name} is not finite); "
                              "lower the step sizes (lr_x, lr_y, lr_z)")
     return BilevelState(x, y, z, h, step, stats)
@@ -163,6 +163,15 @@ def _finish(state, problem, x, y, z, h, stats) -> BilevelState:
 @torch.no_grad()
 def _update(t, d, lr):
     return t - lr * d
+
+
+@torch.no_grad()
+def _lift_update(t, p, u, lr):
+    """``t - lr P u`` in one fused product (no ``(m, *rest)`` temporary besides the result)."""
+    if p is None:
+        return t - lr * u
+    out = torch.addmm(t.reshape(t.shape[0], -1), p, u.reshape(u.shape[0], -1), alpha=-lr)
+    return out.reshape(t.shape)
 
 
 def ma_soba_step(state: BilevelState, problem: BilevelProblem, batches, *, lr_x: float = 1e-2,
@@ -206,8 +215,8 @@ def ma_soba_step(state: BilevelState, problem: BilevelProblem, batches, *, lr_x:
 def bros_step(state: BilevelState, problem: BilevelProblem, batches, *, lr_x: float = 1e-2,
               lr_y: float = 1e-1, lr_z: float = 1e-1, theta: float = 0.1,
               rank_fraction: float = 0.125, probes: int = 2, generator: torch.Generator,
-              sketch: str = "rademacher",
-              sketch_vectors: bool = False) -> BilevelState:  # fmt: skip
+              sketch: str = "rademacher", sketch_vectors: bool = False,
+              subspace: str = "factor") -> BilevelState:  # fmt: skip
     """One BROS iteration: lower and auxiliary steps in a fresh random subspace.
 
     Parameters
@@ -226,6 +235,13 @@ def bros_step(state: BilevelState, problem: BilevelProblem, batches, *, lr_x: fl
         a test oracle).
     sketch_vectors : bool
         Also sketch 1-D tensors (biases stay full by default).
+    subspace : {"factor", "project"}
+        How the subspace coordinates enter the losses. "factor": every sketched tensor is
+        the low-rank reparametrisation ``W + P U`` (:class:`SubspaceParam`), linear maps
+        are evaluated factor by factor and the gradient of ``U`` is formed at its own
+        size ``(r, *rest)``: the full ``(m, *rest)`` gradient never exists. "project":
+        the gradient of the full tensor is formed, then projected (the reference; the
+        same iterate up to floating-point rounding).
 
     Returns
     -------
@@ -238,6 +254,7 @@ def bros_step(state: BilevelState, problem: BilevelProblem, batches, *, lr_x: fl
     probes = check_int(probes, "probes", min=1, max=2)
     sketch = check_choice(sketch, "sketch", ("rademacher", "identity"))
     sketch_vectors = check_bool(sketch_vectors, "sketch_vectors")
+    fac = check_choice(subspace, "subspace", ("factor", "project")) == "factor"
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     if sketch == "identity":
@@ -248,14 +265,15 @@ def bros_step(state: BilevelState, problem: BilevelProblem, batches, *, lr_x: fl
         t = s if probes == 1 else draw_subspace(state.y, rank_fraction, generator=generator,
                                                 sketch_vectors=sketch_vectors)  # fmt: skip
     k = state.step + 1
-    sgf, gxf, fval = grad_y(problem.upper_loss, state.x, state.y, xi, s,
-                            name="upper_loss", step=k, with_x=True)  # S^T grad_y f  # fmt: skip
-    sgg, _, gval = grad_y(problem.lower_loss, state.x, state.y, phi, s,
-                          name="lower_loss", step=k)  # S^T grad_y g  # fmt: skip
-    shz, jz = second_order(problem, state.x, state.y, state.z, psi, s, t, step=k)
+    sgf, gxf, fval = grad_y(problem.upper_loss, state.x, state.y, xi, s, name="upper_loss",
+                            step=k, with_x=True, factored=fac)  # S^T grad_y f  # fmt: skip
+    sgg, _, gval = grad_y(problem.lower_loss, state.x, state.y, phi, s, name="lower_loss",
+                          step=k, factored=fac)  # S^T grad_y g  # fmt: skip
+    shz, jz = second_order(problem, state.x, state.y, state.z, psi, s, t, step=k,
+                           factored=fac)  # fmt: skip
     ps = s if s is not None else {n: None for n in state.y}
-    y = {n: _update(state.y[n], lift(ps[n], sgg[n]), lr_y) for n in state.y}  # Eq. (6)
-    z = {n: _update(state.z[n], lift(ps[n], shz[n] - sgf[n]), lr_z) for n in state.z}  # Eq. (7)
+    y = {n: _lift_update(state.y[n], ps[n], sgg[n], lr_y) for n in state.y}  # Eq. (6)
+    z = {n: _lift_update(state.z[n], ps[n], shz[n] - sgf[n], lr_z) for n in state.z}  # Eq. (7)
     h = (1 - theta) * state.h + theta * (gxf - jz)  # Eq. (8)
     x = _update(state.x, h, lr_x)  # Eq. (5)
     grad_bytes = _nbytes([gxf, jz, *sgf.values(), *sgg.values(), *shz.values()])

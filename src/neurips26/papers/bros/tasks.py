@@ -25,7 +25,7 @@ from neurips26.common.validation import (
     check_seed,
 )
 
-from .bilevel import BilevelProblem
+from .bilevel import BilevelProblem, squared_norm
 
 __all__ = ["QuadraticBilevel", "flip_labels", "hyper_cleaning_batches",
            "hyper_cleaning_problem"]  # fmt: skip
@@ -248,7 +248,7 @@ def hyper_cleaning_problem(model: nn.Module, x_train, y_train, x_val, y_val, *,
         idx = torch.arange(len(xtr), device=dev) if idx is None else idx.to(dev)
         logits = torch.func.functional_call(model, y, (xtr[idx],))
         ce = nn.functional.cross_entropy(logits, ytr[idx], reduction="none")
-        reg = sum(p.pow(2).sum() for p in y.values())
+        reg = sum(squared_norm(p) for p in y.values())  # low rank under BROS's subspace
         return (torch.sigmoid(x[idx]) * ce).mean() + mu * reg
 
     def upper(x, y, idx):
