@@ -10,15 +10,20 @@ import pytest
 import torch
 from torch import nn
 
+from neurips26.common.models import SmallCNN
 from neurips26.common.torch import seeded
 from neurips26.papers.noise_aware_routing import (
+    Evaluator,
     MiniDiT,
     NoiseSchedule,
+    TrainResult,
     ddim_sample,
     ddim_timesteps,
     ddpm_sample,
     diffusion_loss,
+    eval_schedule,
     frechet_distance,
+    plateaued,
     route_sensitivity,
     train_diffusion,
 )
@@ -205,3 +210,66 @@ def test_bad_sampler_inputs():
     with pytest.raises(ValueError, match="t"):
         diffusion_loss(net, torch.zeros(2, 1, 8, 8), torch.tensor([0, 1]),
                        t=torch.tensor([0, 1000]))
+
+
+def test_eval_schedule_geometric_and_even():
+    assert eval_schedule(10, 5).tolist() == [5, 10]
+    assert eval_schedule(12, 5).tolist() == [5, 10, 12]
+    g = eval_schedule(1000, 4, 1.25)
+    assert g[0] == 4 and g[-1] == 1000 and (np.diff(g) >= 1).all()
+    # consecutive steps grow by at most the ratio (rounded up), so any speedup
+    # max_iter / s >= max_iter / 4 lies between two evaluations a factor ~1.25 apart
+    assert (g[1:-1] / g[:-2] <= 1.25 + 1 / g[:-2]).all()
+    assert eval_schedule(3, 5).tolist() == [3]
+    with pytest.raises(ValueError, match="growth"):
+        eval_schedule(10, 2, 0.5)
+
+
+def test_plateaued_rule():
+    # best of the late half against the best of the early half (steps <= s / 2)
+    assert not plateaued([4, 8, 16], [1.0, 0.8, 0.7], 0.1)  # 0.7 < 0.9 * 0.8: improving
+    assert plateaued([4, 8, 16], [1.0, 0.8, 0.75], 0.1)  # 0.75 > 0.72
+    assert not plateaued([4], [1.0], 0.1)  # nothing early yet
+    assert not plateaued([4, 5], [1.0, 1.0], 0.1)  # nothing at or before s / 2
+    with pytest.raises(ValueError, match="val_loss"):
+        plateaued([1, 2], [1.0], 0.1)
+
+
+def test_steps_to_reach_reads_the_chosen_curve_and_skips_unsampled():
+    nan = float("nan")
+    r = TrainResult("none", np.array([10, 20, 40]), np.array([9.0, nan, 1.0]),
+                    np.array([0.1, nan, 0.2]), np.array([1.0, 0.5, 0.25]), np.zeros(40), 0.0)
+    assert r.steps_to_reach(5.0) == pytest.approx(10 + 30 * 4 / 8)  # FD: 10 -> 40
+    assert r.steps_to_reach(0.75, "val_loss") == pytest.approx(15.0)
+    assert r.steps_to_reach(2.0, "val_loss") == 10.0
+    assert r.steps_to_reach(0.1, "val_loss") == float("inf")
+    with pytest.raises(ValueError, match="metric"):
+        r.steps_to_reach(1.0, "acc")
+
+
+def test_train_diffusion_stops_on_plateau_and_samples_every_kth():
+    g = torch.Generator().manual_seed(0)
+    x0 = (torch.rand(64, 1, 8, 8, generator=g) > 0.5).float() * 2 - 1
+    y = torch.arange(64) % 10
+    with seeded(0):
+        clf = SmallCNN(1, (4,), 10).eval()
+    ev = Evaluator(clf, x0, x0[:16], y[:16], num_samples=10, num_steps=2)
+    kw = {"routing": "none", "batch_size": 16, "lr": 3e-3, "evaluator": ev, "seed": 0,
+          "eval_every": 2, "eval_growth": 1.5, "fd_every": 2}
+    _, full = train_diffusion(_net(), x0.numpy(), y.numpy(), max_iter=30, **kw)
+    assert full.steps.tolist() == eval_schedule(30, 2, 1.5).tolist() and not full.plateau
+    sampled = np.isfinite(full.fd)
+    assert sampled[::2].all() and not sampled[1:-1:2].any() and sampled[-1]
+    assert np.isfinite(full.val_loss).all()
+    # a tolerance of 0.99 stops at the first evaluation with an early half
+    _, short = train_diffusion(_net(), x0.numpy(), y.numpy(), max_iter=30, plateau_tol=0.99,
+                               **kw)  # fmt: skip
+    assert short.plateau and len(short.losses) == short.steps[-1] < 30
+    assert np.isfinite(short.fd[-1])
+    # the same seed gives the same curve up to the stop
+    n = len(short.steps)
+    np.testing.assert_allclose(short.val_loss, full.val_loss[:n], rtol=1e-5)
+    # not before min_iter
+    _, late = train_diffusion(_net(), x0.numpy(), y.numpy(), max_iter=30, plateau_tol=0.99,
+                              min_iter=10, **kw)  # fmt: skip
+    assert late.plateau and late.steps[-1] == 12

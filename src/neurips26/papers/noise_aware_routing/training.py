@@ -116,25 +116,34 @@ class Evaluator:
         self.noise_val = torch.randn(self.x_val.shape, generator=g)
 
     @torch.no_grad()
-    def __call__(self, model: nn.Module) -> EvalResult:
-        """Evaluate ``model`` (in eval mode: never routed)."""
+    def __call__(self, model: nn.Module, *, sample: bool = True) -> EvalResult:
+        """Evaluate ``model`` (in eval mode: never routed).
+
+        With ``sample=False`` only the held-out loss is computed (cheap); ``fd`` and
+        ``sample_acc`` are then NaN.
+        """
         model = _check_model(model)
+        if not isinstance(sample, bool):
+            raise TypeError(f"sample: expected a bool, got {type(sample).__name__}")
         was = model.training
         dev = next(model.parameters()).device
         model.eval()
         try:
-            x = ddim_sample(model, self.labels.to(dev), schedule=self.schedule,
-                            num_steps=self.num_steps, cfg_scale=self.cfg_scale,
-                            clip_denoised=True, generator=make_generator(self.seed + 1))
-            x = x.cpu()
-            feats = self.classifier.features(x).double().numpy()
-            acc = float((self.classifier(x).argmax(1) == self.labels).float().mean())
+            fd = acc = math.nan
+            if sample:
+                x = ddim_sample(model, self.labels.to(dev), schedule=self.schedule,
+                                num_steps=self.num_steps, cfg_scale=self.cfg_scale,
+                                clip_denoised=True, generator=make_generator(self.seed + 1))
+                x = x.cpu()
+                feats = self.classifier.features(x).double().numpy()
+                acc = float((self.classifier(x).argmax(1) == self.labels).float().mean())
+                fd = frechet_distance(feats, self.real_features)
             val = float(diffusion_loss(model, self.x_val.to(dev), self.y_val.to(dev),
                                        schedule=self.schedule, label_dropout=0.0,
                                        t=self.t_val.to(dev), noise=self.noise_val.to(dev)))
         finally:
             model.train(was)
-        return EvalResult(frechet_distance(feats, self.real_features), acc, val)
+        return EvalResult(fd, acc, val)
 
 
 @dataclass(frozen=True)
@@ -147,11 +156,15 @@ class TrainResult:
     steps : ndarray, shape (E,)
         Training steps at which the EMA model was evaluated.
     fd, sample_acc, val_loss : ndarray, shape (E,)
-        :class:`EvalResult` fields at those steps.
-    losses : ndarray, shape (max_iter,)
-        The training loss at every step.
+        :class:`EvalResult` fields at those steps (``fd`` and ``sample_acc`` NaN at the
+        evaluations that drew no samples).
+    losses : ndarray, shape (S,)
+        The training loss at every step taken.
     wall_time : float
         Seconds spent in training steps (evaluations excluded).
+    plateau : bool
+        Whether the run stopped on the held-out loss's plateau (else it ran its
+        ``max_iter``).
     """
 
     routing: str
@@ -161,26 +174,117 @@ class TrainResult:
     val_loss: np.ndarray
     losses: np.ndarray
     wall_time: float
+    plateau: bool = False
 
     @property
     def final_fd(self) -> float:
         return float(self.fd[-1])
 
-    def steps_to_reach(self, target_fd: float) -> float:
-        """First training step at which the FD curve reaches ``target_fd``.
+    def steps_to_reach(self, target: float, metric: str = "fd") -> float:
+        """First training step at which the ``metric`` curve reaches ``target``.
 
-        Linear interpolation between evaluations (the curve starts at step 0 from the
-        first evaluation's value); ``inf`` if the run never reaches it.
+        Linear interpolation between the evaluations that measured the metric (the
+        curve starts at step 0 from the first evaluation's value); ``inf`` if the run
+        never reaches it.
+
+        Parameters
+        ----------
+        target : float
+            The value to reach (at or below).
+        metric : {"fd", "val_loss"}
+            The curve: Frechet distance or held-out denoising loss.
         """
-        target = check_float(target_fd, "target_fd", min=0.0)
-        below = np.nonzero(self.fd <= target)[0]
+        target = check_float(target, "target", min=0.0)
+        check_choice(metric, "metric", ("fd", "val_loss"))
+        values = np.asarray(getattr(self, metric), dtype=float)
+        ok = np.isfinite(values)
+        steps, values = self.steps[ok], values[ok]
+        below = np.nonzero(values <= target)[0]
         if not below.size:
             return math.inf
         i = int(below[0])
         if i == 0:
-            return float(self.steps[0])
-        s0, s1, f0, f1 = self.steps[i - 1], self.steps[i], self.fd[i - 1], self.fd[i]
+            return float(steps[0])
+        s0, s1, f0, f1 = steps[i - 1], steps[i], values[i - 1], values[i]
         return float(s0 + (s1 - s0) * (f0 - target) / (f0 - f1))
+
+
+def eval_schedule(max_iter: int, first: int, growth: float = 1.0) -> np.ndarray:
+    """Training steps at which a run is evaluated.
+
+    ``growth = 1``: every ``first`` steps; ``growth > 1``: a geometric grid
+    ``first, ceil(first * growth), ...`` (each step at least one more than the last), so
+    the grid resolves a speedup ``S / s`` within a factor ``growth`` at any scale. The last
+    step ``max_iter`` is always included.
+
+    Parameters
+    ----------
+    max_iter : int
+        Training steps of the run.
+    first : int
+        The first evaluation step (and the spacing when ``growth = 1``).
+    growth : float
+        Ratio of consecutive evaluation steps, in ``[1, 10]``.
+
+    Returns
+    -------
+    ndarray of int64, shape (E,)
+        Increasing steps in ``[1, max_iter]``, ending at ``max_iter``.
+
+    Examples
+    --------
+    >>> eval_schedule(40, 4, 1.5).tolist()
+    [4, 6, 9, 14, 21, 32, 40]
+    """
+    max_iter = check_int(max_iter, "max_iter", min=1, max=MAX_ITER)
+    first = check_int(first, "first", min=1)
+    growth = check_float(growth, "growth", min=1.0, max=10.0)
+    out, s = [], first
+    while s < max_iter:
+        out.append(s)
+        s = s + first if growth == 1.0 else max(s + 1, math.ceil(s * growth))
+    out.append(max_iter)
+    return np.array(out, dtype=np.int64)
+
+
+def plateaued(steps, val_loss, tol: float) -> bool:
+    """The stopping rule: the held-out loss improved by less than ``tol`` (relative) over
+    the last half of the run.
+
+    At the last evaluation step ``s``, the best loss of the evaluations in ``(s/2, s]`` is
+    compared with the best up to ``s/2``: the run has plateaued when
+    ``best_late > (1 - tol) * best_early``. Doubling the training gained less than ``tol``.
+
+    Parameters
+    ----------
+    steps : array_like of int, shape (E,)
+        Evaluation steps, increasing.
+    val_loss : array_like, shape (E,)
+        Held-out loss at those steps.
+    tol : float
+        Relative improvement below which the run has plateaued, in ``[0, 1)``.
+
+    Returns
+    -------
+    bool
+        False while no evaluation lies at or before ``s/2``.
+
+    Examples
+    --------
+    >>> plateaued([10, 20, 40], [1.0, 0.5, 0.49], 0.05)
+    True
+    >>> plateaued([10, 20, 40], [1.0, 0.5, 0.4], 0.05)
+    False
+    """
+    steps = check_array(steps, "steps", ndim=1, dtype=np.float64)
+    loss = check_array(val_loss, "val_loss", ndim=1, dtype=np.float64)
+    if len(loss) != len(steps):
+        raise ValueError(f"val_loss: expected {len(steps)} values like steps, got {len(loss)}")
+    tol = check_float(tol, "tol", min=0.0, max=1.0, max_inclusive=False)
+    early = steps <= steps[-1] / 2
+    if not early.any() or early.all():
+        return False
+    return bool(loss[~early].min() > (1.0 - tol) * loss[early].min())
 
 
 def _check_data(x, y, num_classes) -> tuple[torch.Tensor, torch.Tensor]:
@@ -213,8 +317,9 @@ def train_diffusion(model: nn.Module, x, y, *, routing: str = "noise_aware",
                     lr: float = 1e-4, batch_size: int = 64, eval_every: int = 100,
                     evaluator: Evaluator | None = None, ema_decay: float = 0.999,
                     label_dropout: float = 0.1, schedule: NoiseSchedule | None = None,
-                    seed: int = 0, device: str = "cpu"
-                    ) -> tuple[nn.Module, TrainResult]:  # fmt: skip
+                    seed: int = 0, device: str = "cpu", eval_growth: float = 1.0,
+                    fd_every: int = 1, plateau_tol: float | None = None,
+                    min_iter: int = 1) -> tuple[nn.Module, TrainResult]:  # fmt: skip
     """Train ``model`` in place on the DDPM loss with a routing mode.
 
     Parameters
@@ -231,9 +336,11 @@ def train_diffusion(model: nn.Module, x, y, *, routing: str = "noise_aware",
     max_iter, lr, batch_size : int, float, int
         AdamW steps, learning rate, batch size.
     eval_every : int
-        Evaluate the EMA model every this many steps (and at the last step).
+        Evaluate the EMA model every this many steps (and at the last step); with
+        ``eval_growth > 1`` the first evaluation step of a geometric grid
+        (:func:`eval_schedule`).
     evaluator : Evaluator, optional
-        Without one, the curve arrays are empty.
+        Without one, the curve arrays are empty and no plateau is detected.
     ema_decay : float
         EMA decay, warmed up as ``min(decay, (1 + s) / (10 + s))``.
     label_dropout : float
@@ -243,6 +350,18 @@ def train_diffusion(model: nn.Module, x, y, *, routing: str = "noise_aware",
         Seeds the batches, the timesteps and noise, and the routing (three generators, so
         runs with different routings see the same batches, timesteps and noise).
     device : {"cpu", "cuda"}
+    eval_growth : float
+        Ratio of consecutive evaluation steps (1: evenly spaced).
+    fd_every : int
+        Draw samples (FD and sample accuracy) at every this many evaluations and at the
+        last one; the held-out loss is computed at every evaluation.
+    plateau_tol : float, optional
+        The stopping rule (:func:`plateaued`): stop at the first evaluation where the
+        held-out loss improved by less than this fraction over the last half of the
+        run; ``max_iter`` is then a cap. None: run ``max_iter`` steps.
+    min_iter : int
+        The rule is not applied before this step (the EMA loss is flat at the start,
+        before it drops).
 
     Returns
     -------
@@ -259,6 +378,13 @@ def train_diffusion(model: nn.Module, x, y, *, routing: str = "noise_aware",
     lr = check_float(lr, "lr", min=0.0, max=10.0, min_inclusive=False)
     batch_size = check_int(batch_size, "batch_size", min=1, max=len(x))
     eval_every = check_int(eval_every, "eval_every", min=1)
+    eval_growth = check_float(eval_growth, "eval_growth", min=1.0, max=10.0)
+    grid = set(eval_schedule(max_iter, eval_every, eval_growth).tolist())
+    min_iter = check_int(min_iter, "min_iter", min=1, max=MAX_ITER)
+    fd_every = check_int(fd_every, "fd_every", min=1)
+    if plateau_tol is not None:
+        plateau_tol = check_float(plateau_tol, "plateau_tol", min=0.0, max=1.0,
+                                  max_inclusive=False)  # fmt: skip
     decay = check_float(ema_decay, "ema_decay", min=0.0, max=1.0)
     seed = check_seed(seed)
     if evaluator is not None and not isinstance(evaluator, Evaluator):
@@ -268,6 +394,7 @@ def train_diffusion(model: nn.Module, x, y, *, routing: str = "noise_aware",
     ema = copy.deepcopy(model).eval().requires_grad_(False)
     steps, evals = [], []
     clock = [0.0, time.perf_counter()]
+    stop = [False]
 
     def loss_fn(net, batch):
         xb, yb = batch
@@ -280,11 +407,16 @@ def train_diffusion(model: nn.Module, x, y, *, routing: str = "noise_aware",
         clock[0] += time.perf_counter() - clock[1]
         ema_update(ema, net, min(decay, (1 + step) / (10 + step)))
         done = step + 1
-        if evaluator is not None and (done % eval_every == 0 or done == max_iter):
+        if evaluator is not None and done in grid:
             steps.append(done)
-            evals.append(evaluator(ema))
+            ev = evaluator(ema, sample=False)
+            evals.append(ev)
+            if plateau_tol is not None and done >= min_iter:
+                stop[0] = plateaued(steps, [e.val_loss for e in evals], plateau_tol)
+            if stop[0] or done == max_iter or (len(evals) - 1) % fd_every == 0:
+                evals[-1] = evaluator(ema)
         clock[1] = time.perf_counter()
-        return False
+        return stop[0]
 
     batches = array_batches(x, y, batch_size=batch_size, generator=make_generator(seed),
                             device=device)  # fmt: skip
@@ -294,7 +426,8 @@ def train_diffusion(model: nn.Module, x, y, *, routing: str = "noise_aware",
     result = TrainResult(
         routing, np.array(steps, dtype=np.int64),
         np.array([e.fd for e in evals]), np.array([e.sample_acc for e in evals]),
-        np.array([e.val_loss for e in evals]), np.array(res.losses), clock[0])  # fmt: skip
+        np.array([e.val_loss for e in evals]), np.array(res.losses), clock[0],
+        stop[0])  # fmt: skip
     return ema, result
 
 
