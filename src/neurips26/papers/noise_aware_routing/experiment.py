@@ -9,7 +9,8 @@ every sample), NAR (0.25 / 0.5 / 0.75 for the low / middle / high-noise thirds o
 timesteps) and the reversed ordering (0.75 / 0.5 / 0.25). On a geometric grid of steps
 (from ``eval_every``, ratio ``eval_growth``) the EMA model's held-out loss is computed, and
 at every ``fd_every``-th evaluation and the last the model is evaluated by a frozen
-in-repo classifier (a small CNN trained once on the same data and cached): the Frechet distance (FD) of its penultimate features between DDIM
+in-repo classifier (a small CNN trained once on the same data and cached):
+the Frechet distance (FD) of its penultimate features between DDIM
 samples and real test images, its accuracy on the samples w.r.t. their labels, and a
 held-out denoising loss. The paper's convergence measure becomes: the training steps NAR
 needs to reach the DiT baseline's final FD (and, second reading, its final held-out
