@@ -380,6 +380,43 @@ def test_mstcn_learns_a_simple_segmentation():
     assert segmentation_metrics(net.predict(x), y).accuracy > 90
 
 
+def test_mstcn_stops_at_a_heldout_plateau_and_keeps_its_best_weights():
+    """With held-out videos, training stops before the cap once the held-out loss stops
+    improving, and the model holds the weights of the lowest held-out loss."""
+    from neurips26.papers.arq_vae.segmentation import _heldout_loss
+
+    rng = np.random.default_rng(1)
+    y = [np.repeat(rng.integers(0, 3, 5), 12) for _ in range(8)]
+    x = [np.eye(3)[v] * 2 + 0.3 * rng.normal(size=(len(v), 3)) for v in y]
+    net = MSTCN(3, 3, num_stages=1, num_layers=2, channels=8, seed=0)
+    r = train_mstcn(net, x[:6], y[:6], max_iter=5000, lr=1e-2, window=40, seed=0,
+                    val_videos=x[6:], val_labels=y[6:], eval_every=10, patience=3)
+    assert r.plateau and r.num_steps < 5000
+    assert r.val_steps == tuple(range(10, r.num_steps + 1, 10))
+    best = int(np.argmin(r.val_losses))
+    assert r.best_step == r.val_steps[best]
+    # the three evaluations after the best did not improve by 1%
+    assert all(v >= 0.99 * min(r.val_losses[:i + 1]) for i, v in
+               enumerate(r.val_losses) if i > len(r.val_losses) - 4)
+    vx = [torch.as_tensor(v, dtype=torch.float32) for v in x[6:]]
+    vy = [torch.as_tensor(v) for v in y[6:]]
+    assert abs(_heldout_loss(net, vx, vy, 0.15, "cpu") - r.val_losses[best]) < 1e-5
+    # without held-out videos it runs to the cap
+    r2 = train_mstcn(MSTCN(3, 3, num_stages=1, num_layers=2, channels=8), x, y, max_iter=7)
+    assert r2.num_steps == 7 and not r2.plateau and r2.val_losses == ()
+
+
+def test_mstcn_heldout_arguments_are_checked():
+    net = MSTCN(3, 3, num_stages=1, num_layers=1, channels=4)
+    x, y = [np.zeros((10, 3))], [np.zeros(10, int)]
+    with pytest.raises(ValueError, match="val_labels"):
+        train_mstcn(net, x, y, max_iter=1, val_videos=x)
+    with pytest.raises(ValueError, match="val_labels"):
+        train_mstcn(net, x, y, max_iter=1, val_videos=x, val_labels=[np.zeros(9, int)])
+    with pytest.raises(ValueError, match="val_videos"):
+        train_mstcn(net, x, y, max_iter=1, val_videos=[np.zeros((10, 4))], val_labels=y)
+
+
 # ---------------------------------------------------------------- baselines and data
 def test_baselines_respect_the_budget_and_improve_with_bytes(data):
     vids = list(data.features)

@@ -28,15 +28,22 @@ def test_smoke_metrics(smoke):
     assert math.isnan(m["real_acc_ratio"]) and "real_acc_ratio" in smoke.reasons
     nan = [k for k, v in m.items() if isinstance(v, float) and math.isnan(v)]
     assert all(k in smoke.reasons for k in nan)
-    # seeds x budgets x methods, and the shuffled-pairing control at the smallest budget
-    assert len(smoke.tables["memories"]) == 2 * 2 * 6 + 2
+    # seeds x budgets x methods, and the shuffled-pairing control at the smallest budget;
+    # the second noise reading: the smallest budget, the memory (with and without
+    # fine-tuning, shuffled pairing) and k-means
+    assert len(smoke.tables["memories"]) == 2 * 2 * 6 + 2 + 2 * 4
+    # MS-TCN ran under the plateau rule: every training within the cap
+    assert 0 < m["mstcn_steps_max"] <= TIERS["smoke"].mstcn_iter
+    assert 0 <= m["mstcn_plateau_fraction"] <= 1
 
 
 def test_controls_are_measured(smoke):
     """Each control is finite on the smoke run, with its interval over the two seeds."""
     m, iv = smoke.metrics, smoke.intervals
     for k in ("extreme_f1_ratio_kmeans", "finetune_error_drop_shuffled",
-              "finetune_f1_gain_shuffled", "unsup_edit_gap_shuffled"):
+              "finetune_f1_gain_shuffled", "unsup_edit_gap_shuffled",
+              "extreme_f1_ratio_kmeans_noise2", "finetune_error_drop_shuffled_noise2",
+              "finetune_f1_gain_shuffled_noise2"):
         assert math.isfinite(m[k]), k
         assert iv[k]["n"] == 2 and iv[k]["lo"] <= m[k] <= iv[k]["hi"], k
     for c in PAPER.claims:
@@ -57,3 +64,19 @@ def test_tiers_are_configs():
     assert set(TIERS) == {"smoke", "small", "paper"}
     assert all(isinstance(c, Config) for c in TIERS.values())
     assert TIERS["paper"].num_videos > TIERS["small"].num_videos > TIERS["smoke"].num_videos
+
+
+def test_incremental_unit_measures_every_arm():
+    """The incremental unit trains task 1, then task 2 with float32, memory and no replay;
+    every F1 is a percentage and the memory is within its budget."""
+    from dataclasses import replace
+
+    from neurips26.papers.arq_vae.experiment import _incremental
+
+    cfg = replace(TIERS["smoke"], num_videos=24, num_test=8, num_val=8, incremental=True,
+                  mstcn_iter=10)
+    row = _incremental(cfg, 0, "cpu")
+    for k in ("before", "full", "arq", "none"):
+        assert 0 <= row[f"f1_t1_{k}"] <= 100, k
+    assert row["arq_bytes"] <= row["float32_bytes"] * cfg.incr_budget
+    assert 0 < row["steps_max"] <= cfg.mstcn_iter

@@ -23,6 +23,7 @@ from .memory import (
 from .model import ARQVAE, ARQVAEOutput, ResidualQuantizer, train_arqvae
 from .segmentation import (
     MSTCN,
+    MSTCNTraining,
     SegMetrics,
     hungarian_relabel,
     mode_filter,
@@ -38,6 +39,7 @@ __all__ = [
     "ARQVAEOutput",
     "BaselineMemory",
     "FeatureMemory",
+    "MSTCNTraining",
     "ResidualQuantizer",
     "SegMetrics",
     "TASDataset",

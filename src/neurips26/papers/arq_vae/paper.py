@@ -39,14 +39,14 @@ PAPER = Paper(
                 "k-means): each baseline is the arm without the method, and the claim "
                 "passes only where the memory matches or beats every one of them."
             ),
-            diagnostics=("bytes_arq_b64", "bytes_pca_b64"),
+            diagnostics=("bytes_arq_b26", "bytes_pca_b26"),
         ),
         Claim(
             id="extreme_compression",
             statement=(
-                "At the smallest budget (1/128 of the float32 training features, all-in, "
+                "At the smallest budget (1/30 of the float32 training features, all-in, "
                 "at the small tier), F1@50 keeps at least 85% of F1@50 on the original "
-                "features (metric: the ratio)."
+                "features (metric: the ratio; simulator noise level 1.5)."
             ),
             paper_value="28 GB -> 10 MB (~1/2,800) keeping 71.5 Edit / 51.2 F1@50",
             metric="extreme_f1_ratio",
@@ -114,6 +114,67 @@ PAPER = Paper(
             control="unsup_edit_gap_shuffled",
         ),
         Claim(
+            id="extreme_compression_noise2",
+            statement=(
+                "The extreme-compression claim in the second simulator reading (noise level "
+                "0.5, where reconstruction cannot gain by denoising the frames): F1@50 on "
+                "the memory at the smallest budget keeps at least 85% of F1@50 on the "
+                "original features."
+            ),
+            paper_value="28 GB -> 10 MB (~1/2,800) keeping 71.5 Edit / 51.2 F1@50",
+            metric="extreme_f1_ratio_noise2",
+            comparison=">=",
+            target=0.85,
+            tiers=("small", "paper"),
+            control="extreme_f1_ratio_kmeans_noise2",
+        ),
+        Claim(
+            id="finetune_error_noise2",
+            statement=(
+                "Decoder fine-tuning lowers the retained codes' relative reconstruction "
+                "error by at least 10% (smallest budget) in the second simulator reading "
+                "(noise level 0.5, a lower error floor)."
+            ),
+            paper_value="fine-tuning further improves reconstruction (spec: >= 10%)",
+            metric="finetune_error_drop_noise2",
+            comparison=">=",
+            target=0.10,
+            tiers=("small", "paper"),
+            control="finetune_error_drop_shuffled_noise2",
+        ),
+        Claim(
+            id="finetune_f1_noise2",
+            statement=(
+                "Decoder fine-tuning does not lower F1@50 (tolerance 0.5 points, smallest "
+                "budget) in the second simulator reading (noise level 0.5)."
+            ),
+            paper_value="fine-tuning improves the truncated memory",
+            metric="finetune_f1_gain_noise2",
+            comparison=">=",
+            target=0.0,
+            tolerance=0.5,
+            tiers=("small", "paper"),
+            control="finetune_f1_gain_shuffled_noise2",
+        ),
+        Claim(
+            id="incremental",
+            statement=(
+                "The same label-free memory serves incremental TAS: MS-TCN learns task 1 "
+                "(two activities), then task 2 (the other two) replaying task 1 from the "
+                "ARQ-VAE memory (all-in budget 1/16 of task 1's float32 features); its "
+                "F1@50 on task 1's test videos keeps at least 85% of the F1@50 reached "
+                "with task 1's float32 features replayed (metric: the ratio)."
+            ),
+            paper_value="the same label-free memory remains effective for incremental TAS "
+                        "(no figure in the abstract; 85% as in the extreme-compression claim)",
+            metric="incr_f1_ratio",
+            comparison=">=",
+            target=0.85,
+            tiers=("small", "paper"),
+            control="incr_f1_ratio_noreplay",
+            diagnostics=("incr_f1_task1_before", "incr_f1_task2_arq", "incr_plateau_fraction"),
+        ),
+        Claim(
             id="real_features",
             statement=(
                 "On real EfficientNet-lite0 features of pans over real photos, a frame "
@@ -172,17 +233,28 @@ PAPER = Paper(
         "Procedural frame-feature videos (D = 256) replace Breakfast / 50Salads / GTEA I3D "
         "features (not available offline); a real-feature check runs on EfficientNet-lite0 "
         "features of pans over real photos.",
-        "A small MS-TCN replaces ASFormer; short training on CPU.",
-        "Budgets 1/64, 1/96, 1/128 of float32, all-in: 1/512 all-in is infeasible at our "
-        "scale (the decoder and codebooks alone exceed it).",
+        "A small MS-TCN replaces ASFormer, trained to a held-out plateau (held-out loss "
+        "evaluated every 25 steps; stop after 4 evaluations without a 1% improvement; best "
+        "weights kept; step cap 1,500).",
+        "Budgets 1/26, 1/28, 1/30 of float32, all-in, at the small tier: with the spec's "
+        "d = 64 the codebooks and decoder alone are about 1/32 of the training set's "
+        "float32 bytes, so the spec's 1/512 (and our earlier 1/128) is infeasible and the "
+        "memory is binding only between about 1/26 and 1/31.",
+        "Two simulator readings: noise level 1.5 (the first) and 0.5 (claims 2 and 4 "
+        "repeated as separate claims with the same targets).",
+        "Incremental TAS (not in the spec): two tasks split by activity, replay of task 1 "
+        "from the memory with its stored segment labels; the no-replay arm is the control; "
+        "the 85% target is the extreme-compression claim's.",
         "Our own EMA residual VQ with quantize dropout (vector-quantize-pytorch's "
         "ResidualVQ is the test oracle); the rate-distortion truncation rule, the "
         "bisection and the byte layout are inferred.",
     ),
     tiers=(
         ("smoke", "8 videos of ~100 frames, D = 32, L = 4, K = 16, 20 steps, 2 budgets"),
-        ("small", "80 procedural videos of ~400 frames (D = 256), L = 8, K = 256, d = 8, "
-                  "3 budgets, MS-TCN 2 stages, 3 seeds, real-feature check on 8 videos"),
+        ("small", "80 procedural videos of ~400 frames (D = 256; 52 train, 8 held-out, 20 "
+                  "test), L = 8, K = 256, d = 64, budgets 1/26-1/30 all-in, MS-TCN 2 "
+                  "stages to a held-out plateau, 3 seeds, a second noise level (0.5), "
+                  "incremental TAS, real-feature check on 8 videos"),
         ("paper", "400 videos of ~600 frames at D = 2048 (I3D width), d = 64, MS-TCN 4 "
                   "stages, budgets down to 1/2,048, 3 seeds; `--device cuda`; not run "
                   "here (Breakfast features need a local copy)"),

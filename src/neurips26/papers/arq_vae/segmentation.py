@@ -116,10 +116,70 @@ def _mstcn_loss(model, batch, smooth: float):
     return loss
 
 
+@dataclass(frozen=True)
+class MSTCNTraining:
+    """What :func:`train_mstcn` did.
+
+    Attributes
+    ----------
+    losses : tuple of float
+        Training loss of every step.
+    num_steps : int
+        Steps taken (the cap ``max_iter`` or fewer, when the plateau rule stopped).
+    plateau : bool
+        Whether the held-out plateau rule stopped training (False: the cap ended it, or
+        no held-out videos were given).
+    val_steps, val_losses : tuple
+        Steps at which the held-out loss was evaluated, and its values.
+    best_step : int
+        The step whose weights the model holds at the end (the lowest held-out loss;
+        the last step without held-out videos).
+    """
+
+    losses: tuple
+    num_steps: int
+    plateau: bool
+    val_steps: tuple
+    val_losses: tuple
+    best_step: int
+
+    @property
+    def stopped_early(self) -> bool:
+        """Alias of :attr:`plateau` (``TrainResult``'s name)."""
+        return self.plateau
+
+    @property
+    def final_loss(self) -> float:
+        """Mean training loss of the last 10% of steps (at least one)."""
+        k = max(1, len(self.losses) // 10)
+        return float(np.mean(self.losses[-k:])) if self.losses else float("nan")
+
+
+@torch.no_grad()
+def _heldout_loss(model, xs, ys, smooth: float, device) -> float:
+    """Frame-weighted mean of the MS-TCN loss over whole held-out videos."""
+    model.eval()
+    tot, n = 0.0, 0
+    for x, y in zip(xs, ys, strict=True):
+        tot += float(_mstcn_loss(model, (x[None].to(device), y[None].to(device)), smooth)) \
+            * len(y)
+        n += len(y)
+    model.train()
+    return tot / n
+
+
 def train_mstcn(model: MSTCN, videos, labels, *, max_iter: int = 300, lr: float = 5e-3,
                 window: int = 256, batch_size: int = 8, smooth: float = 0.15,
-                seed: int = 0, device: str = "cpu"):
+                val_videos=None, val_labels=None, eval_every: int = 20, patience: int = 5,
+                min_delta: float = 0.01, seed: int = 0,
+                device: str = "cpu") -> MSTCNTraining:
     """Train ``model`` in place on random windows of labelled videos.
+
+    With held-out videos, training stops at a plateau: the held-out loss (cross-entropy
+    plus smoothing, on whole videos) is evaluated every ``eval_every`` steps, and training
+    stops once it has not fallen below ``(1 - min_delta)`` times its best value for
+    ``patience`` evaluations in a row; the model then holds the weights of its best
+    evaluation. ``max_iter`` is a cap.
 
     Parameters
     ----------
@@ -127,22 +187,35 @@ def train_mstcn(model: MSTCN, videos, labels, *, max_iter: int = 300, lr: float 
     videos : list of ndarray (T_i, D)
     labels : list of ndarray (T_i,), ints in [0, num_classes)
     max_iter, lr, window, batch_size : int, float, int, int
+        Step cap, Adam's learning rate, window frames, windows per step.
     smooth : float
         Weight of the truncated MSE smoothing loss (0.15 in MS-TCN).
+    val_videos : list of ndarray (T_j, D), optional
+        Held-out videos for the plateau rule (none: train ``max_iter`` steps).
+    val_labels : list of ndarray (T_j,), optional
+        Their frame labels (required with ``val_videos``).
+    eval_every, patience : int
+        Steps between held-out evaluations; evaluations without improvement before stopping.
+    min_delta : float
+        Relative improvement that counts (in [0, 1)).
     seed : int
     device : {"cpu", "cuda"}
         Where to train; the model is moved back to the CPU afterwards.
 
     Returns
     -------
-    neurips26.common.train.TrainResult
+    MSTCNTraining
 
     Examples
     --------
     >>> net = MSTCN(4, 2, num_stages=1, num_layers=1, channels=4)
     >>> v = [np.random.default_rng(0).normal(size=(30, 4))]
-    >>> train_mstcn(net, v, [np.r_[np.zeros(15), np.ones(15)]], max_iter=2).num_steps
+    >>> y = [np.r_[np.zeros(15), np.ones(15)]]
+    >>> train_mstcn(net, v, y, max_iter=2).num_steps
     2
+    >>> r = train_mstcn(net, v, y, max_iter=400, val_videos=v, val_labels=y, eval_every=5)
+    >>> len(r.val_losses) == r.num_steps // 5
+    True
     """
     from neurips26.common.train import train
 
@@ -155,6 +228,18 @@ def train_mstcn(model: MSTCN, videos, labels, *, max_iter: int = 300, lr: float 
     window = check_int(window, "window", min=2, max=1_000_000)
     batch_size = check_int(batch_size, "batch_size", min=1, max=100_000)
     smooth = check_float(smooth, "smooth", min=0, max=1e3)
+    eval_every = check_int(eval_every, "eval_every", min=1, max=10_000_000)
+    patience = check_int(patience, "patience", min=1, max=100_000)
+    min_delta = check_float(min_delta, "min_delta", min=0, max=1, max_inclusive=False)
+    if (val_videos is None) != (val_labels is None):
+        raise ValueError("val_videos and val_labels must be given together")
+    if val_videos is not None:
+        val_videos = _check_videos(val_videos, "val_videos", dim=model.dim)
+        lens = [len(v) for v in val_videos]
+        val_labels = _check_labels(val_labels, "val_labels", None, model.num_classes)
+        if [len(y) for y in val_labels] != lens:
+            raise ValueError(f"val_labels (frames {[len(y) for y in val_labels]}) do not "
+                             f"match val_videos (frames {lens})")
     gen = make_generator(check_seed(seed))
     xs = [torch.as_tensor(v) for v in videos]
     ys = [torch.as_tensor(y) for y in labels]
@@ -170,10 +255,38 @@ def train_mstcn(model: MSTCN, videos, labels, *, max_iter: int = 300, lr: float 
                 by.append(ys[i][s:s + w])
             yield torch.stack(bx), torch.stack(by)
 
+    steps, vals = [], []
+    state = {"best": float("inf"), "best_step": 0, "weights": None, "bad": 0}
+    callback = None
+    if val_videos is not None:
+        vx = [torch.as_tensor(v) for v in val_videos]
+        vy = [torch.as_tensor(y) for y in val_labels]
+
+        def callback(step, loss, m):
+            if (step + 1) % eval_every:
+                return False
+            dev = next(m.parameters()).device
+            v = _heldout_loss(m, vx, vy, smooth, dev)
+            steps.append(step + 1)
+            vals.append(v)
+            if v < (1 - min_delta) * state["best"] or state["weights"] is None:
+                state["bad"] = 0
+            else:
+                state["bad"] += 1
+            if v < state["best"]:
+                state.update(best=v, best_step=step + 1,
+                             weights={k: t.detach().clone() for k, t in m.state_dict().items()})
+            return state["bad"] >= patience
+
     result = train(model, batches(), max_iter=max_iter, lr=lr, seed=seed, device=device,
-                   loss_fn=lambda m, b: _mstcn_loss(m, b, smooth), desc="ms-tcn")
+                   loss_fn=lambda m, b: _mstcn_loss(m, b, smooth), callback=callback,
+                   desc="ms-tcn")
     model.cpu()
-    return result
+    if state["weights"] is not None:
+        model.load_state_dict({k: t.cpu() for k, t in state["weights"].items()})
+    best = state["best_step"] if state["weights"] is not None else result.num_steps
+    return MSTCNTraining(result.losses, result.num_steps, bool(result.stopped_early),
+                         tuple(steps), tuple(vals), int(best))
 
 
 def _label_list(labels, name) -> list:
