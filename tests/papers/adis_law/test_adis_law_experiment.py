@@ -23,7 +23,8 @@ def test_smoke_run_and_claims():
     assert {"params", "heldout", "top_candidates"} <= set(res.tables)
     assert "heldout" in res.figures
     # the behaviour statistics carry a bootstrap over the injected fit runs
-    for name in ("rise_fall_fraction", "deviation_r2", "adaptation_loglog_r2"):
+    for name in ("rise_fall_fraction", "deviation_r2", "adaptation_loglog_r2",
+                 "deviation_r2_saturating"):
         iv = res.intervals[name]
         assert iv["lo"] <= m[name] <= iv["hi"] and "bootstrap over runs" in iv["method"]
     assert "stratified by group" in res.intervals["rank_spearman"]["method"]

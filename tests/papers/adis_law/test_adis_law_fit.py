@@ -160,3 +160,35 @@ def test_estimator_conventions():
     assert len(ranked) == 4
     pred = law.predict(wsd_schedule(S, peak_lr=ETA0))
     assert stats.spearmanr(pred.loss_general[200:400], np.arange(200)).statistic < 0
+
+
+SAT_TRUTH = ADISParams(general={**TRUTH.general, "F": 0.05, "Q": 8.0}, target=TRUTH.target,
+                       lr_ref=ETA0, forgetting="saturating")
+
+
+def test_saturating_forgetting_recovers_its_parameters():
+    """The saturating reading's fit recovers F and Q from data generated with it."""
+    fit = fit_adis_law(_runs(SAT_TRUTH, noise=0.0, seed=4, every=10), restarts=4,
+                       forgetting="saturating")
+    assert fit.params.forgetting == "saturating" and fit.rmse < 1e-5
+    for k in ("F", "R", "Q"):
+        assert fit.params.general[k] == pytest.approx(SAT_TRUTH.general[k], rel=1e-3), k
+    assert fit.params.names()[-1] == "Q" and fit.params.as_vector().size == 12
+
+
+def test_saturating_forgetting_is_linear_for_a_huge_q_and_bends_otherwise():
+    f = schedule_features(wsd_schedule(S, peak_lr=ETA0, policy=GRID[-1]))
+    huge = dataclasses.replace(SAT_TRUTH, general={**TRUTH.general, "Q": 1e9})
+    np.testing.assert_allclose(adis_predict(huge, f).loss_general,
+                               adis_predict(TRUTH, f).loss_general, rtol=1e-7)
+    bent = dataclasses.replace(SAT_TRUTH, general={**TRUTH.general, "Q": 1.0})
+    assert (adis_predict(bent, f).loss_general < adis_predict(TRUTH, f).loss_general - 1e-4).any()
+
+
+def test_forgetting_form_is_checked():
+    with pytest.raises(ValueError, match="forgetting"):
+        fit_adis_law(_runs(TRUTH, noise=0.0, seed=0, every=20), forgetting="log")
+    with pytest.raises(ValueError, match="forgetting"):
+        ADISParams(general=TRUTH.general, target=TRUTH.target, forgetting="log")
+    with pytest.raises(ValueError, match="general"):
+        ADISParams(general=TRUTH.general, target=TRUTH.target, forgetting="saturating")

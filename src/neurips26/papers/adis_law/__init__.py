@@ -1,8 +1,10 @@
 """ADIS-Law: a fitted law for domain injection during learning-rate annealing."""
 
 from .law import (
+    FORGETTING_FORMS,
     FRAME_COLUMNS,
     GENERAL_PARAMS,
+    SATURATION_PARAM,
     SCALE_PARAMS,
     TARGET_PARAMS,
     ADISFit,
@@ -28,8 +30,10 @@ from .schedule import (
 )
 
 __all__ = [
+    "FORGETTING_FORMS",
     "FRAME_COLUMNS",
     "GENERAL_PARAMS",
+    "SATURATION_PARAM",
     "SCALE_PARAMS",
     "TARGET_PARAMS",
     "ADISFit",

@@ -133,7 +133,8 @@ METRICS: tuple[str, ...] = (
     "heldout_rmse_target", "rmse_decoupled", "rmse_additive", "rmse_nearest",
     "rmse_ratio_worst", "rank_spearman_decoupled", "rank_spearman_additive",
     "rank_spearman_nearest", "rise_fall_fraction", "rise_fall_fraction_shuffled",
-    "deviation_r2", "adaptation_loglog_r2", "adaptation_loglog_r2_steps",
+    "deviation_r2", "deviation_r2_saturating", "fit_rmse_general",
+    "fit_rmse_general_saturating", "adaptation_loglog_r2", "adaptation_loglog_r2_steps",
     "recovery_max_param_rel_error", "recovery_forecast_rel_error", "recovery_rank_spearman",
     "train_steps", "grid_seconds",
     "law_seconds", "law_vs_grid_time_ratio",
@@ -458,16 +459,25 @@ def _baselines(study: Study, rows: list[Row], cfg: Config, mu: float,
     return out
 
 
-def _behaviour_rows(fit: ADISFit, study: Study, seed: int) -> list[dict]:
+def _deviation(fit: ADISFit, t: Trajectory, keep: np.ndarray, base: Trajectory) -> np.ndarray:
+    """The law's general-loss deviation of run ``t`` from its forecast of the base run, at
+    the base run's logged steps (``keep``: which of ``t``'s steps those are)."""
+    bpred, _ = _predict(fit, base)
+    bpred_at = dict(zip(base.steps.tolist(), bpred, strict=True))
+    pg, _ = _predict(fit, t)
+    return pg[keep] - np.array([bpred_at[s] for s in t.steps[keep].tolist()])
+
+
+def _behaviour_rows(fit: ADISFit, study: Study, seed: int,
+                    fit_saturating: ADISFit | None = None) -> list[dict]:
     """One row per injected fit run (at least 3 logged points): the rise-then-fall flag of
     its general deviation from the base run (and the mean flag of the same deviation with
     its time order shuffled, the placebo), the observed and predicted deviations, and the
     log-log R^2 of its target adaptation against the effective exposure (and, the control,
-    against the step)."""
+    against the step). With ``fit_saturating``, the saturating reading's predicted deviation
+    too."""
     base = study.base_fit
-    bpred, _ = _predict(fit, base)
     base_at = dict(zip(base.steps.tolist(), base.loss_general, strict=True))
-    bpred_at = dict(zip(base.steps.tolist(), bpred, strict=True))
     rng = np.random.default_rng(seed + 2)
     p = fit.params
     rows = []
@@ -477,8 +487,9 @@ def _behaviour_rows(fit: ADISFit, study: Study, seed: int) -> list[dict]:
         keep = np.array([s in base_at for s in t.steps.tolist()])
         steps = t.steps[keep]
         d = t.loss_general[keep] - np.array([base_at[s] for s in steps.tolist()])
-        pg, _ = _predict(fit, t)
-        dp = pg[keep] - np.array([bpred_at[s] for s in steps.tolist()])
+        dp = _deviation(fit, t, keep, base)
+        dp_sat = (_deviation(fit_saturating, t, keep, base) if fit_saturating is not None
+                  else np.full(dp.shape, np.nan))
         flag, shuffled = math.nan, math.nan
         if d.size >= 3:
             flag = _rise_fall(d)
@@ -494,7 +505,8 @@ def _behaviour_rows(fit: ADISFit, study: Study, seed: int) -> list[dict]:
                     if ok and (t.steps > 0).all() else math.nan)
         rows.append({"kind": "fit_run", "run": len(rows), "rise_fall": flag,
                      "rise_fall_shuffled": shuffled, "dev_obs": tuple(d.tolist()),
-                     "dev_pred": tuple(dp.tolist()), "r2": r2, "r2_steps": r2_steps})
+                     "dev_pred": tuple(dp.tolist()), "dev_pred_sat": tuple(dp_sat.tolist()),
+                     "r2": r2, "r2_steps": r2_steps})
     return rows
 
 
@@ -514,9 +526,9 @@ def _rise_fall_fraction(t) -> float:
     return float(np.mean(v)) if v.size else math.nan
 
 
-def _deviation_r2(t) -> float:
+def _deviation_r2(t, column: str = "dev_pred") -> float:
     do = np.concatenate([np.asarray(r["dev_obs"]) for r in t])
-    dp = np.concatenate([np.asarray(r["dev_pred"]) for r in t])
+    dp = np.concatenate([np.asarray(r[column]) for r in t])
     ss = np.sum((do - do.mean()) ** 2)
     return float(1.0 - np.sum((do - dp) ** 2) / ss) if ss > 0 else math.nan
 
@@ -667,7 +679,8 @@ class ADISLawExperiment(Experiment):
         runs = table.where(kind="fit_run")
         behaviours = (("rise_fall_fraction", _rise_fall_fraction),
                       ("deviation_r2", _deviation_r2),
-                      ("adaptation_loglog_r2", lambda t: _median_finite(t, "r2")))
+                      ("adaptation_loglog_r2", lambda t: _median_finite(t, "r2")),
+                      ("deviation_r2_saturating", lambda t: _deviation_r2(t, "dev_pred_sat")))
         for k, (name, stat) in enumerate(behaviours):
             m[name] = (runs.bootstrap(stat, unit="run", num_resamples=cfg.bootstrap,
                                       seed=cfg.seed + k) if len(runs)
@@ -700,6 +713,11 @@ def _analysis(cfg: Config, study: Study) -> list[dict]:
     carrying the report's tables (tuples of row dicts)."""
     tic = time.perf_counter()
     fit = fit_adis_law(list(study.fit_runs), restarts=cfg.restarts, seed=cfg.seed)
+    law_seconds = time.perf_counter() - tic
+    # The second reading of the forgetting term (saturating in E_d), fitted to the same runs.
+    fit_sat = fit_adis_law(list(study.fit_runs), restarts=cfg.restarts, seed=cfg.seed,
+                           forgetting="saturating")
+    tic = time.perf_counter()
     rng = np.random.default_rng(cfg.seed)
     cands = [InjectionPolicy(float(rng.uniform(0.25, 1.0)), float(rng.uniform(0.05, 0.9)),
                              float(rng.uniform(0.2, 1.2)) * cfg.peak_lr)
@@ -707,11 +725,12 @@ def _analysis(cfg: Config, study: Study) -> list[dict]:
     big = study.groups[-1]
     ranked = rank_policies(fit, cands, total_steps=big.budget, peak_lr=cfg.peak_lr, mu=cfg.mu,
                            num_params=big.runs[0].num_params)
-    law_seconds = time.perf_counter() - tic
+    law_seconds += time.perf_counter() - tic
     rows = heldout_rows(fit, study)
     m: dict = {"kind": "scalars", "num_fit_runs": len(study.fit_runs),
                "num_heldout_runs": len(rows), "fit_rmse": fit.rmse,
-               "fit_converged": fit.converged}
+               "fit_converged": fit.converged, "fit_rmse_general": fit.rmse_general,
+               "fit_rmse_general_saturating": fit_sat.rmse_general}
     dec = DecoupledLaw(seed=cfg.seed).fit(list(study.fit_runs))
     m.update(_baselines(study, rows, cfg, cfg.mu, dec))
     m.update(_recovery(fit, study, cfg))
@@ -727,7 +746,7 @@ def _analysis(cfg: Config, study: Study) -> list[dict]:
         pred = np.asarray(dec.predict(by_name[r.name]).loss_target)
         d["pred_t_decoupled"] = tuple(pred.tolist())
         out.append(d)
-    out += _behaviour_rows(fit, study, cfg.seed)
+    out += _behaviour_rows(fit, study, cfg.seed, fit_sat)
     params = [{"law": "general", "name": k, "value": v} for k, v in fit.params.general.items()]
     params += [{"law": "target", "name": k, "value": v} for k, v in fit.params.target.items()]
     params += [{"law": "scale", "name": k, "value": v} for k, v in fit.params.scale.items()]

@@ -9,6 +9,13 @@ reference learning rate ``eta_ref``, so areas count steps at ``eta_ref``):
 
       L_G(s) = L0 + A S1^(-alpha) - C S2 + F E_d - R E_g
 
+  A second reading (``forgetting="saturating"``) lets the forgetting saturate in the
+  domain exposure, with one more parameter, the saturation exposure ``Q``::
+
+      L_G(s) = L0 + A S1^(-alpha) - C S2 + F Q (1 - exp(-E_d / Q)) - R E_g
+
+  (it tends to the linear term as ``Q`` grows).
+
 - Eq. (2), the target-domain loss, a power law in the domain exposure plus the general
   exposure ``G = S1 - E_d`` transferred at rate ``kappa`` (knowledge from
   pre-training), with the same annealing bonus::
@@ -36,7 +43,8 @@ Deviations from the paper
   law had a constant pre-training offset ``D0``; we replace it by ``kappa G`` so that a
   longer pre-training (a larger data budget) lowers the target loss, which data-budget
   extrapolation needs.
-- The optional clipping of the forgetting term at 0 (``floor_forgetting``) is ours.
+- The optional clipping of the forgetting term at 0 (``floor_forgetting``) is ours, and
+  so is the saturating reading of the forgetting term (``forgetting="saturating"``).
 """
 
 from __future__ import annotations
@@ -53,8 +61,10 @@ from ._checks import MAX_LR, check_array, check_int, check_real
 from .schedule import InjectionPolicy, Schedule, schedule_features, wsd_schedule
 
 __all__ = [
+    "FORGETTING_FORMS",
     "FRAME_COLUMNS",
     "GENERAL_PARAMS",
+    "SATURATION_PARAM",
     "SCALE_PARAMS",
     "TARGET_PARAMS",
     "ADISFit",
@@ -75,6 +85,10 @@ __all__ = [
 GENERAL_PARAMS = ("L0", "A", "alpha", "C", "F", "R")
 TARGET_PARAMS = ("E_T", "B", "beta", "kappa", "C_T")
 SCALE_PARAMS = ("k_G", "k_T", "gamma")
+#: The extra general-law parameter of the saturating forgetting term.
+SATURATION_PARAM = "Q"
+#: Readings of the forgetting-recovery term of Eq. (1).
+FORGETTING_FORMS = ("linear", "saturating")
 #: Columns of the loss-curve DataFrame read by :func:`trajectories_from_frame`.
 FRAME_COLUMNS = ("run", "step", "lr", "domain_fraction", "loss_general", "loss_target")
 _LOSSES = ("linear", "huber", "soft_l1", "cauchy", "arctan")
@@ -296,7 +310,7 @@ class ADISParams:
     Attributes
     ----------
     general : dict
-        ``L0, A, alpha, C, F, R`` of Eq. (1).
+        ``L0, A, alpha, C, F, R`` of Eq. (1), plus ``Q`` for the saturating reading.
     target : dict
         ``E_T, B, beta, kappa, C_T`` of Eq. (2).
     lr_ref : float
@@ -306,7 +320,9 @@ class ADISParams:
     num_params_ref : float or None
         ``N_ref`` of Eq. (3).
     floor_forgetting : bool
-        Whether ``F E_d - R E_g`` is clipped at 0.
+        Whether the forgetting-recovery term is clipped at 0.
+    forgetting : {"linear", "saturating"}
+        The forgetting term: ``F E_d`` or ``F Q (1 - exp(-E_d / Q))``.
     """
 
     general: Mapping[str, float]
@@ -315,9 +331,13 @@ class ADISParams:
     scale: Mapping[str, float] = field(default_factory=dict)
     num_params_ref: float | None = None
     floor_forgetting: bool = False
+    forgetting: str = "linear"
 
     def __post_init__(self) -> None:
-        for name, keys, given in (("general", GENERAL_PARAMS, self.general),
+        if self.forgetting not in FORGETTING_FORMS:
+            raise ValueError(f"forgetting must be one of {FORGETTING_FORMS}, "
+                             f"got {self.forgetting!r}")
+        for name, keys, given in (("general", self._general_keys(), self.general),
                                   ("target", TARGET_PARAMS, self.target)):
             if set(given) != set(keys):
                 raise ValueError(f"{name} must have the keys {keys}, got {tuple(given)}")
@@ -328,18 +348,26 @@ class ADISParams:
         if self.scale and self.num_params_ref is None:
             raise ValueError("num_params_ref is required with scale parameters")
         check_real("lr_ref", self.lr_ref, low=0.0, low_open=True)
-        object.__setattr__(self, "general", {k: float(self.general[k]) for k in GENERAL_PARAMS})
+        object.__setattr__(self, "general",
+                           {k: float(self.general[k]) for k in self._general_keys()})
         object.__setattr__(self, "target", {k: float(self.target[k]) for k in TARGET_PARAMS})
         object.__setattr__(self, "scale", {k: float(self.scale[k]) for k in self.scale})
 
+    def _general_keys(self) -> tuple[str, ...]:
+        return GENERAL_PARAMS + ((SATURATION_PARAM,) if self.forgetting == "saturating" else ())
+
     def as_vector(self) -> np.ndarray:
-        """All parameters in the order general, target, scale."""
+        """All parameters in the order general, target, scale (then ``Q``, if saturating)."""
         vals = [self.general[k] for k in GENERAL_PARAMS] + [self.target[k] for k in TARGET_PARAMS]
-        return np.array(vals + [self.scale[k] for k in SCALE_PARAMS if k in self.scale])
+        vals += [self.scale[k] for k in SCALE_PARAMS if k in self.scale]
+        if self.forgetting == "saturating":
+            vals.append(self.general[SATURATION_PARAM])
+        return np.array(vals)
 
     def names(self) -> tuple[str, ...]:
         """Names matching :meth:`as_vector`."""
-        return GENERAL_PARAMS + TARGET_PARAMS + (SCALE_PARAMS if self.scale else ())
+        sat = (SATURATION_PARAM,) if self.forgetting == "saturating" else ()
+        return GENERAL_PARAMS + TARGET_PARAMS + (SCALE_PARAMS if self.scale else ()) + sat
 
 
 @dataclass(frozen=True)
@@ -350,8 +378,15 @@ class LawPrediction:
     loss_target: np.ndarray
 
 
-def _law(theta: np.ndarray, s1, s2, ed, eg, g, n, floor: bool, scaled: bool):
-    """Eqs. (1)-(3) on normalised features; ``theta`` holds the raw parameters."""
+def _forget_gain(ed, q):
+    """``Q (1 - exp(-E_d / Q))``, the saturating reading's exposure (``E_d`` for small it)."""
+    return -q * np.expm1(-ed / q)
+
+
+def _law(theta: np.ndarray, s1, s2, ed, eg, g, n, floor: bool, scaled: bool,
+         saturating: bool = False):
+    """Eqs. (1)-(3) on normalised features; ``theta`` holds the raw parameters (``Q``
+    last when ``saturating``)."""
     l0, a, alpha, c, f, r = theta[:6]
     e_t, b, beta, kappa, c_t = theta[6:11]
     if scaled:
@@ -359,7 +394,7 @@ def _law(theta: np.ndarray, s1, s2, ed, eg, g, n, floor: bool, scaled: bool):
         npow = n ** (-gamma)
         l0 = l0 + k_g * npow  # Eq. (3)
         e_t = e_t + k_t * npow
-    forget = f * ed - r * eg
+    forget = (f * _forget_gain(ed, theta[-1]) if saturating else f * ed) - r * eg
     if floor:
         forget = np.maximum(forget, 0.0)
     lg = l0 + a * s1 ** (-alpha) - c * s2 + forget  # Eq. (1)
@@ -411,7 +446,7 @@ def adis_predict(params: ADISParams, features, *, num_params: float | None = Non
         raise ValueError("features has S1 = 0 at a step (no learning yet); the law needs S1 > 0")
     lg, lt = _law(params.as_vector(), s1, features.s2 / ref, features.e_domain / ref,
                   features.e_general / ref, features.general_exposure / ref, n,
-                  params.floor_forgetting, scaled)
+                  params.floor_forgetting, scaled, params.forgetting == "saturating")
     return LawPrediction(loss_general=np.asarray(lg, float), loss_target=np.asarray(lt, float))
 
 
@@ -483,7 +518,8 @@ def _design(trajs: list[Trajectory], zeta: float, lr_ref: float, n_ref: float | 
     return _Design(**{k: np.concatenate(v) for k, v in cols.items()})
 
 
-def _initial_guess(rng: np.random.Generator, d: _Design, scaled: bool) -> np.ndarray:
+def _initial_guess(rng: np.random.Generator, d: _Design, scaled: bool,
+                   saturating: bool = False) -> np.ndarray:
     """A random start, in log space, spread over plausible magnitudes."""
     def lu(lo, hi):
         return rng.uniform(np.log(lo), np.log(hi))
@@ -493,6 +529,9 @@ def _initial_guess(rng: np.random.Generator, d: _Design, scaled: bool) -> np.nda
          lu(1e-3, 1.0), lu(1e-6, 1e-2)]
     if scaled:
         x += [lu(0.01, 1.0), lu(0.01, 1.0), lu(0.05, 1.0)]
+    if saturating:  # Q spread over the observed domain exposures
+        top = max(float(d.ed.max()), 1e-3)
+        x.append(lu(0.05 * top, 5.0 * top))
     return np.array(x)
 
 
@@ -505,6 +544,7 @@ def fit_adis_law(
     f_scale: float = 0.01,
     seed: int = 0,
     floor_forgetting: bool = False,
+    forgetting: str = "linear",
     lr_ref: float | None = None,
     max_nfev: int = 3000,
     x0: ADISParams | None = None,
@@ -529,6 +569,9 @@ def fit_adis_law(
         Seeds the random starts.
     floor_forgetting : bool
         Clip the forgetting-recovery term ``F E_d - R E_g`` at 0.
+    forgetting : {"linear", "saturating"}
+        The forgetting term of Eq. (1): ``F E_d`` (the paper's linear reading) or
+        ``F Q (1 - exp(-E_d / Q))`` with one more free parameter ``Q``.
     lr_ref : float, optional
         ``eta_ref`` (default: the largest learning rate over the runs).
     max_nfev : int
@@ -568,11 +611,14 @@ def fit_adis_law(
     f_scale = check_real("f_scale", f_scale, low=0.0, high=1e100, low_open=True)
     if loss not in _LOSSES:
         raise ValueError(f"loss must be one of {_LOSSES}, got {loss!r}")
+    if forgetting not in FORGETTING_FORMS:
+        raise ValueError(f"forgetting must be one of {FORGETTING_FORMS}, got {forgetting!r}")
+    sat = forgetting == "saturating"
     sizes = {t.num_params for t in trajs}
     scaled = len(sizes) > 1
     if scaled and None in sizes:
         raise ValueError("trajectories mix runs with and without num_params")
-    n_free = max(len(GENERAL_PARAMS), len(TARGET_PARAMS)) + (2 if scaled else 0)
+    n_free = max(len(GENERAL_PARAMS) + sat, len(TARGET_PARAMS)) + (2 if scaled else 0)
     if len(trajs) < n_free:
         raise ValueError(
             f"trajectories: {len(trajs)} runs given, but the law has {n_free} free parameters "
@@ -595,11 +641,12 @@ def fit_adis_law(
         raise TypeError(f"x0 must be ADISParams or None, got {type(x0).__name__}")
 
     def residuals(x):
-        lg, lt = _law(np.exp(x), d.s1, d.s2, d.ed, d.eg, d.g, d.n, floor_forgetting, scaled)
+        lg, lt = _law(np.exp(x), d.s1, d.s2, d.ed, d.eg, d.g, d.n, floor_forgetting, scaled,
+                      sat)
         return np.concatenate([lg - d.yg, lt - d.yt])
 
     m = d.yg.shape[0]
-    p = 11 + 3 * scaled
+    p = 11 + 3 * scaled + sat
     lns1, logn = np.log(d.s1), np.log(d.n)
 
     def jacobian(x):
@@ -614,10 +661,19 @@ def fit_adis_law(
         jac[:m, 2] = -a * pa * lns1
         jac[:m, 3] = -d.s2
         on = np.ones(m)
+        expo = d.ed
+        if sat:
+            q = th[-1]
+            expo = _forget_gain(d.ed, q)
+            # d/dQ of Q (1 - exp(-E_d / Q)) = (1 - exp(-E_d / Q)) - (E_d / Q) exp(-E_d / Q)
+            decay = np.exp(-d.ed / q)
+            jac[:m, -1] = f * (-np.expm1(-d.ed / q) - d.ed / q * decay)
         if floor_forgetting:
-            on = (f * d.ed - th[5] * d.eg > 0).astype(float)
-        jac[:m, 4] = d.ed * on
+            on = (f * expo - th[5] * d.eg > 0).astype(float)
+        jac[:m, 4] = expo * on
         jac[:m, 5] = -d.eg * on
+        if sat:
+            jac[:m, -1] *= on
         u = d.ed + kappa * d.g
         pu = u ** (-beta)
         jac[m:, 6] = 1.0
@@ -635,14 +691,14 @@ def fit_adis_law(
         return jac * th
 
     rng = np.random.default_rng(seed)
-    lo = np.full(11 + 3 * scaled, -30.0)
-    hi = np.full(11 + 3 * scaled, 12.0)
+    lo = np.full(p, -30.0)
+    hi = np.full(p, 12.0)
     hi[[2, 8]] = np.log(5.0)  # alpha, beta below 5
     if scaled:
         hi[13] = np.log(5.0)
     best = None
     for k in range(restarts):
-        start = _initial_guess(rng, d, scaled)
+        start = _initial_guess(rng, d, scaled, sat)
         if k == 0 and x0 is not None:
             vec = x0.as_vector()
             if len(vec) != len(start) or (vec <= 0).any():
@@ -666,13 +722,17 @@ def fit_adis_law(
     if best is None:
         raise RuntimeError("every restart of the ADIS-Law fit failed (non-finite residuals)")
     theta = np.exp(best.x)
+    general = dict(zip(GENERAL_PARAMS, theta[:6], strict=True))
+    if sat:
+        general[SATURATION_PARAM] = theta[-1]
     params = ADISParams(
-        general=dict(zip(GENERAL_PARAMS, theta[:6], strict=True)),
+        general=general,
         target=dict(zip(TARGET_PARAMS, theta[6:11], strict=True)),
         lr_ref=lr_ref,
-        scale=dict(zip(SCALE_PARAMS, theta[11:], strict=True)) if scaled else {},
+        scale=dict(zip(SCALE_PARAMS, theta[11:14], strict=True)) if scaled else {},
         num_params_ref=n_ref,
         floor_forgetting=floor_forgetting,
+        forgetting=forgetting,
     )
     r = residuals(best.x)
     return ADISFit(params=params, rmse=float(np.sqrt(np.mean(r**2))),
@@ -833,7 +893,7 @@ class ADISLaw(BaseEstimator):
 
     Parameters
     ----------
-    zeta, restarts, loss, f_scale, seed, floor_forgetting
+    zeta, restarts, loss, f_scale, seed, floor_forgetting, forgetting
         As in :func:`fit_adis_law`.
 
     Attributes
@@ -849,19 +909,22 @@ class ADISLaw(BaseEstimator):
     """
 
     def __init__(self, *, zeta: float = 0.999, restarts: int = 20, loss: str = "huber",
-                 f_scale: float = 0.01, seed: int = 0, floor_forgetting: bool = False):
+                 f_scale: float = 0.01, seed: int = 0, floor_forgetting: bool = False,
+                 forgetting: str = "linear"):
         self.zeta = zeta
         self.restarts = restarts
         self.loss = loss
         self.f_scale = f_scale
         self.seed = seed
         self.floor_forgetting = floor_forgetting
+        self.forgetting = forgetting
 
     def fit(self, trajectories, y=None) -> ADISLaw:
         """Fit on trajectories (a sequence of :class:`Trajectory` or a DataFrame)."""
         self.fit_ = fit_adis_law(trajectories, zeta=self.zeta, restarts=self.restarts,
                                  loss=self.loss, f_scale=self.f_scale, seed=self.seed,
-                                 floor_forgetting=self.floor_forgetting)
+                                 floor_forgetting=self.floor_forgetting,
+                                 forgetting=self.forgetting)
         self.params_ = self.fit_.params
         return self
 
