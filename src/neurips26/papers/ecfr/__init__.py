@@ -11,9 +11,11 @@ Deviations from the paper
 -------------------------
 - AFIR and HAC internals are inferred from their names (CBAM-style cross-modal gating;
   depthwise convolution in parallel with window self-attention).
-- Frozen features come from small in-repo convolutional encoders trained as denoising
-  autoencoders on normal images (or, for RGB, the ImageNet-pretrained EfficientNet-lite0),
-  not from the paper's large RGB and point-cloud backbones; depth is a 2.5D map.
+- Frozen features: the experiment takes RGB features from the ImageNet-pretrained
+  EfficientNet-lite0 and depth features from a small in-repo convolutional encoder trained
+  as a denoising autoencoder on normal depth maps (the estimator's default trains such an
+  encoder for RGB too), not the paper's large RGB and point-cloud backbones; depth is a
+  2.5D map.
 - Data: procedural RGB+depth objects (MVTec 3D-AD and Eyecandies are not available
   offline), plus scikit-image's real Middlebury motorcycle stereo pair as a test of depth
   handling and hole filling.

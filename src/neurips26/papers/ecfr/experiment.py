@@ -9,9 +9,9 @@ measure mean-over-classes image AUROC, pixel AUROC and AUPRO, the shortcut ratio
 reconstruction error on anomalous feature cells over normal cells), and count each
 head's parameters and FLOPs per image (``torch.utils.flop_counter``).
 
-``--set rgb_backbone=efficientnet`` takes the RGB features from the ImageNet-pretrained
-EfficientNet-lite0 instead of the in-repo encoder (a real pretrained backbone; the depth
-encoder stays in-repo).
+The RGB features come from the ImageNet-pretrained EfficientNet-lite0 at every tier (a real
+pretrained backbone, as the paper's are; ``--set rgb_backbone=conv`` trains the in-repo
+denoising encoder instead); the depth encoder is in-repo at every setting.
 
 A unit is one seed (data, encoders, every head); a last unit draws the bootstraps.
 Intervals are 95% percentile bootstraps over test images (a (seed, image) pair is the
@@ -107,8 +107,9 @@ class Config:
     num_seeds: int = param(2, help="seeds (data, encoders and heads)", min=1)
     feature_width: int = param(32, help="channels per encoder stage", min=1)
     feature_iter: int = param(150, help="denoising-autoencoder steps per encoder", min=1)
-    rgb_backbone: str = param("conv", help="RGB features: in-repo encoder or pretrained "
-                              "EfficientNet-lite0", choices=RGB_BACKBONES)
+    rgb_backbone: str = param("efficientnet", help="RGB features: pretrained "
+                              "EfficientNet-lite0 or the in-repo encoder (conv)",
+                              choices=RGB_BACKBONES)
     dim: int = param(32, help="ECFR width D", min=4)
     num_blocks: int = param(1, help="HAC blocks per decoder path", min=1)
     max_iter: int = param(250, help="training steps of every head", min=1)

@@ -234,9 +234,16 @@ class RGBDFeatureExtractor(BaseEstimator):
         if self.rgb_backbone == "conv":
             self.rgb_encoder_ = self._train_dae(r.transpose(0, 3, 1, 2).copy(), seed * 2)
         else:
+            import contextlib
+            import io
+
             from neurips26.common.models import load_efficientnet_lite0
 
-            self.rgb_encoder_ = _EfficientNetRGB(load_efficientnet_lite0("cpu")).eval()
+            # the library prints "Loaded pretrained weights ..." to stdout (it would corrupt
+            # a caller's stdout, e.g. `neurips26 run --json`)
+            with contextlib.redirect_stdout(io.StringIO()):
+                net = load_efficientnet_lite0("cpu")
+            self.rgb_encoder_ = _EfficientNetRGB(net).eval()
         f = self._raw(r, d)
         self.rgb_mean_ = f.rgb.mean((0, 2, 3), keepdim=True)
         self.rgb_std_ = f.rgb.std((0, 2, 3), keepdim=True).clamp_min(1e-6)

@@ -200,9 +200,10 @@ PAPER = Paper(
         "Data: procedural RGB+depth objects (5 classes of height fields with dent, bump, "
         "stain and crack anomalies) replace MVTec 3D-AD and Eyecandies (not available "
         "offline); scikit-image's real motorcycle stereo pair tests depth handling.",
-        "Backbones: two small conv encoders trained as denoising autoencoders on normal "
-        "images (or EfficientNet-lite0 for RGB) replace the paper's pretrained RGB and "
-        "point-cloud transformers; depth is a 2.5D map, not a point cloud.",
+        "Backbones: the ImageNet-pretrained EfficientNet-lite0 (blocks at stride 4 and 8) "
+        "for RGB and a small conv encoder trained as a denoising autoencoder on normal "
+        "depth maps replace the paper's pretrained RGB and point-cloud transformers; "
+        "depth is a 2.5D map, not a point cloud.",
         "AFIR (CBAM-style cross-modal channel and spatial gating) and HAC (depthwise conv "
         "in parallel with window attention) are inferred from their names.",
         "Params/FLOPs: only the heads on equal features are compared; the paper's 44.63 M / "
