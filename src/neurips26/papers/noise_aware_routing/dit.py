@@ -227,7 +227,8 @@ class MiniDiT(nn.Module):
 
     def condition(self, t: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """``c = emb(t) + emb(y)``, shape ``(B, dim)``."""
-        return self.t_embed(timestep_embedding(t, self.dim)) + self.y_embed(y)
+        emb = timestep_embedding(t, self.dim).to(self.y_embed.weight.dtype)  # the model's
+        return self.t_embed(emb) + self.y_embed(y)
 
     def _check_inputs(self, x, t, y):
         if not torch.is_tensor(x):

@@ -82,9 +82,10 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``f(x)``, shape ``(B,)`` for ``x`` of shape ``(B,)``."""
-        x = x.to(torch.float64)
+        dtype = next(self.net.parameters()).dtype  # float64 unless the user casts the model
+        x = x.to(dtype)
         if self.fourier_features:
-            j = torch.arange(1, self.fourier_features + 1, dtype=torch.float64)
+            j = torch.arange(1, self.fourier_features + 1, dtype=dtype)
             feats = torch.cat([torch.cos(x[:, None] * j), torch.sin(x[:, None] * j)], -1)
         else:
             feats = (x / math.pi - 1)[:, None]  # (B, 1), inputs in [-1, 1)
