@@ -91,13 +91,7 @@ _INCREMENTAL = (
 )
 
 #: Estimators that take a feature matrix but fail checks at their defaults (issue 31).
-NOT_YET: dict[str, str] = {
-    **dict.fromkeys(("BLANP", "DGL", "BLANPExact", "Backprop"), (
-        "its defaults train a 3 x 256 MLP for 1000 steps per fit: the suite's dozens of "
-        "fits ran past 25 minutes on 2 shared cores without finishing (issue 31), so "
-        "whether it passes is not known yet"
-    )),
-}
+NOT_YET: dict[str, str] = {}
 
 #: Checks that do not apply to a checked estimator, with the reason (class -> check -> why).
 EXPECTED_FAILED: dict[str, dict[str, str]] = {

@@ -22,6 +22,7 @@ always gets its own exact gradient on ``detach(h_l)``):
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,7 +32,7 @@ from torch import Tensor, nn
 
 from neurips26.common.validation import check_float, check_int
 
-from .estimators import MAX_PROBES, antithetic_grad, as_tensor, forward_difference_grad
+from .estimators import MAX_PROBES, as_tensor, probe_estimate
 
 MODES = ("blanp", "blanp_no_ema", "forward", "exact", "dgl")
 PERTURBATION_MODES = ("blanp", "blanp_no_ema", "forward")
@@ -212,14 +213,19 @@ class LocalLayer(nn.Module):
     def update_critic(self) -> None:
         """Eq. (4): ``Cbar_l <- tau Cbar_l + (1 - tau) C_l``, parameter by parameter."""
         tau = self.ema_decay
-        for pc, ph in zip(self.critic.parameters(), self.head.parameters(), strict=True):
-            pc.mul_(tau).add_(ph.detach(), alpha=1.0 - tau)
+        critic = list(self.critic.parameters())
+        head = [p.detach() for p in self.head.parameters()]
+        if len(critic) != len(head):
+            raise ValueError("critic and head must have the same parameters")
+        if critic:  # one fused call per operation instead of a Python loop over parameters
+            torch._foreach_mul_(critic, tau)
+            torch._foreach_add_(critic, head, alpha=1.0 - tau)
         for bc, bh in zip(self.critic.buffers(), self.head.buffers(), strict=True):
             bc.copy_(bh)
 
     def _check_finite(self, value: Tensor, what: str, step: int | None) -> float:
         v = float(value.detach())
-        if not torch.isfinite(value).all():
+        if not math.isfinite(v):
             at = f" at step {step}" if step is not None else ""
             raise ValueError(f"layer {self.index}: non-finite {what} {v}{at}; lower lr or sigma?")
         return v
@@ -255,14 +261,31 @@ class LocalLayer(nn.Module):
             input, or a non-finite local loss (the layer index and step are named).
         """
         mode = check_mode(mode)
-        h_in = as_tensor(h_in, "h_in", cast=_dtype(self.block)).detach()
+        h_in = as_tensor(h_in, "h_in", cast=_dtype(self.block))
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+        h, stats, _ = self._local_step(h_in, y, mode, generator, step, labels_checked=False)
+        return h, stats
+
+    def _local_step(self, h_in: Tensor, y: Tensor, mode: str, generator, step,
+                    labels_checked: bool) -> tuple[Tensor, LayerStats, Tensor]:  # fmt: skip
+        """:meth:`local_step` on an input already checked (finite, of the block's dtype);
+        also returns the labels as checked (int64).
+
+        The training loop checks the batch once per step and the labels at its first
+        layer, then calls this for every layer without checking them again; a non-finite
+        value arising inside the network still raises, as a non-finite local or critic
+        loss naming the layer and the step.
+        """
+        h_in = h_in.detach()
         a = run_module(self.block, h_in, "h_in")  # (B, ...) pre-activation, this layer only
         if mode in ("exact", "dgl"):
             h = self.activation(a)
             if mode == "exact":
                 # BLANP-Exact: the frozen critic scores h_l; its parameters get no gradient.
                 critic_out = self.critic(h)
-                y = check_labels(y, critic_out.shape[1], h_in.shape[0])
+                if not labels_checked:
+                    y = check_labels(y, critic_out.shape[1], h_in.shape[0])
                 critic_loss = F.cross_entropy(critic_out, y)
                 self._check_finite(critic_loss, "critic loss", step)
                 critic_loss.backward()  # grads reach f_l only (h_in detached, critic frozen)
@@ -272,41 +295,41 @@ class LocalLayer(nn.Module):
             else:
                 # DGL: one local loss through the current head trains f_l and C_l.
                 logits = self.head(h)
-                y = check_labels(y, logits.shape[1], h_in.shape[0])
+                if not labels_checked:
+                    y = check_labels(y, logits.shape[1], h_in.shape[0])
                 head_loss = F.cross_entropy(logits, y)
                 critic_loss = head_loss
             loss = self._check_finite(head_loss, "local loss", step)
             head_loss.backward()
             acc = float((logits.detach().argmax(1) == y).float().mean())
-            return h.detach(), LayerStats(loss, acc, float(critic_loss.detach()))
+            return h.detach(), LayerStats(loss, acc, float(critic_loss.detach())), y
 
         scorer = self.head if mode == "blanp_no_ema" else self.critic
         a_det = a.detach()
-        with torch.no_grad():
-            h_det = self.activation(a_det)
-            logits = self.head(h_det)
+        h_det = self.activation(a_det)
+        logits = self.head(h_det)  # the head learns on detach(h_l)
+        if not labels_checked:
             y = check_labels(y, logits.shape[1], h_in.shape[0])
-
-            def loss_fn(z: Tensor) -> Tensor:  # per-example CE of the scorer, (B,)
-                return F.cross_entropy(scorer(self.activation(z)), y, reduction="none")
-
-            crit = loss_fn(a_det).mean()
-            self._check_finite(crit, "critic loss", step)
+        with torch.no_grad():
             scale = self.sigma * float(a_det.std()) if a_det.numel() > 1 else self.sigma
             scale = scale if scale > 0 else self.sigma
-            est = antithetic_grad if mode != "forward" else forward_difference_grad
-            g_a = est(loss_fn, a_det, sigma=scale, num_probes=self.num_probes,
-                      generator=generator)  # Eq. (3): ghat_a, (B, ...)  # fmt: skip
-            if not torch.isfinite(g_a).all():
+            # Eq. (3): ghat_a = mean_k (L(a + s u_k) - L(a - s u_k)) / (2 s) u_k; the
+            # unperturbed point and every probe are scored in one batched pass of the scorer.
+            g_a, crit, finite = probe_estimate(
+                lambda z, yy: F.cross_entropy(scorer(self.activation(z)), yy, reduction="none"),
+                a_det, y, sigma=scale, num_probes=self.num_probes, generator=generator,
+                central=mode != "forward")  # fmt: skip
+            self._check_finite(crit, "critic loss", step)
+            if not finite:
                 at = f" at step {step}" if step is not None else ""
                 raise ValueError(f"layer {self.index}: non-finite perturbation estimate{at}")
-        # Eq. (5): dW_l = mean_b ghat_a h_{l-1}' -- the chain rule through f_l alone.
-        a.backward(g_a / a.shape[0])
-        head_loss = F.cross_entropy(self.head(h_det), y)
+        head_loss = F.cross_entropy(logits, y)
         loss = self._check_finite(head_loss, "local loss", step)
-        head_loss.backward()
-        acc = float((logits.argmax(1) == y).float().mean())
-        return h_det, LayerStats(loss, acc, float(crit))
+        # Eq. (5): dW_l = mean_b ghat_a h_{l-1}' -- the chain rule through f_l alone -- and
+        # the head's own gradient, in one call of the engine (the two graphs are disjoint).
+        torch.autograd.backward((a, head_loss), (g_a / a.shape[0], None))
+        acc = float((logits.detach().argmax(1) == y).float().mean())
+        return h_det, LayerStats(loss, acc, float(crit)), y
 
 
 @dataclass(frozen=True)
@@ -443,8 +466,11 @@ class BLANPNet(nn.Module):
             raise ValueError(f"x must have shape (B, ...), got {tuple(h.shape)}")
         optimizer.zero_grad(set_to_none=True)
         losses, accs, crits = [], [], []
-        for layer in self.layers:
-            h, stats = layer.local_step(h, y, mode=mode, generator=generator, step=self._step)
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+        for i, layer in enumerate(self.layers):
+            h, stats, y = layer._local_step(h, y, mode, generator, self._step,
+                                            labels_checked=i > 0)  # fmt: skip
             losses.append(stats.loss)
             accs.append(stats.accuracy)
             crits.append(stats.critic_loss)

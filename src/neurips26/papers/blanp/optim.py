@@ -102,7 +102,8 @@ class BLANPOptimizer(torch.optim.Adam):
         params = [p for p in net.parameters() if p.requires_grad]
         if not params:
             raise ValueError("model has no trainable parameters")
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                         foreach=True)  # fused over parameters: the same arithmetic, bit for bit
         self.net = net
         self.generator = make_generator(seed, params[0].device)
 
@@ -137,8 +138,8 @@ class BLANPOptimizer(torch.optim.Adam):
         losses, accs, crits = [], [], []
         for i, layer in enumerate(net.layers):
             try:
-                h, stats = layer.local_step(h, y, mode=self.mode, generator=self.generator,
-                                            step=net._step)  # fmt: skip
+                h, stats, y = layer._local_step(h, y, self.mode, self.generator, net._step,
+                                                labels_checked=i > 0)  # fmt: skip
             except ValueError as exc:
                 if i == 0 and str(exc).startswith("h_in:"):  # the user's batch did not fit
                     raise ValueError("x" + str(exc)[4:]) from None

@@ -17,6 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 from torch import nn
 
 from neurips26.common.models import MLPClassifier, SmallCNN
@@ -374,7 +381,7 @@ def train_backprop(model: nn.Module, x, y, *, max_iter: int, lr: float = 1e-3,
     y = check_labels(y, _num_classes(model, x.to(dev)), len(x))
     gen = make_generator(seed)
     batches = array_batches(x, y, batch_size=batch_size, generator=gen, device=dev)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, foreach=True)
     stop = _check_stop(stop)
     callback = None if stop is None else (lambda step, _loss, m: stop(step, m))
     return common_train(model, batches, max_iter=max_iter, lr=lr, seed=seed, device=device,
@@ -395,6 +402,15 @@ def predict_logits(model: nn.Module, x, *, batch_size: int = 1000, device: str =
     return torch.cat(out).numpy()
 
 
+def _validated(est, X, *, reset: bool):
+    """scikit-learn's ``validate_data`` on ``X`` (``reset``: at fit), its errors prefixed
+    by the argument's name (scikit-learn's wording kept after it)."""
+    try:
+        return validate_data(est, X, reset=reset, allow_nd=True, dtype=[np.float32, np.float64])
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"X: {exc}") from None
+
+
 class _Estimator(ClassifierMixin, BaseEstimator):
     """Shared ``fit`` / ``predict`` of the estimators; ``_mode`` picks the training rule."""
 
@@ -402,7 +418,7 @@ class _Estimator(ClassifierMixin, BaseEstimator):
 
     def __init__(self, *, widths: tuple[int, ...] = (256, 256, 256), kind: str = "mlp",
                  sigma: float = 1e-2, ema_decay: float = 0.99, num_probes: int = 1,
-                 max_iter: int = 1000, lr: float = 1e-3, batch_size: int = 128, seed: int = 0,
+                 max_iter: int = 100, lr: float = 1e-3, batch_size: int = 128, seed: int = 0,
                  device: str = "cpu") -> None:  # fmt: skip
         self.widths = widths
         self.kind = kind
@@ -416,34 +432,58 @@ class _Estimator(ClassifierMixin, BaseEstimator):
         self.device = device
 
     def fit(self, X, y):
-        """Train on ``X`` ``(N, ...)`` (images ``(N, C, H, W)`` for a CNN) and labels ``y``."""
-        x, yt = _check_data(X, y, "X")
-        self.classes_ = np.unique(yt.numpy())
+        """Train on ``X`` and labels ``y``.
+
+        Parameters
+        ----------
+        X : array_like, shape (N, D), or (N, C, H, W) for a CNN
+        y : array_like, shape (N,)
+            Class labels (any values; at least two classes).
+
+        Returns
+        -------
+        self
+        """
+        if y is None:
+            raise ValueError(f"y: {type(self).__name__} requires y to be passed, but the "
+                             "target y is None")  # fmt: skip
+        X = _validated(self, X, reset=True)
+        try:
+            y = column_or_1d(np.asarray(y), warn=True)
+            check_classification_targets(y)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"y: {exc}") from None
+        try:
+            check_consistent_length(X, y)
+        except ValueError as exc:
+            raise ValueError(f"X and y: {exc}") from None
+        self.classes_, yi = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
-            raise ValueError("y must hold at least two classes")
-        yi = torch.as_tensor(np.searchsorted(self.classes_, yt.numpy()))
+            raise ValueError(f"y holds {len(self.classes_)} class; a classifier needs at least "
+                             "two classes")  # fmt: skip
+        x, yt = _check_data(X, yi, "X")
         model = make_model(self.kind, tuple(x.shape[1:]), self.widths, len(self.classes_),
                            seed=self.seed)  # fmt: skip
+        batch = min(self.batch_size, len(yt))
         if self._mode == "backprop":
-            train_backprop(model, x, yi, max_iter=self.max_iter, lr=self.lr,
-                           batch_size=min(self.batch_size, len(yi)), seed=self.seed,
-                           device=self.device)  # fmt: skip
+            res = train_backprop(model, x, yt, max_iter=self.max_iter, lr=self.lr,
+                                 batch_size=batch, seed=self.seed, device=self.device)  # fmt: skip
             self.model_ = model
         else:
             net = local_net(model, example=x[:2], sigma=self.sigma, ema_decay=self.ema_decay,
                             num_probes=self.num_probes, seed=self.seed)  # fmt: skip
-            res = train_local(net, x, yi, mode=self._mode, max_iter=self.max_iter, lr=self.lr,
-                              batch_size=min(self.batch_size, len(yi)), seed=self.seed,
-                              device=self.device)  # fmt: skip
+            res = train_local(net, x, yt, mode=self._mode, max_iter=self.max_iter, lr=self.lr,
+                              batch_size=batch, seed=self.seed, device=self.device)  # fmt: skip
             if not math.isfinite(res.final_loss):
                 raise ValueError("X: training diverged (non-finite loss)")
             self.model_ = net
+        self.n_iter_ = int(res.num_steps)
         return self
 
     def predict(self, X) -> np.ndarray:
-        """Class labels ``(N,)``."""
-        if not hasattr(self, "model_"):
-            raise ValueError("this estimator is not fitted yet; call fit(X, y) first")
+        """Class labels ``(N,)`` of ``X`` ``(N, D)`` (``(N, C, H, W)`` for a CNN)."""
+        check_is_fitted(self, "model_")
+        X = _validated(self, X, reset=False)
         logits = predict_logits(self.model_, X, device=self.device)
         return self.classes_[logits.argmax(1)]
 
@@ -463,7 +503,8 @@ class BLANP(_Estimator):
     num_probes : int
         Antithetic pairs per step.
     max_iter, lr, batch_size, seed, device
-        Adam steps, learning rate, mini-batch size, seed, torch device.
+        Adam steps (default 100: quick fits; the experiment trains to a held-out
+        plateau instead), learning rate, mini-batch size, seed, torch device.
 
     Examples
     --------
