@@ -66,6 +66,26 @@ def test_list_is_complete_and_imports_no_numerics(tmp_path):
     assert heavy.stdout.strip().splitlines()[-1] == "[]", heavy.stdout
 
 
+def test_run_json_stdout_is_one_object_when_the_experiment_prints(capsys, tmp_path,
+                                                                   monkeypatch):
+    """A library that prints while the experiment runs (EfficientNet-lite0's loader prints
+    "Loaded pretrained weights") must not corrupt `run --json`: its text goes to stderr."""
+    import neurips26.runner as runner
+
+    original = runner.run_paper
+
+    def chatty(*args, **kwargs):
+        print("Loaded pretrained weights for efficientnet-lite0")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_paper", chatty)
+    store = str(tmp_path / "s.sqlite")
+    assert main(["--store", store, "run", SLUGS[0], "--tier", "smoke", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["slug"] == SLUGS[0]
+    assert "Loaded pretrained weights" in captured.err
+
+
 def test_info_prints_claims_tiers_and_deviations(capsys, tmp_path):
     assert main(["--store", str(tmp_path / "s.sqlite"), "info", SLUGS[0]]) == 0
     text = capsys.readouterr().out

@@ -370,7 +370,10 @@ def cmd_run(args) -> int:
     if args.tier == "paper":
         _check_paper_tier(get_paper(slug), args.yes)
     store = _store(args, create=True)  # a store that cannot be written fails before the run
-    with _progress(f"{slug} [{args.tier}]", not args.quiet):
+    # With --json, stdout carries one JSON object: whatever the experiment or a library it
+    # loads prints (a model loader's "Loaded pretrained weights", say) goes to stderr.
+    quiet_stdout = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
+    with _progress(f"{slug} [{args.tier}]", not args.quiet), quiet_stdout:
         record = run_paper(slug, tier=args.tier, seed=args.seed, overrides=overrides,
                            device=args.device, resolved=resolved)
     try:
