@@ -33,6 +33,7 @@ from neurips26.papers.bros import (
 from neurips26.papers.bros import experiment as E
 from neurips26.papers.bros.tasks import (
     QuadraticBilevel,
+    data_mixture_problem,
     flip_labels,
     hyper_cleaning_batches,
     hyper_cleaning_problem,
@@ -330,3 +331,69 @@ def test_smoke_run():
         "memory_ratio_total_first"]
     # one seed at the smoke tier: the seed intervals are infinite, never zero-width
     assert res.intervals["slope_gap"]["hi"] == math.inf
+
+
+# --- the data-mixture task ----------------------------------------------------------------
+
+
+def _mixture(k: int = 4, n: int = 40, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 5)).astype(np.float32)
+    y = rng.integers(0, 3, n)
+    dom = np.arange(n) % k
+    with seeded(seed):
+        model = MLPClassifier(5, (8,), 3)
+    return data_mixture_problem(model, x, y, dom, x[:10], y[:10], mu=0.0), model, x, y, dom
+
+
+def test_data_mixture_uniform_start_is_the_plain_loss():
+    """At x = 0 the weights K softmax(0) are all 1: the lower loss is the plain mean CE."""
+    prob, model, x, y, _ = _mixture()
+    assert prob.x0.shape == (4,) and not prob.x0.any()
+    ce = torch.nn.functional.cross_entropy(model(torch.as_tensor(x)), torch.as_tensor(y))
+    assert torch.allclose(prob.lower_loss(prob.x0, prob.y0, None), ce, atol=1e-6)
+
+
+def test_data_mixture_one_domain_is_that_domains_loss():
+    """With all the mass on domain 2 (equal-size domains) the lower loss is domain 2's mean
+    CE: K pi_2 = K and the mean over all samples keeps 1/K of them."""
+    prob, model, x, y, dom = _mixture()
+    xk = torch.tensor([0.0, 0.0, 60.0, 0.0])
+    sel = dom == 2
+    ce = torch.nn.functional.cross_entropy(model(torch.as_tensor(x[sel])),
+                                           torch.as_tensor(y[sel]))  # fmt: skip
+    assert torch.allclose(prob.lower_loss(xk, prob.y0, None), ce, atol=1e-5)
+    # and a minibatch sees the same weights: only its domain-2 samples count
+    idx = torch.arange(0, 40, 2)  # domains 0 and 2
+    ce_b = torch.nn.functional.cross_entropy(model(torch.as_tensor(x[2::4])),
+                                             torch.as_tensor(y[2::4]), reduction="sum")
+    assert torch.allclose(prob.lower_loss(xk, prob.y0, idx), 4 * ce_b / len(idx), atol=1e-5)
+
+
+def test_data_mixture_refuses_bad_domains():
+    _, model, x, y, dom = _mixture()
+    for bad, word in ((dom[:-1], "entries"), (dom - 1, "nonnegative"),
+                      (np.where(dom == 1, 0, dom), "every index")):  # fmt: skip
+        with pytest.raises(ValueError, match=f"domains.*{word}"):
+            data_mixture_problem(model, x, y, bad, x[:10], y[:10])
+
+
+def test_mixture_run_learns_the_true_domain_on_a_tiny_problem():
+    """MA-SOBA on two domains, one with its labels and one with them shifted: the
+    hypergradient must move the weight onto the true-label domain (softmax(x)_0 > 1/2)."""
+    cfg = E.TIERS["smoke"]
+    rng = np.random.default_rng(0)
+    centers = rng.normal(size=(3, 6)) * 3
+    t = rng.integers(0, 3, 300)
+    x = (centers[t] + rng.normal(size=(300, 6))).astype(np.float32)
+    dom = np.arange(300) % 2
+    lab = np.where(dom == 0, t, (t + 1) % 3)
+    with seeded(0):
+        model = MLPClassifier(6, (16,), 3)
+    prob = data_mixture_problem(model, x, lab, dom, x[:60], t[:60], mu=1e-4)
+    state = init_state(prob)
+    batches = hyper_cleaning_batches(300, 60, 32, seed=0)
+    for _ in range(150):
+        state = ma_soba_step(state, prob, next(batches), lr_x=0.3, lr_y=0.3, lr_z=0.1,
+                             theta=cfg.theta)  # fmt: skip
+    assert float(torch.softmax(state.x, 0)[0]) > 0.5

@@ -40,6 +40,7 @@ from neurips26.papers.bros import (
 )
 from neurips26.papers.bros.tasks import (
     QuadraticBilevel,
+    data_mixture_problem,
     flip_labels,
     hyper_cleaning_batches,
     hyper_cleaning_problem,
@@ -105,6 +106,12 @@ def cleaning(model=NET, x_train=RNG_X, y_train=LAB, x_val=RNG_X, y_val=LAB, mu=1
     return float(prob.lower_loss(prob.x0, prob.y0, None))
 
 
+def mixture(model=NET, x_train=RNG_X, y_train=LAB, domains=LAB, x_val=RNG_X, y_val=LAB,
+            mu=1e-3):
+    prob = data_mixture_problem(model, x_train, y_train, domains, x_val, y_val, mu=mu)
+    return float(prob.lower_loss(prob.x0, prob.y0, None))
+
+
 BAD_T = (*A, torch.tensor([float("nan"), 1.0]), torch.zeros(0), torch.zeros(7, dtype=torch.float64))
 BAD_Y = (*A, {}, {"y": torch.full((4,), float("nan"), dtype=torch.float64)},
          {"y": torch.zeros(3, dtype=torch.float64)}, {"z": torch.zeros(4, dtype=torch.float64)})
@@ -153,6 +160,10 @@ CALLS = [
     Call(batches_of, {}, {"num_train": S, "num_val": S, "batch_size": S, "seed": S}),
     Call(cleaning, {},
          {"model": (None, "x", torch.nn.Identity()), "x_train": A, "y_train": A,
+          "x_val": A, "y_val": A, "mu": S}),
+    Call(mixture, {},
+         {"model": (None, "x", torch.nn.Identity()), "x_train": A, "y_train": A,
+          "domains": (*A, LAB - 1, np.zeros(12, int) + 1, np.arange(12) * 10**6),
           "x_val": A, "y_val": A, "mu": S}),
 ]  # fmt: skip
 # Float numpy arguments also get tensors holding NaN and tensors requiring grad.

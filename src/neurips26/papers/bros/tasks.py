@@ -1,4 +1,4 @@
-"""The two reproduction tasks as bilevel problems on the user's data.
+"""The reproduction tasks as bilevel problems on the user's data.
 
 * :class:`QuadraticBilevel`: a quadratic lower level ``g = y^T A_b y / 2 - y^T B x`` (a
   random row sample of ``A``) with a quadratic-plus-softplus upper level, where
@@ -6,6 +6,9 @@
 * :func:`hyper_cleaning_problem`: hyper-data cleaning. ``x_i`` is a logit weighting
   training sample ``i``; the lower level trains a network on the weighted (noisy) loss,
   the upper level is the clean validation loss.
+* :func:`data_mixture_problem`: data-mixture learning. ``x`` holds the logits of the
+  mixture weights ``softmax(x)`` over ``K`` domains of the training set; the lower level
+  trains on the mixture, the upper level is the validation (target) loss.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from neurips26.common.validation import (
 
 from .bilevel import BilevelProblem, squared_norm
 
-__all__ = ["QuadraticBilevel", "flip_labels", "hyper_cleaning_batches",
-           "hyper_cleaning_problem"]  # fmt: skip
+__all__ = ["QuadraticBilevel", "data_mixture_problem", "flip_labels",
+           "hyper_cleaning_batches", "hyper_cleaning_problem"]  # fmt: skip
 
 MAX_DIM = 10**4
 
@@ -214,6 +217,73 @@ def hyper_cleaning_problem(model: nn.Module, x_train, y_train, x_val, y_val, *,
     -------
     BilevelProblem
     """
+    return _weighted_classification(model, x_train, y_train, x_val, y_val, mu=mu,
+                                    weights=lambda x, idx: torch.sigmoid(x[idx]),
+                                    x0=lambda n, dev: torch.zeros(n, device=dev))
+
+
+def data_mixture_problem(model: nn.Module, x_train, y_train, domains, x_val, y_val, *,
+                         mu: float = 1e-4) -> BilevelProblem:  # fmt: skip
+    """Data-mixture learning of ``model``'s training set as a bilevel problem.
+
+    The training set is split into ``K`` domains (``domains[i] = k``); the upper variable
+    ``x`` (shape ``(K,)``) holds the mixture logits, ``pi = softmax(x)``:
+    ``g(x, y; b) = mean_{i in b} K pi_{k(i)} CE(model_y(u_i), t_i) + mu ||y||^2`` (the
+    factor ``K`` makes ``x = 0`` the plain unweighted loss), and ``f(x, y; b) =
+    mean_{j in b} CE(model_y(v_j), s_j)`` on the validation set, which stands for the
+    target distribution. ``x`` starts at 0 (the uniform mixture). Batches are pairs of
+    index tensors, see :func:`hyper_cleaning_batches`.
+
+    Parameters
+    ----------
+    model : nn.Module
+        As in :func:`hyper_cleaning_problem`.
+    x_train : torch.Tensor, shape (n_train, ...)
+    y_train : torch.Tensor of int64, shape (n_train,)
+    domains : array_like of int, shape (n_train,)
+        The domain ``k(i)`` of each training sample, in ``[0, K)``; every domain present.
+    x_val, y_val : the validation set
+    mu : float >= 0
+
+    Returns
+    -------
+    BilevelProblem
+
+    Examples
+    --------
+    >>> from neurips26.common.models import MLPClassifier
+    >>> u = torch.randn(8, 3); t = torch.arange(8) % 2
+    >>> prob = data_mixture_problem(MLPClassifier(3, (4,), 2), u, t, np.arange(8) % 4, u, t)
+    >>> tuple(prob.x0.shape)
+    (4,)
+    """
+    dom = check_array(_host(domains), "domains", ndim=1, dtype=np.int64)
+    if dom.min() < 0:
+        raise ValueError("domains must be nonnegative domain indices")
+    k = int(dom.max()) + 1
+    if k > MAX_DIM:
+        raise ValueError(f"domains: at most {MAX_DIM} domains, got {k}")
+    if len(np.unique(dom)) != k:
+        raise ValueError(f"domains must use every index 0..{k - 1} (some domain is empty)")
+    dom_t = torch.as_tensor(dom)
+
+    def weights(x, idx):
+        pi = torch.softmax(x, 0)
+        return k * pi[dom_t.to(x.device)[idx]]
+
+    def x0(n: int, dev) -> torch.Tensor:  # runs once x_train is checked: n is its length
+        if len(dom) != n:
+            raise ValueError(f"domains must have {n} entries (one per training sample), "
+                             f"got {len(dom)}")  # fmt: skip
+        return torch.zeros(k, device=dev)
+
+    return _weighted_classification(model, x_train, y_train, x_val, y_val, mu=mu,
+                                    weights=weights, x0=x0)
+
+
+def _weighted_classification(model, x_train, y_train, x_val, y_val, *, mu, weights, x0):
+    """The bilevel problem ``g = mean_i w_i(x) CE_i + mu ||y||^2`` (train), ``f = mean CE``
+    (validation), with per-sample weights ``weights(x, idx)`` and start ``x0(n, device)``."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     params = {k: v.detach().clone() for k, v in model.named_parameters()}
@@ -249,14 +319,16 @@ def hyper_cleaning_problem(model: nn.Module, x_train, y_train, x_val, y_val, *,
         logits = torch.func.functional_call(model, y, (xtr[idx],))
         ce = nn.functional.cross_entropy(logits, ytr[idx], reduction="none")
         reg = sum(squared_norm(p) for p in y.values())  # low rank under BROS's subspace
-        return (torch.sigmoid(x[idx]) * ce).mean() + mu * reg
+        return (weights(x, idx) * ce).mean() + mu * reg
 
     def upper(x, y, idx):
         idx = torch.arange(len(xva), device=dev) if idx is None else idx.to(dev)
         logits = torch.func.functional_call(model, y, (xva[idx],))
         return nn.functional.cross_entropy(logits, yva[idx])
 
-    return BilevelProblem(upper, lower, torch.zeros(len(xtr), device=dev), params)
+    return BilevelProblem(upper, lower, x0(len(xtr), dev), params)
+
+
 
 
 def _host(a):
