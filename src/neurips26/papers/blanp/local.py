@@ -306,11 +306,11 @@ class LocalLayer(nn.Module):
 
         scorer = self.head if mode == "blanp_no_ema" else self.critic
         a_det = a.detach()
-        h_det = self.activation(a_det)
-        logits = self.head(h_det)  # the head learns on detach(h_l)
-        if not labels_checked:
-            y = check_labels(y, logits.shape[1], h_in.shape[0])
         with torch.no_grad():
+            h_det = self.activation(a_det)
+            logits = self.head(h_det)
+            if not labels_checked:
+                y = check_labels(y, logits.shape[1], h_in.shape[0])
             scale = self.sigma * float(a_det.std()) if a_det.numel() > 1 else self.sigma
             scale = scale if scale > 0 else self.sigma
             # Eq. (3): ghat_a = mean_k (L(a + s u_k) - L(a - s u_k)) / (2 s) u_k; the
@@ -323,12 +323,14 @@ class LocalLayer(nn.Module):
             if not finite:
                 at = f" at step {step}" if step is not None else ""
                 raise ValueError(f"layer {self.index}: non-finite perturbation estimate{at}")
-        head_loss = F.cross_entropy(logits, y)
+        # Eq. (5): dW_l = mean_b ghat_a h_{l-1}' -- the chain rule through f_l alone. Run
+        # before the head's graph exists, so the block's and the head's saved tensors are
+        # never held together (the step's peak is the larger of the two, not their sum).
+        a.backward(g_a / a.shape[0])
+        head_loss = F.cross_entropy(self.head(h_det), y)  # the head learns on detach(h_l)
         loss = self._check_finite(head_loss, "local loss", step)
-        # Eq. (5): dW_l = mean_b ghat_a h_{l-1}' -- the chain rule through f_l alone -- and
-        # the head's own gradient, in one call of the engine (the two graphs are disjoint).
-        torch.autograd.backward((a, head_loss), (g_a / a.shape[0], None))
-        acc = float((logits.detach().argmax(1) == y).float().mean())
+        head_loss.backward()
+        acc = float((logits.argmax(1) == y).float().mean())
         return h_det, LayerStats(loss, acc, float(crit)), y
 
 
