@@ -83,7 +83,11 @@ What does not reproduce at the small tier
   separate the upper level from the lower: the learned weight of the true-label domain
   (``mix_weight_*``: did BROS find the mixture?) and BROS's accuracy half way and at the
   end (``mix_acc_half_bros``, ``mix_acc_bros``: still rising means the 600 iterations,
-  not the mixture, limit it). No other cause is claimed.
+  not the mixture, limit it). In the stored small run BROS's weight of the true-label
+  domain is level with MA-SOBA's while its accuracy is still rising steeply from the half
+  way point to the end: the diagnostics point at the lower level's slower progress in
+  the subspace within 600 iterations, not at the mixture. No run trains longer yet, so
+  whether BROS closes the gap is not known.
 - 44.9% less memory: where the resident-peak ratio misses it, the diagnostics show
   the parts: the projecting reference's ratio (``rss_ratio_first_project``, what the
   full-gradient implementation gave), the process-level ratio including the runtime
