@@ -193,9 +193,9 @@ class Config:
     mix_bros_lr_y: float = param(0.2, help="BROS base lr_y on the data-mixture task (base "
                                  "lr_z: hc_bros_lr_z; MA-SOBA's: hc_lr_y, hc_lr_z)",
                                  min=1e-8)
-    mix_scales: tuple[float, ...] = param((0.25, 0.5, 1.0), help="factors on each method's "
-                                          "base lr_y and lr_z, tuned per method on the "
-                                          "tuning seed", min=1e-6)
+    mix_scales: tuple[float, ...] = param(
+        (0.125, 0.25, 0.5, 1.0, 2.0), min=1e-6,
+        help="factors on each method's base lr_y and lr_z, tuned per method on the tuning seed")
     # 4. memory
     memory_widths: tuple[int, ...] = param((1024,), help="MLP widths W of the memory "
                                            "count (784-W-W-10)", min=1)
@@ -730,6 +730,13 @@ class BROSExperiment(Experiment):
         if edge:
             out.append("Task 2 step-size factor at the edge of the grid "
                        f"{tuple(grid)} for: {', '.join(edge)} (a wider grid might do better)")
+        mgrid = sorted(cfg.mix_scales)
+        medge = [m for m in MIX_METHODS if len(mgrid) > 1
+                 and summary.get(f"mix_scale_{m}") in (mgrid[0], mgrid[-1])]  # fmt: skip
+        if medge:
+            out.append("data-mixture step-size factor at the edge of the grid "
+                       f"{tuple(mgrid)} for: {', '.join(medge)} (a wider grid might do "
+                       "better)")
         if cfg.rss:
             out.append(f"resident peaks: one fresh process per method at widths "
                        f"{cfg.memory_widths}, a single measurement each (no interval)")

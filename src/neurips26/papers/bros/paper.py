@@ -169,8 +169,8 @@ PAPER = Paper(
         "labels and domain k with every label shifted to (t + k) mod 10, so a uniform "
         "mixture is misled; the upper variable is the K mixture logits (weights K "
         "softmax(x) on the per-sample loss), the upper loss the clean validation loss; "
-        "each method's inner step sizes are tuned over three factors by the final "
-        "validation loss on a tuning seed; every run trains to a plateau of its "
+        "each method's inner step sizes are tuned over five factors (1/8 to 2) by the "
+        "final validation loss on a tuning seed; every run trains to a plateau of its "
         "validation loss (1% over three evaluations 100 iterations apart).",
         "GPU peak memory is replaced by the resident high-water mark (Linux VmHWM, reset "
         "after the data are loaded) of a fresh CPU process per method running two "
