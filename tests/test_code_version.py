@@ -59,3 +59,25 @@ def test_real_papers_depend_on_what_they_import():
     deps = {p.name for p in runner.common_dependencies("lambda6_star")}
     assert "validation.py" in deps and "experiment.py" in deps
     assert "llm.py" not in deps and "train.py" not in deps
+
+
+def test_a_run_records_the_code_version_it_started_with(monkeypatch):
+    """Files edited (or commits made) while a run is in progress must not be recorded as
+    the code that produced it: the version and commit are taken before the experiment."""
+    import neurips26.common.seeding as seeding
+    import neurips26.runner as runner
+    from neurips26.registry import SLUGS
+
+    started = []
+    original_seed = seeding.seed_everything
+
+    def mark_start(seed):
+        started.append(True)
+        return original_seed(seed)
+
+    monkeypatch.setattr(seeding, "seed_everything", mark_start)
+    monkeypatch.setattr(runner, "code_version", lambda slug: "after" if started else "before")
+    monkeypatch.setattr(runner, "git_commit", lambda: "after" if started else "before")
+    record = runner.run_paper(SLUGS[0], tier="smoke")
+    assert started, "the run never seeded: the test no longer observes the start"
+    assert (record.code_version, record.git_commit) == ("before", "before")

@@ -292,6 +292,9 @@ def run_paper(
     ctx = Context(device=device, tier=tier)
     seed = config.seed
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    # The code's version and commit as the run starts: files edited or commits made while
+    # it runs must not be recorded as the code that produced it.
+    version, commit = code_version(slug), git_commit()
     seed_everything(seed)
     t0, c0 = time.perf_counter(), time.process_time()
     try:
@@ -331,8 +334,8 @@ def run_paper(
         wall_seconds=wall,
         cpu_seconds=cpu,
         peak_memory_mb=_peak_rss_mb(),
-        git_commit=git_commit(),
-        code_version=code_version(slug),
+        git_commit=commit,
+        code_version=version,
         environment=environment(),
         created_at=started,
     )
