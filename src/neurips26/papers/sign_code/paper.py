@@ -45,6 +45,9 @@ PAPER = Paper(
             target=0.03,
             tiers=("small", "paper"),
             control="resnet_flip_drop",
+            diagnostics=("resnet_diag_drop_base", "resnet_diag_drop_wide",
+                         "resnet_diag_drop_long", "resnet_diag_acc_base",
+                         "resnet_diag_acc_wide", "resnet_diag_acc_long"),
         ),
         Claim(
             id="flips_destroy",
