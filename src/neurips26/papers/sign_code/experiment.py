@@ -42,7 +42,10 @@ What does not reproduce at the small tier, and why we think so
   while the tanh MLP keeps most of its accuracy. The diagnostic retrains the ResNet wider
   (channels x2) and four times longer on the first data set (``resnet_diag_*``: the drop
   and the accuracy of each variant): a drop that shrinks with width or training length
-  would point at our scale. No cause is claimed until that run says one.
+  would point at our scale. In the stored small run it does not: the wider and the
+  longer-trained ResNet are more accurate and still fall to about chance under magnitude
+  noise, so width (x2) and training length (x4) in this range are not the cause. What
+  is remains undiagnosed.
 - 20% of signs flipped reduces every model to chance: it does for the ResNet, not for the
   3-layer MLPs, which stay far above chance under independent per-input flips; not yet
   diagnosed.
