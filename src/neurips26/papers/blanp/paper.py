@@ -208,7 +208,7 @@ PAPER = Paper(
         ("small", "MNIST and Fashion-MNIST 10k train / 1k held-out / 2k test, MLP 3 x 256 "
                   "trained to a held-out plateau (cap 8,000 steps), 3 seeds, backprop, BLANP, "
                   "BLANP-Exact and BLANP without the critic; Fashion-MNIST CNN (16, 32, 32) "
-                  "on 14x14 for backprop, BLANP-Exact, DGL (cap 3,000 steps); memory at "
+                  "on 14x14 for backprop, BLANP-Exact, DGL (cap 6,000 steps); memory at "
                   "depths 2-16; trained networks are cached"),
         ("paper", "full MNIST and Fashion-MNIST, to a plateau (cap 20k steps), 5 seeds, every "
                   "method on a (64, 128, 256) CNN on 28x28; run with --device cuda; not run "
