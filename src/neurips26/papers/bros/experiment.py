@@ -337,17 +337,27 @@ def _quad_tune(q: QuadraticBilevel, method: str, cfg: Config) -> tuple[float, di
             try:
                 vals.append(math.log(max(_quad_run(q, method, s, cfg, c)["curve"][-1], 1e-300)))
             except ValueError as exc:  # the iterate diverged at this step size
-                if "diverged" not in str(exc) and "non-finite" not in str(exc):
+                if not _diverged(exc):
                     raise
                 vals.append(math.inf)
         scores[float(c)] = float(np.mean(vals))
     return min(scores, key=lambda c: (scores[c], c)), scores
 
 
+def _diverged(exc: ValueError) -> bool:
+    """Whether a step's ValueError is bilevel.py's report of a diverged iterate (a
+    non-finite loss or iterate), not a bad argument."""
+    return "diverged" in str(exc) or "non-finite" in str(exc)
+
+
 # --- 3. hyper-cleaning ---------------------------------------------------------------------
 
 
-def _mnist(cfg: Config, seed: int, pool: int):
+def _mnist_split(cfg: Config, seed: int, pool: int):
+    """The seed's MNIST subset, ``pool``-average-pooled and flattened, split into training
+    and clean validation images: ``(x_train, y_train, x_val, y_val, x_test, y_test)``
+    with the true labels. Task 1 flips the training labels, the data mixture shifts them
+    by domain."""
     ds = load_mnist().subset(cfg.num_train + cfg.num_val, cfg.num_test, seed=seed)
 
     def prep(x):
@@ -359,9 +369,16 @@ def _mnist(cfg: Config, seed: int, pool: int):
     xtr, xte = prep(ds.x_train), prep(ds.x_test)
     perm = np.random.default_rng(seed).permutation(len(xtr))
     tr, va = perm[: cfg.num_train], perm[cfg.num_train:]
-    noisy, flipped = flip_labels(ds.y_train[tr], cfg.flip_fraction, 10,
+    return xtr[tr], ds.y_train[tr], xtr[va], ds.y_train[va], xte, ds.y_test
+
+
+def _mnist(cfg: Config, seed: int, pool: int):
+    """Task 1's data: :func:`_mnist_split` with ``flip_fraction`` of the training labels
+    flipped, ``(x_train, noisy, flipped, x_val, y_val, x_test, y_test)``."""
+    xtr, ytr, xva, yva, xte, yte = _mnist_split(cfg, seed, pool)
+    noisy, flipped = flip_labels(ytr, cfg.flip_fraction, 10,
                                  rng=np.random.default_rng(seed + 1))  # fmt: skip
-    return xtr[tr], noisy, flipped, xtr[va], ds.y_train[va], xte, ds.y_test
+    return xtr, noisy, flipped, xva, yva, xte, yte
 
 
 def _train_to_plateau(method: str, prob, batches, gen, cfg: Config, *, lr_x: float,
@@ -406,7 +423,9 @@ def _train_to_plateau(method: str, prob, batches, gen, cfg: Config, *, lr_x: flo
                     if stale >= cfg.patience:
                         plateau = True
                         break
-    except ValueError:  # the iterate diverged (bilevel.py names where)
+    except ValueError as exc:  # the iterate diverged (bilevel.py names where)
+        if not _diverged(exc):
+            raise
         return {"state": None, "steps": steps, "plateau": 0, "curve": tuple(curve),
                 "val_loss": math.inf}
     return {"state": state, "steps": steps, "plateau": int(plateau), "curve": tuple(curve),
@@ -447,18 +466,11 @@ def _mixture_data(cfg: Config, seed: int):
     ``mix_domains`` equal domains by position: domain 0 keeps its true labels, domain
     ``k > 0`` has every label shifted to ``(t + k) mod 10`` (a systematic mislabelling
     that, mixed uniformly, outvotes the true label)."""
-    ds = load_mnist().subset(cfg.num_train + cfg.num_val, cfg.num_test, seed=seed)
-    xtr = torch.as_tensor(ds.x_train)
-    xte = torch.as_tensor(ds.x_test)
-    if cfg.pool > 1:
-        xtr, xte = (torch.nn.functional.avg_pool2d(t, cfg.pool) for t in (xtr, xte))
-    xtr, xte = xtr.flatten(1), xte.flatten(1)
-    perm = np.random.default_rng(seed).permutation(len(xtr))
-    tr, va = perm[: cfg.num_train], perm[cfg.num_train:]
-    true = ds.y_train[tr].astype(np.int64)
-    dom = np.arange(len(tr)) % cfg.mix_domains
+    xtr, ytr, xva, yva, xte, yte = _mnist_split(cfg, seed, cfg.pool)
+    true = ytr.astype(np.int64)
+    dom = np.arange(len(true)) % cfg.mix_domains
     labels = np.where(dom == 0, true, (true + dom) % 10)
-    return xtr[tr], labels, dom, xtr[va], ds.y_train[va], xte, ds.y_test
+    return xtr, labels, dom, xva, yva, xte, yte
 
 
 def _mix_run(method: str, seed: int, cfg: Config, data, scale: float,

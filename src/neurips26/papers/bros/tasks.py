@@ -329,8 +329,6 @@ def _weighted_classification(model, x_train, y_train, x_val, y_val, *, mu, weigh
     return BilevelProblem(upper, lower, x0(len(xtr), dev), params)
 
 
-
-
 def _host(a):
     return a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else a
 
