@@ -114,7 +114,7 @@ class Config:
     knn_k: int = param(5, help="k of the sign-code kNN", min=1)
     resnet_diag: bool = param(True, help="diagnose the ResNet's magnitude drop: retrain it "
                               "wider (channels x2) and longer (steps x4) on the first data "
-                              "set, seed 0")
+                              "set, seed 0, beside that set's and seed's main ResNet")
     magnitude_draws: int = param(3, help="noise draws for magnitude randomisation", min=1)
     flip_fraction: float = param(0.2, help="fraction of signs flipped", min=0.0, max=1.0)
     widths: tuple[int, ...] = param((64, 128, 256, 512), help="MLP widths of the margin sweep",
@@ -192,15 +192,10 @@ def _measure_model(model, arch, act, dname, seed, xtr, ytr, xte, yte, cfg) -> li
     raw_pred = KNeighborsClassifier(cfg.knn_k).fit(xtr.reshape(len(xtr), -1), ytr).predict(
         xte.reshape(len(xte), -1)
     )
-    mag_correct = np.zeros(len(yte))
     if act in SIGN_PRESERVING:
-        rms = calibrate_magnitudes(model, xtr)
-        for d in range(cfg.magnitude_draws):
-            with randomize_magnitudes(model, rms, seed=1000 * seed + d):
-                mag_correct += _correct(model, xte) == yte
-        mag_correct /= cfg.magnitude_draws
+        mag_correct = _magnitude_correct(model, xtr, xte, yte, cfg, seed)
     else:
-        mag_correct[:] = np.nan
+        mag_correct = np.full(len(yte), np.nan)
     with flip_signs(model, fraction=cfg.flip_fraction, seed=seed) as rec:
         flip_pred = _correct(model, xte)
     f = cfg.flip_fraction
@@ -220,6 +215,26 @@ def _measure_model(model, arch, act, dname, seed, xtr, ytr, xte, yte, cfg) -> li
         {"kind": "input", "key": key, "seed": seed, "correct": float(c), "knn": float(k),
          "magnitude": float(m), "flip": float(fl)}
         for c, k, m, fl in zip(correct, knn_c, mag_correct, flip_c, strict=True)]
+
+
+def _magnitude_correct(model, xtr, xte, yte, cfg: Config, seed: int) -> np.ndarray:
+    """Each test input's correctness with every magnitude replaced by noise, averaged over
+    ``magnitude_draws`` draws (magnitudes calibrated on ``xtr``), shape ``(N_test,)``."""
+    rms = calibrate_magnitudes(model, xtr)
+    correct = np.zeros(len(yte))
+    for d in range(cfg.magnitude_draws):
+        with randomize_magnitudes(model, rms, seed=1000 * seed + d):
+            correct += _correct(model, xte) == yte
+    return correct / cfg.magnitude_draws
+
+
+def _train_resnet(cfg: Config, ptr, ytr, seed: int, device: str, *,
+                  channels: tuple[int, ...], steps: int):  # fmt: skip
+    """The ResNet of stage widths ``channels`` trained ``steps`` steps, on the CPU."""
+    net = make_resnet(in_channels=1, num_classes=10, channels=channels, seed=seed)
+    train_classifier(net, ptr, ytr, max_iter=steps, lr=cfg.lr,
+                     batch_size=min(64, cfg.batch_size), seed=seed, device=device)
+    return net.cpu()
 
 
 @dataclass
@@ -247,41 +262,46 @@ def _train_one(st: State, dname: str, s: int, arch: str, act: str, device: str) 
                          batch_size=cfg.batch_size, seed=seed, device=device)
         return _measure_model(net.cpu(), "mlp", act, dname, seed, xtr, ytr, xte, yte, cfg)
     ptr, pte = _pool(ds.x_train, cfg.resnet_pool), _pool(ds.x_test, cfg.resnet_pool)
-    net = make_resnet(in_channels=1, num_classes=10, channels=cfg.resnet_channels,
-                      seed=seed)  # fmt: skip
-    train_classifier(net, ptr, ytr, max_iter=cfg.resnet_iter, lr=cfg.lr,
-                     batch_size=min(64, cfg.batch_size), seed=seed, device=device)
-    return _measure_model(net.cpu(), "resnet", "leaky_relu", dname, seed, ptr, ytr, pte, yte,
+    net = _train_resnet(cfg, ptr, ytr, seed, device, channels=cfg.resnet_channels,
+                        steps=cfg.resnet_iter)  # fmt: skip
+    return _measure_model(net, "resnet", "leaky_relu", dname, seed, ptr, ytr, pte, yte,
                           cfg)  # fmt: skip
 
 
 def _resnet_diagnostic(cfg: Config, device: str) -> list[dict]:
-    """The ResNet's accuracy and its accuracy with every magnitude replaced by noise, as
-    trained (``base``), with every stage twice as wide (``wide``) and trained four times as
-    long (``long``): whether the magnitude drop shrinks with width or training length.
-    First data set, seed 0 of the main models (the same data and initialisation seed)."""
+    """The ResNet's accuracy and its accuracy with every magnitude replaced by noise, with
+    every stage twice as wide (``wide``) and trained four times as long (``long``): whether
+    the magnitude drop shrinks with width or training length. First data set, seed 0 of
+    the main models (the same data and initialisation seed); the main model of that data
+    set and seed is the ``base`` it is compared with (:func:`_resnet_diag_rows`)."""
     seed = cfg.seed * 1000
     ds = _data(cfg.datasets[0], cfg, cfg.num_train, seed)
     _, ytr, _, yte = ds.flat()
     ptr, pte = _pool(ds.x_train, cfg.resnet_pool), _pool(ds.x_test, cfg.resnet_pool)
     rows = []
-    variants = {"base": (cfg.resnet_channels, cfg.resnet_iter),
-                "wide": (tuple(2 * c for c in cfg.resnet_channels), cfg.resnet_iter),
+    variants = {"wide": (tuple(2 * c for c in cfg.resnet_channels), cfg.resnet_iter),
                 "long": (cfg.resnet_channels, 4 * cfg.resnet_iter)}  # fmt: skip
     for name, (channels, steps) in variants.items():
-        net = make_resnet(in_channels=1, num_classes=10, channels=channels, seed=seed)
-        train_classifier(net, ptr, ytr, max_iter=steps, lr=cfg.lr,
-                         batch_size=min(64, cfg.batch_size), seed=seed, device=device)
-        net = net.cpu()
-        acc = float((_correct(net, pte) == yte).mean())
-        rms = calibrate_magnitudes(net, ptr)
-        mag = []
-        for d in range(cfg.magnitude_draws):
-            with randomize_magnitudes(net, rms, seed=1000 * seed + d):
-                mag.append(float((_correct(net, pte) == yte).mean()))
+        net = _train_resnet(cfg, ptr, ytr, seed, device, channels=channels, steps=steps)
+        mag = _magnitude_correct(net, ptr, pte, yte, cfg, seed)
         rows.append({"kind": "resnet_diag", "variant": name, "channels": channels,
-                     "steps": steps, "test_acc": acc, "magnitude_acc": float(np.mean(mag))})
+                     "steps": steps, "test_acc": float((_correct(net, pte) == yte).mean()),
+                     "magnitude_acc": float(np.mean(mag))})
     return rows
+
+
+def _resnet_diag_rows(t, cfg: Config) -> list[dict]:
+    """The diagnostic's rows, led by ``base``: the main ResNet of the first data set and
+    seed 0 (the model the variants change one thing of)."""
+    if not len(t.where(kind="resnet_diag")):
+        return []
+    (main,) = t.where(kind="model", arch="resnet", dataset=cfg.datasets[0],
+                      seed=cfg.seed * 1000).rows
+    base = {"variant": "base", "channels": cfg.resnet_channels, "steps": cfg.resnet_iter,
+            "test_acc": main["test_acc"], "magnitude_acc": main["magnitude_acc"]}
+    return [base] + [{k: r[k] for k in ("variant", "channels", "steps", "test_acc",
+                                        "magnitude_acc")}
+                     for r in t.where(kind="resnet_diag")]
 
 
 def _width_sweep(cfg: Config, device: str) -> list[dict]:
@@ -404,9 +424,7 @@ class SignCodeExperiment(Experiment):
                 "regulariser": [{k: r[k] for k in ("penalty", "train_acc", "test_acc",
                                                    "overlap_gap")}
                                 for r in t.where(kind="regulariser")],
-                "resnet_diagnostic": [{k: r[k] for k in ("variant", "channels", "steps",
-                                                         "test_acc", "magnitude_acc")}
-                                      for r in t.where(kind="resnet_diag")]}
+                "resnet_diagnostic": _resnet_diag_rows(t, cfg)}
 
     def figures(self, t, summary, cfg) -> dict:
         g, acc, _ = _overlap_points(t)
@@ -495,7 +513,7 @@ def _summarize(t, cfg: Config) -> dict:
                                                "magnitude")
     fdrops = {k: gap_of(k, "correct", "flip") for k in res_keys}
     m["resnet_flip_drop"] = diff_estimate(max(fdrops, key=fdrops.get), "correct", "flip")
-    for r in t.where(kind="resnet_diag"):
+    for r in _resnet_diag_rows(t, cfg):
         m[f"resnet_diag_drop_{r['variant']}"] = r["test_acc"] - r["magnitude_acc"]
         m[f"resnet_diag_acc_{r['variant']}"] = r["test_acc"]
     for v in ("base", "wide", "long"):
