@@ -405,3 +405,45 @@ def test_accuracy_figure_with_equal_seeds():
     png = _fig_acc({("untrained", "digits", "cnn"): [0.1, 0.1, 0.1],
                     ("blanp", "digits", "mlp"): [0.5, 0.6, 0.7]})
     assert png[:4] == b"\x89PNG"
+
+
+def test_probe_estimate_keeps_a_channels_last_point_channels_last():
+    """The batched probes of a channels-last 4-D point reach the scorer channels-last (the
+    fast CPU pooling layout) and give the estimate of the same point in NCHW."""
+    from neurips26.papers.blanp.estimators import probe_estimate
+
+    a = torch.randn(4, 3, 6, 6, generator=torch.Generator().manual_seed(0), dtype=D64)
+    y = torch.tensor([0, 1, 2, 0])
+    w = torch.randn(3, 3, dtype=D64)
+    seen = []
+
+    def loss(z, yy):
+        seen.append(z.is_contiguous(memory_format=torch.channels_last) and not z.is_contiguous())
+        logits = F.max_pool2d(torch.relu(z), 2).mean((2, 3)) @ w
+        return F.cross_entropy(logits, yy, reduction="none")
+
+    out = [probe_estimate(loss, p, y, sigma=1e-3, num_probes=3,
+                          generator=torch.Generator().manual_seed(1))
+           for p in (a, a.contiguous(memory_format=torch.channels_last))]  # fmt: skip
+    assert seen == [False, True]
+    torch.testing.assert_close(out[1][0], out[0][0], rtol=1e-10, atol=1e-12)
+    assert float(out[1][1]) == pytest.approx(float(out[0][1]), rel=1e-12)
+
+
+def test_cnn_training_runs_channels_last_and_matches_nchw_predictions():
+    """train_local / train_backprop on image inputs move a CPU model to channels-last; the
+    trained net predicts NCHW inputs as the same net does when its weights are NCHW."""
+    x, y = np.random.default_rng(0).random((64, 1, 8, 8), dtype=np.float32), np.arange(64) % 3
+    for train in ("local", "backprop"):
+        model = make_model("cnn", (1, 8, 8), (4, 4), 3, seed=0)
+        if train == "local":
+            net = local_net(model, example=x[:2])
+            train_local(net, x, y, mode="exact", max_iter=3, batch_size=16)
+        else:
+            net = model
+            train_backprop(net, x, y, max_iter=3, batch_size=16)
+        convs = [m for m in net.modules() if isinstance(m, nn.Conv2d)]
+        assert convs and all(c.weight.is_contiguous(memory_format=torch.channels_last)
+                             for c in convs)  # fmt: skip
+        nchw = copy.deepcopy(net).to(memory_format=torch.contiguous_format)
+        np.testing.assert_allclose(predict_logits(net, x), predict_logits(nchw, x), atol=1e-5)

@@ -30,6 +30,9 @@ from neurips26.common.validation import check_callable, check_float, check_int
 
 #: Most probe pairs one call may draw (each costs two forward passes).
 MAX_PROBES = 10_000
+#: Memory format that a 4-D point keeps through the batched probes (CPU pooling on NCHW is
+#: several times slower than on channels-last).
+CHANNELS_LAST = torch.channels_last
 
 
 def all_finite(x: Tensor) -> bool:
@@ -250,7 +253,10 @@ def probe_estimate(loss_fn: Callable[[Tensor, Tensor], Tensor], a: Tensor, y: Te
     parts = [a.unsqueeze(0), a + su, a - su] if central else [a.unsqueeze(0), a + su]
     z = torch.cat(parts)  # (1 + 2K or 1 + K, B, ...)
     n = z.shape[0]
-    losses = loss_fn(z.reshape(n * b, *a.shape[1:]), y.repeat(n)).reshape(n, b)
+    z = z.reshape(n * b, *a.shape[1:])
+    if a.ndim == 4 and not a.is_contiguous() and a.is_contiguous(memory_format=CHANNELS_LAST):
+        z = z.contiguous(memory_format=CHANNELS_LAST)  # keep a channels-last point's layout
+    losses = loss_fn(z, y.repeat(n)).reshape(n, b)
     if central:
         d = (losses[1 : 1 + k] - losses[1 + k :]) / (2 * sigma)  # Eq. (2), (K, B)
     else:
