@@ -44,7 +44,7 @@ def test_load_photos_real_skimage_and_bad_input():
 
 
 @pytest.mark.skipif(not has_effnet, reason="efficientnet-lite-pytorch not installed")
-def test_efficientnet_lite0_classifies_a_real_photo_and_pools_features():
+def test_efficientnet_lite0_classifies_a_real_photo_and_pools_features(capsys):
     import torch
 
     from neurips26.common.models import (
@@ -54,6 +54,7 @@ def test_efficientnet_lite0_classifies_a_real_photo_and_pools_features():
     )
 
     model = load_efficientnet_lite0()
+    assert capsys.readouterr().out == ""  # stdout stays the caller's
     assert not any(p.requires_grad for p in model.parameters())
     images, labels = load_photos(num_skimage=0)
     from PIL import Image

