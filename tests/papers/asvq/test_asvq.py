@@ -510,3 +510,28 @@ def test_log_spectrogram_puts_a_tone_in_its_bin():
     assert np.all(silence == 0)
     with pytest.raises(ValueError, match="clips"):
         log_spectrogram(np.zeros((1, 1, 100)), frame=64)
+
+
+def test_train_vqae_callback_sees_every_step_and_can_stop():
+    from neurips26.papers.asvq.autoencoder import VQAutoencoder, train_vqae
+
+    x = np.random.default_rng(0).random((16, 1, 8, 8)).astype(np.float32)
+    seen = []
+
+    def cb(step, model):
+        seen.append((step, isinstance(model, VQAutoencoder)))
+        return step == 3  # stop after the fourth step
+
+    ae = VQAutoencoder(1, quantizer=ASVQ(8, 16), dim=8, hidden=8)
+    res = train_vqae(ae, x, max_iter=10, batch_size=4, callback=cb)
+    assert seen == [(i, True) for i in range(4)] and len(res.losses) == 4
+    with pytest.raises(TypeError, match="callback"):
+        train_vqae(ae, x, max_iter=2, batch_size=4, callback=3)
+
+
+def test_nearest_code_ties_go_to_the_lowest_index():
+    from neurips26.papers.asvq.quantize import nearest_code
+
+    c = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+    z = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    assert nearest_code(z, c).tolist() == [0, 1, 0]

@@ -278,7 +278,7 @@ def _check_data(data, name, kind) -> np.ndarray:
 
 def train_vqae(model: VQAutoencoder, data, *, max_iter: int, lr: float = 1e-3,
                batch_size: int = 64, seed: int = 0, device: str = "cpu",
-               spike_window: int = 50) -> TrainResult:  # fmt: skip
+               spike_window: int = 50, callback=None) -> TrainResult:  # fmt: skip
     """Train ``model`` in place on ``data`` with Adam: ``MSE(x_hat, x) + vq loss``.
 
     Parameters
@@ -297,6 +297,9 @@ def train_vqae(model: VQAutoencoder, data, *, max_iter: int, lr: float = 1e-3,
     device : {"cpu", "cuda"}
     spike_window : int
         Window of :func:`count_loss_spikes`.
+    callback : callable, optional
+        ``(step, model) -> stop?`` after each step (0-based); returning True stops
+        training there (e.g. a held-out evaluation every few hundred steps).
 
     Returns
     -------
@@ -319,6 +322,8 @@ def train_vqae(model: VQAutoencoder, data, *, max_iter: int, lr: float = 1e-3,
     batch_size = check_int(batch_size, "batch_size", min=1, max=len(x))
     seed = check_seed(seed)
     spike_window = check_int(spike_window, "spike_window", min=1, max=10**6)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {type(callback).__name__}")
     dev = get_device(device)
     recon: list[float] = []
 
@@ -333,7 +338,9 @@ def train_vqae(model: VQAutoencoder, data, *, max_iter: int, lr: float = 1e-3,
                             device=dev)  # fmt: skip
     t0 = time.perf_counter()
     res = train(model, batches, max_iter=max_iter, lr=lr, seed=seed, device=str(dev),
-                betas=(0.9, 0.99), loss_fn=loss_fn, desc="asvq tokenizer")  # fmt: skip
+                betas=(0.9, 0.99), loss_fn=loss_fn, desc="asvq tokenizer",
+                callback=None if callback is None
+                else (lambda step, _loss, m: bool(callback(step, m))))  # fmt: skip
     sec = (time.perf_counter() - t0) / max(1, res.num_steps)
     losses = np.asarray(res.losses, dtype=float)
     return TrainResult(losses, np.asarray(recon[: len(losses)], dtype=float),

@@ -70,6 +70,7 @@ What does not reproduce at the small tier
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import ClassVar
@@ -104,6 +105,8 @@ METHODS = ("vanilla", "ema", "simvq", "asvq")
 #: (its 2d parameters at learning rate 0), the encoder and decoder trained as for ASVQ.
 FROZEN = "asvq_frozen"
 VARIANTS = ("diag", "per_code", "ema_stats")
+#: The arms of the long runs that carry the quality claims (small tier).
+LONG_METHODS = ("vanilla", "simvq", "asvq", FROZEN)
 
 
 @dataclass(frozen=True)
@@ -129,19 +132,25 @@ class Config:
     hidden: int = param(32, help="width of the convolutions", min=1, max=1024)
     commitment_weight: float = param(0.25, help="beta", min=0.0, max=10.0)
     timing_repeats: int = param(20, help="timed quantizer steps per method", min=1)
+    long_iter: int = param(1500, help="steps of the runs that carry the quality claims "
+                           "(images, largest K; 0: the sweep's runs carry them)", min=0)
+    long_eval_every: int = param(250, help="steps between held-out evaluations of the long "
+                                 "runs (their curves)", min=1)
 
 
 TIERS = {
     "smoke": Config(datasets=("digits",), codebook_sizes=(256,), variants=("diag",),
                     num_seeds=2, num_train=400, num_test=100, max_iter=30,
-                    hidden=16, timing_repeats=3),
+                    hidden=16, timing_repeats=3, long_iter=40, long_eval_every=20),
     "small": Config(),
     "paper": Config(codebook_sizes=(512, 2048, 8192), audio_codebook_size=8192,
                     num_seeds=5, num_train=20000, num_test=2000, max_iter=5000,
-                    hidden=64, lr=5e-4, batch_size=64, audio_batch_size=64),
+                    hidden=64, lr=5e-4, batch_size=64, audio_batch_size=64, long_iter=0),
 }
 
 METRICS = (
+    "long_mse_*_*_k*", "long_usage_*_*_k*", "long_spikes_*_*_k*", "long_mse_std_*_*_k*",
+    "long_perplexity_*_*_k*",
     "mse_*_*_k*", "usage_*_*_k*", "perplexity_*_*_k*", "spikes_*_*_k*", "mse_std_*_*_k*",
     "usage_ratio_vanilla", "usage_ratio_simvq", "mse_ratio_vanilla_worst",
     "mse_ratio_simvq_worst", "mse_std_ratio_worst", "spikes_excess_worst",
@@ -197,28 +206,70 @@ def _data(name: str, cfg: Config):
     return _images(name, cfg)
 
 
-def _measure(name, data, method, k, s, cfg: Config, device: str = "cpu") -> dict:
+@functools.cache
+def _training_code() -> str:
+    """A hash of what a trained tokenizer depends on: the quantizers, the autoencoder and
+    its loop, the data loaders, the shared loop and this module's functions that build,
+    train and evaluate one. The cache key's code part, so that editing the claims, the
+    summaries or a docstring does not retrain."""
+    import hashlib
+    import inspect
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    h = hashlib.sha256()
+    for f in ("quantize.py", "autoencoder.py", "data.py", "__init__.py",
+              "../../common/train.py"):  # fmt: skip
+        h.update((here / f).read_bytes())
+    for fn in (make_quantizer, _images, _data, _measure):
+        h.update(inspect.getsource(fn).encode())
+    return h.hexdigest()[:16]
+
+
+def _measure(name, data, method, k, s, cfg: Config, device: str = "cpu",
+             iters: int | None = None, eval_every: int | None = None) -> dict:
+    """One tokenizer trained ``iters`` steps (default ``cfg.max_iter``) and evaluated on
+    held-out data; with ``eval_every``, also its held-out curve (MSE and usage)."""
     x_tr, x_te = data
     batch = cfg.audio_batch_size if name == "speech" else cfg.batch_size
     seed = 1000 * cfg.seed + s
+    iters = cfg.max_iter if iters is None else iters
 
     def compute():
         with seeded(seed):
             q = make_quantizer(method, cfg.dim, k, seed=seed,
                                commitment_weight=cfg.commitment_weight)  # fmt: skip
         ae = VQAutoencoder(1, quantizer=q, dim=cfg.dim, hidden=cfg.hidden, seed=seed)
-        tr = train_vqae(ae, x_tr, max_iter=cfg.max_iter, lr=cfg.lr,
-                        batch_size=min(batch, len(x_tr)), seed=seed,
-                        device=device)  # fmt: skip
-        ev = evaluate_vqae(ae.cpu(), x_te)
-        return {"eval": np.array([ev.recon_mse, ev.usage, ev.perplexity, tr.loss_spikes])}
+        curve: list[tuple[float, float, float]] = []
 
-    fields = {k_: v for k_, v in vars(cfg).items() if k_ not in ("seed", "timing_repeats")}
-    key = cache_key("asvq_tokenizer", {**fields, "dataset": name, "method": method, "k": k},
-                    seed, modules=("neurips26.papers.asvq",))  # fmt: skip
+        def every(step, model):
+            if eval_every and (step + 1) % eval_every == 0:
+                model.eval()
+                ev = evaluate_vqae(model, x_te, device=device)
+                model.train()
+                curve.append((step + 1, ev.recon_mse, ev.usage))
+            return False
+
+        tr = train_vqae(ae, x_tr, max_iter=iters, lr=cfg.lr,
+                        batch_size=min(batch, len(x_tr)), seed=seed, device=device,
+                        callback=every if eval_every else None)  # fmt: skip
+        ev = evaluate_vqae(ae.cpu(), x_te)
+        return {"eval": np.array([ev.recon_mse, ev.usage, ev.perplexity, tr.loss_spikes]),
+                "curve": np.array(curve, dtype=float).reshape(-1, 3)}
+
+    fields = {k_: v for k_, v in vars(cfg).items()
+              if k_ not in ("seed", "timing_repeats", "long_iter", "long_eval_every")}
+    key = cache_key("asvq_tokenizer", {**fields, "dataset": name, "method": method, "k": k,
+                                       "max_iter": iters, "eval_every": eval_every or 0,
+                                       "code": _training_code()}, seed)  # fmt: skip
     arrays, _ = cached_arrays("asvq_tokenizer", key, compute)
     mse, usage, ppl, spikes = arrays["eval"].tolist()
-    return {"mse": mse, "usage": usage, "perplexity": ppl, "spikes": int(spikes)}
+    out = {"mse": mse, "usage": usage, "perplexity": ppl, "spikes": int(spikes)}
+    if eval_every:
+        c = arrays["curve"]
+        out["curve"] = (tuple(c[:, 0].tolist()), tuple(c[:, 1].tolist()),
+                        tuple(c[:, 2].tolist()))  # fmt: skip
+    return out
 
 
 def _per_seed(sel, attr) -> np.ndarray:
@@ -322,6 +373,9 @@ class ASVQExperiment(Experiment):
     Config, TIERS, METRICS, VOLATILE = Config, TIERS, METRICS, VOLATILE
     UNIT_TABLE = None
     CAPTIONS: ClassVar[dict[str, str]] = {
+        "long_curves": "The long runs that carry the quality claims: held-out "
+                       "reconstruction MSE (left) and codebook usage (right) against "
+                       "training step, mean over seeds with the seeds' range shaded.",
         "usage_mse": "Held-out codebook usage (left) and reconstruction MSE (right) against "
                      "codebook size K on images, mean over seeds, for each quantizer and the "
                      "frozen-codebook control (the paper's utilization / reconstruction "
@@ -342,6 +396,9 @@ class ASVQExperiment(Experiment):
                 jobs += [(f"asvq_{v}", kmax) for v in cfg.variants]
             units += [{"part": "tokenizer", "dataset": name, "method": m, "k": k, "seed": s}
                       for m, k in jobs for s in range(cfg.num_seeds)]
+            if name == img and cfg.long_iter:
+                units += [{"part": "long", "dataset": name, "method": m, "k": kmax, "seed": s}
+                          for m in LONG_METHODS for s in range(cfg.num_seeds)]
         return [*units, {"part": "costs"}, {"part": "checks"}]
 
     def measure(self, unit, state, ctx):
@@ -352,12 +409,14 @@ class ASVQExperiment(Experiment):
             except DataNotInstalledError as exc:
                 return {"loaded": False, "reason": f"{unit['dataset']} skipped: {exc}"}
             return {"loaded": True}
-        if part == "tokenizer":
+        if part in ("tokenizer", "long"):
             data = state["data"].get(unit["dataset"])
             if data is None:
                 return []  # not installed: no row
+            long = part == "long"
             return _measure(unit["dataset"], data, unit["method"], unit["k"], unit["seed"],
-                            cfg, ctx.device)
+                            cfg, ctx.device, iters=cfg.long_iter if long else None,
+                            eval_every=cfg.long_eval_every if long else None)  # fmt: skip
         if part == "costs":
             return _quantizer_costs(cfg, max(cfg.codebook_sizes))
         return _checks(cfg)
@@ -369,30 +428,39 @@ class ASVQExperiment(Experiment):
         sizes_of = {name: (cfg.codebook_sizes if name != "speech"
                            else (cfg.audio_codebook_size,))
                     for name in toks.unique("dataset")}  # fmt: skip
+        long = table.where(part="long")
+        long_sizes = {img: (kmax,)} if len(long) else {}
         m: dict = {}
-        for name, sizes in sizes_of.items():
-            at = toks.where(dataset=name)
-            for method in sorted(at.unique("method")):
-                for k in sizes:
-                    sel = at.where(method=method, k=k)
-                    if not len(sel):
-                        continue
-                    vals = {a: _per_seed(sel, a) for a in ("mse", "usage", "perplexity",
-                                                           "spikes")}
-                    tag = f"{name}_{method}_k{k}"
-                    m[f"mse_{tag}"] = float(vals["mse"].mean())
-                    m[f"mse_std_{tag}"] = float(vals["mse"].std(ddof=1))
-                    m[f"usage_{tag}"] = float(vals["usage"].mean())
-                    m[f"perplexity_{tag}"] = float(vals["perplexity"].mean())
-                    m[f"spikes_{tag}"] = float(vals["spikes"].mean())
-        if img in sizes_of:
-            at = toks.where(dataset=img)
+        for prefix, rows, sets in (("", toks, sizes_of), ("long_", long, long_sizes)):
+            for name, sizes in sets.items():
+                at = rows.where(dataset=name)
+                for method in sorted(at.unique("method")):
+                    for k in sizes:
+                        sel = at.where(method=method, k=k)
+                        if not len(sel):
+                            continue
+                        vals = {a: _per_seed(sel, a) for a in ("mse", "usage", "perplexity",
+                                                               "spikes")}
+                        tag = f"{name}_{method}_k{k}"
+                        m[f"{prefix}mse_{tag}"] = float(vals["mse"].mean())
+                        m[f"{prefix}mse_std_{tag}"] = float(vals["mse"].std(ddof=1))
+                        m[f"{prefix}usage_{tag}"] = float(vals["usage"].mean())
+                        m[f"{prefix}perplexity_{tag}"] = float(vals["perplexity"].mean())
+                        m[f"{prefix}spikes_{tag}"] = float(vals["spikes"].mean())
+        # The quality claims read the long runs where the tier has them (images, largest
+        # K, ``long_iter`` steps), else the sweep's runs (every K, every modality).
+        claim_rows, claim_sets, cp = ((long, long_sizes, "long_") if len(long)
+                                      else (toks, sizes_of, ""))  # fmt: skip
+        if img in claim_sets:
+            at = claim_rows.where(dataset=img)
             for arm, sfx in (("asvq", ""), (FROZEN, "_frozen")):
                 m[f"usage_ratio_vanilla{sfx}"] = _ratio(at, arm, "vanilla", kmax, "usage")
                 m[f"usage_ratio_simvq{sfx}"] = _ratio(at, arm, "simvq", kmax, "usage")
                 for base in ("vanilla", "simvq"):
-                    per_k = [_ratio(at, arm, base, k, "mse") for k in cfg.codebook_sizes]
+                    per_k = [_ratio(at, arm, base, k, "mse") for k in claim_sets[img]]
                     m[f"mse_ratio_{base}_worst{sfx}"] = max(per_k, key=lambda e: e.value)
+        if img in sizes_of:
+            at = toks.where(dataset=img)
             if cfg.variants:
                 names = ["asvq"] + [f"asvq_{v}" for v in cfg.variants]
                 per = np.stack([_per_seed(at.where(method=n, k=kmax), "mse")
@@ -412,17 +480,17 @@ class ASVQExperiment(Experiment):
                     m[k2] = Estimate.missing("no image data set was run")
         for arm, sfx in (("asvq", ""), (FROZEN, "_frozen")):
             std_ratios, spike_excess = [], []
-            for name, sizes in sizes_of.items():
+            for name, sizes in claim_sets.items():
                 k = max(sizes)
-                std_ratios.append(m[f"mse_std_{name}_{arm}_k{k}"]
-                                  / max(m[f"mse_std_{name}_vanilla_k{k}"], 1e-12))
-                spike_excess.append(m[f"spikes_{name}_{arm}_k{k}"]
-                                    - m[f"spikes_{name}_vanilla_k{k}"])
+                std_ratios.append(m[f"{cp}mse_std_{name}_{arm}_k{k}"]
+                                  / max(m[f"{cp}mse_std_{name}_vanilla_k{k}"], 1e-12))
+                spike_excess.append(m[f"{cp}spikes_{name}_{arm}_k{k}"]
+                                    - m[f"{cp}spikes_{name}_vanilla_k{k}"])
             m[f"mse_std_ratio_worst{sfx}"] = (float(max(std_ratios)) if std_ratios
                                               else float("nan"))
             m[f"spikes_excess_worst{sfx}"] = (float(max(spike_excess)) if spike_excess
                                               else float("nan"))
-            if "speech" in cfg.datasets and "speech" not in sizes_of:
+            if not len(long) and "speech" in cfg.datasets and "speech" not in sizes_of:
                 for key in (f"mse_std_ratio_worst{sfx}", f"spikes_excess_worst{sfx}"):
                     m[key] = Estimate.missing("speech WAVs not installed: images only")
         (costs,) = table.where(part="costs").rows
@@ -441,19 +509,33 @@ class ASVQExperiment(Experiment):
     def tables(self, table, summary, cfg: Config) -> dict:
         cols = ("dataset", "method", "k", "seed", "mse", "usage", "perplexity", "spikes")
         return {"tokenizers": [{c: r[c] for c in cols}
-                               for r in table.where(part="tokenizer")]}
+                               for r in table.where(part="tokenizer")],
+                "long_runs": [{**{c: r[c] for c in cols}, "steps": cfg.long_iter}
+                              for r in table.where(part="long")]}  # fmt: skip
 
     def figures(self, table, summary, cfg: Config) -> dict:
         img = _image_set(cfg)
         toks = table.where(part="tokenizer", dataset=img)
         if img is None or not len(toks):
             return {}
-        return {"usage_mse": _figure(toks, cfg.codebook_sizes)}
+        out = {"usage_mse": _figure(toks, cfg.codebook_sizes)}
+        long = table.where(part="long")
+        if len(long):
+            out["long_curves"] = _figure_long(long)
+        return out
 
     def notes(self, table, summary, cfg: Config):
         skipped = [r["reason"] for r in table.where(part="data") if not r["loaded"]]
         n = len(table.where(part="tokenizer"))
-        return (*skipped, f"{n} tokenizers trained for {cfg.max_iter} steps")
+        out = [*skipped, f"{n} tokenizers trained for {cfg.max_iter} steps (the sweep)"]
+        long = table.where(part="long")
+        if len(long):
+            out.append(f"The quality claims read {len(long)} longer runs of {cfg.long_iter} "
+                       f"steps ({', '.join(LONG_METHODS)}; {_image_set(cfg)}, K = "
+                       f"{max(cfg.codebook_sizes)}); their held-out curves are the figure "
+                       "long_curves. The sweep's runs carry the variant claim and the "
+                       "K and speech tables.")
+        return tuple(out)
 
 
 def _image_set(cfg: Config) -> str | None:
@@ -474,6 +556,26 @@ def _figure(toks, sizes) -> bytes:
         ax.set_xlabel("codebook size K")
         ax.set_ylabel(lab)
     a1.legend(fontsize=8)
+    return figure_png(fig)
+
+
+
+def _figure_long(long) -> bytes:
+    fig, (a1, a2) = new_figure(2, width=8.0)
+    for method in LONG_METHODS:
+        rows = sorted(long.where(method=method), key=lambda r: r["seed"])
+        if not rows:
+            continue
+        steps = np.asarray(rows[0]["curve"][0])
+        for ax, j in ((a1, 1), (a2, 2)):
+            v = np.array([r["curve"][j] for r in rows], dtype=float)  # (seeds, evals)
+            (line,) = ax.plot(steps, v.mean(0), marker="o", markersize=3, label=method)
+            ax.fill_between(steps, v.min(0), v.max(0), color=line.get_color(), alpha=0.15)
+    a1.set_yscale("log")
+    for ax, lab in ((a1, "held-out recon MSE"), (a2, "held-out usage")):
+        ax.set_xlabel("training step")
+        ax.set_ylabel(lab)
+    a2.legend(fontsize=8)
     return figure_png(fig)
 
 

@@ -144,8 +144,10 @@ def nearest_code(z: Tensor, codebook: Tensor) -> Tensor:
     for start in range(0, len(z), _CHUNK):
         zc = z[start : start + _CHUNK]  # (n, d)
         # ||z||^2 is constant in k, so argmin_k of -2 z c^T + ||c||^2 is the same argmin.
-        d2 = c2[None, :] - 2.0 * zc @ c.T  # (n, K)
-        out.append(d2.argmin(dim=1))
+        d2 = torch.addmm(c2[None, :], zc, c.T, alpha=-2.0)  # (n, K): ||c||^2 - 2 z c^T
+        # min(dim).indices is argmin (first index on ties) and several times faster on
+        # CPU in torch's kernels.
+        out.append(d2.min(dim=1).indices)
     return torch.cat(out)
 
 
