@@ -117,7 +117,7 @@ class ResidualQuantizer(nn.Module):
         """argmin_k ||r - e_k||^2 for level ``lvl``; ``r`` (N, d) -> (N,)."""
         e = self.codebooks[lvl]  # (K, d)
         d2 = (r * r).sum(1, keepdim=True) - 2 * r @ e.T + (e * e).sum(1)[None]
-        return d2.argmin(1)
+        return d2.min(1).indices  # argmin (first index on ties), faster on CPU
 
     def quantize(self, z: torch.Tensor):
         """Codes and per-level quantized vectors of ``z`` (N, d).
