@@ -527,11 +527,3 @@ def test_train_vqae_callback_sees_every_step_and_can_stop():
     assert seen == [(i, True) for i in range(4)] and len(res.losses) == 4
     with pytest.raises(TypeError, match="callback"):
         train_vqae(ae, x, max_iter=2, batch_size=4, callback=3)
-
-
-def test_nearest_code_ties_go_to_the_lowest_index():
-    from neurips26.papers.asvq.quantize import nearest_code
-
-    c = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
-    z = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
-    assert nearest_code(z, c).tolist() == [0, 1, 0]
