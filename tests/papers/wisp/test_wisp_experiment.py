@@ -25,7 +25,9 @@ def test_smoke_metrics_and_checks(smoke):
     for meth in ("magnitude", "wanda", "sparsegpt", "wisp", "wisp_plus", "whisper", "wisp_act"):
         assert math.isfinite(m[f"ppl_{meth}_50"]) and math.isfinite(m[f"ppl_{meth}_2of4"])
     assert math.isnan(m["ratio_wisp_wanda_70"]) and "ratio_wisp_wanda_70" in smoke.reasons
-    n_runs = 2 * 6 * 2 + 2  # seeds x seeded methods x sparsities + magnitude per sparsity
+    # seeds x seeded methods x sparsities + magnitude per sparsity + seeds x the readings
+    # diagnostic (Wisp: 2 other pairings, Wisp+: 1 q, Whisper: 2 lam)
+    n_runs = 2 * 6 * 2 + 2 + 2 * 5
     assert math.isfinite(m["ratio_wisp_act_wanda_50"])  # the second reading of Wisp
     assert len(smoke.tables["runs"]) == n_runs
     verdicts = {c.id: c for c in get_paper("wisp").evaluate(m, "smoke", smoke.reasons)}
@@ -56,3 +58,22 @@ def test_every_paper_claim_says_why_the_baseline_is_its_comparison():
         if claim.kind == "paper":
             assert claim.control is None and len(claim.no_control) >= 20, claim.id
             assert all(d in METRICS for d in claim.diagnostics), claim.id
+
+
+def test_readings_diagnostic_varies_each_inferred_choice_once(smoke):
+    from neurips26.papers.wisp.experiment import _reading, _readings
+
+    assert _reading("") == {} and _reading("pairing=random") == {"pairing": "random"}
+    assert _reading("lam=5.0") == {"lam": 5.0} and _reading("q=0.5") == {"top_frac": 0.5}
+    cfg = TIERS["smoke"]
+    got = _readings(cfg)
+    assert ("wisp", f"pairing={cfg.pairing}") not in got  # the default is the main run
+    assert {m for m, _ in got} == {"wisp", "wisp_plus", "whisper"}
+    rows = [r for r in smoke.tables["runs"] if r["reading"]]
+    assert {(r["method"], r["reading"]) for r in rows} == set(got)
+    assert all(r["sparsity"] == "0.5" for r in rows)  # the smoke tier's highest fraction
+    m = smoke.metrics
+    best = m["reading_best_ratio_whisper_sparsegpt"]
+    assert best <= min(m["reading_ratio_whisper_lam_0p5_sparsegpt"],
+                       m["reading_ratio_whisper_lam_5p0_sparsegpt"],
+                       m["ratio_whisper_sparsegpt_50"]) + 1e-12
