@@ -288,3 +288,37 @@ def test_model_on_images_keeps_the_input_shape():
     assert est.predict(x).shape == (12,) and not hasattr(est, "n_features_in_")
     with pytest.raises(ValueError, match="differ from the training inputs"):
         est.predict(torch.randn(3, 1, 5, 5))
+
+
+def test_randomize_magnitudes_only_touches_the_named_sites():
+    from neurips26.papers.sign_code import activation_sites, calibrate_magnitudes
+
+    net = make_mlp(dim_in=4, width=8, num_classes=3, depth=3)
+    x = torch.randn(16, 4, generator=torch.Generator().manual_seed(0))
+    rms = calibrate_magnitudes(net, x)
+    sites = [m for _, m in activation_sites(net)]
+    last = sites[-1]
+    seen = []
+    handle = last.register_forward_hook(lambda m, i, o: seen.append(i[0].detach()))
+    try:
+        with torch.no_grad():
+            clean = net(x)
+            with randomize_magnitudes(net, rms, only=()):
+                assert torch.equal(net(x), clean)  # no site named: the clean network
+            with randomize_magnitudes(net, rms, only=(len(sites) - 1,)):
+                noisy_last = net(x)
+            with randomize_magnitudes(net, rms, only=(0,)):
+                net(x)
+    finally:
+        handle.remove()
+    assert not torch.equal(noisy_last, clean)
+    # noise at the last site leaves its input (the earlier sites) clean; noise at site 0
+    # reaches it
+    assert torch.equal(seen[0], seen[1]) and torch.equal(seen[0], seen[2])
+    assert not torch.equal(seen[0], seen[3])
+    with pytest.raises(ValueError, match="only"):
+        with randomize_magnitudes(net, rms, only=(len(sites),)):
+            pass
+    with pytest.raises(TypeError, match="only"):
+        with randomize_magnitudes(net, rms, only=("0",)):
+            pass

@@ -44,8 +44,14 @@ What does not reproduce at the small tier, and why we think so
   and the accuracy of each variant): a drop that shrinks with width or training length
   would point at our scale. In the stored small run it does not: the wider and the
   longer-trained ResNet are more accurate and still fall to about chance under magnitude
-  noise, so width (x2) and training length (x4) in this range are not the cause. What
-  is remains undiagnosed.
+  noise, so width (x2) and training length (x4) in this range are not the cause. Two
+  more diagnostics on the main model of that data set and seed: its magnitude noise
+  scored after BatchNorm's running statistics are re-estimated under the noise
+  (``resnet_diag_drop_bn_recal``: whether the drop is a normalisation shift rather than
+  lost information), and noise at one activation site at a time (table
+  ``resnet_sites``; ``resnet_site_acc_min``, ``_median`` and ``_last``: whether the drop
+  builds up over layers or a single site already causes it). See the report for what
+  they show; the cause itself remains undiagnosed.
 - 20% of signs flipped reduces every model to chance: it does for the ResNet, not for the
   3-layer MLPs, which stay far above chance under independent per-input flips; not yet
   diagnosed.
@@ -74,6 +80,7 @@ from neurips26.experiment import Estimate, Experiment, bootstrap_interval
 
 from . import (
     SIGN_PRESERVING,
+    activation_sites,
     calibrate_magnitudes,
     flip_signs,
     hamming_distances,
@@ -145,6 +152,8 @@ METRICS = (
     "resnet_magnitude_drop", "resnet_flip_drop", "mlp_magnitude_drop_max",
     "resnet_diag_drop_base", "resnet_diag_drop_wide", "resnet_diag_drop_long",
     "resnet_diag_acc_base", "resnet_diag_acc_wide", "resnet_diag_acc_long",
+    "resnet_diag_drop_bn_recal", "resnet_diag_acc_bn_recal",
+    "resnet_site_acc_min", "resnet_site_acc_median", "resnet_site_acc_last",
     "flip_acc_max", "unflipped_acc_max",
     "reg_train_acc", "reg_test_ratio", "reg_gap_ratio", "reg_penalty",
     "overlap_spearman", "overlap_spearman_dataset_only", "overlap_spearman_within_dataset_min",
@@ -228,6 +237,33 @@ def _magnitude_correct(model, xtr, xte, yte, cfg: Config, seed: int) -> np.ndarr
     return correct / cfg.magnitude_draws
 
 
+def _magnitude_correct_bn(model, xtr, xte, yte, cfg: Config, seed: int) -> np.ndarray:
+    """As :func:`_magnitude_correct`, but with BatchNorm's running statistics re-estimated
+    under the same noise: for each draw, a copy of the model whose BatchNorm layers
+    average (cumulatively) the batch statistics of the training inputs with every
+    magnitude replaced by noise, then scores the test inputs under that noise. The
+    learned weights and the signs are untouched: what changes is only the normalisation
+    that the clean magnitudes calibrated. Shape ``(N_test,)``."""
+    import copy
+
+    rms = calibrate_magnitudes(model, xtr)
+    x = torch.as_tensor(xtr)
+    correct = np.zeros(len(yte))
+    for d in range(cfg.magnitude_draws):
+        net = copy.deepcopy(model)
+        bns = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+        for bn in bns:
+            bn.reset_running_stats()
+            bn.momentum = None  # a cumulative average over the batches
+        with randomize_magnitudes(net, rms, seed=1000 * seed + d), torch.no_grad():
+            net.train()
+            for i in range(0, len(x), 256):
+                net(x[i : i + 256])
+            net.eval()
+            correct += _correct(net, xte) == yte
+    return correct / cfg.magnitude_draws
+
+
 def _train_resnet(cfg: Config, ptr, ytr, seed: int, device: str, *,
                   channels: tuple[int, ...], steps: int):  # fmt: skip
     """The ResNet of stage widths ``channels`` trained ``steps`` steps, on the CPU."""
@@ -287,6 +323,25 @@ def _resnet_diagnostic(cfg: Config, device: str) -> list[dict]:
         rows.append({"kind": "resnet_diag", "variant": name, "channels": channels,
                      "steps": steps, "test_acc": float((_correct(net, pte) == yte).mean()),
                      "magnitude_acc": float(np.mean(mag))})
+    # The main model itself (retrained: the same seed, data and steps give the same
+    # weights), its magnitude noise scored after BatchNorm is re-estimated under the noise.
+    net = _train_resnet(cfg, ptr, ytr, seed, device, channels=cfg.resnet_channels,
+                        steps=cfg.resnet_iter)  # fmt: skip
+    mag = _magnitude_correct_bn(net, ptr, pte, yte, cfg, seed)
+    rows.append({"kind": "resnet_diag", "variant": "bn_recal", "channels": cfg.resnet_channels,
+                 "steps": cfg.resnet_iter,
+                 "test_acc": float((_correct(net, pte) == yte).mean()),
+                 "magnitude_acc": float(np.mean(mag))})  # fmt: skip
+    # Where the drop arises: the same model with the magnitudes of one site at a time
+    # replaced by noise (the others clean), mean over the draws.
+    rms = calibrate_magnitudes(net, ptr)
+    for i, (name, _) in enumerate(activation_sites(net)):
+        acc = []
+        for d in range(cfg.magnitude_draws):
+            with randomize_magnitudes(net, rms, seed=1000 * seed + d, only=(i,)):
+                acc.append(float((_correct(net, pte) == yte).mean()))
+        rows.append({"kind": "resnet_site", "site": i, "name": name,
+                     "magnitude_acc": float(np.mean(acc))})
     return rows
 
 
@@ -424,7 +479,11 @@ class SignCodeExperiment(Experiment):
                 "regulariser": [{k: r[k] for k in ("penalty", "train_acc", "test_acc",
                                                    "overlap_gap")}
                                 for r in t.where(kind="regulariser")],
-                "resnet_diagnostic": _resnet_diag_rows(t, cfg)}
+                "resnet_diagnostic": _resnet_diag_rows(t, cfg),
+                "resnet_sites": [{"site": r["site"], "name": r["name"],
+                                  "magnitude_acc": r["magnitude_acc"]}
+                                 for r in sorted(t.where(kind="resnet_site"),
+                                                 key=lambda r: r["site"])]}
 
     def figures(self, t, summary, cfg) -> dict:
         g, acc, _ = _overlap_points(t)
@@ -516,9 +575,18 @@ def _summarize(t, cfg: Config) -> dict:
     for r in _resnet_diag_rows(t, cfg):
         m[f"resnet_diag_drop_{r['variant']}"] = r["test_acc"] - r["magnitude_acc"]
         m[f"resnet_diag_acc_{r['variant']}"] = r["test_acc"]
-    for v in ("base", "wide", "long"):
+    for v in ("base", "wide", "long", "bn_recal"):
         m.setdefault(f"resnet_diag_drop_{v}", Estimate.missing("resnet_diag is off"))
         m.setdefault(f"resnet_diag_acc_{v}", Estimate.missing("resnet_diag is off"))
+    sites = sorted(t.where(kind="resnet_site"), key=lambda r: r["site"])
+    if sites:
+        accs = np.array([r["magnitude_acc"] for r in sites])
+        m["resnet_site_acc_min"] = float(accs.min())
+        m["resnet_site_acc_median"] = float(np.median(accs))
+        m["resnet_site_acc_last"] = float(accs[-1])
+    else:
+        for k in ("min", "median", "last"):
+            m[f"resnet_site_acc_{k}"] = Estimate.missing("resnet_diag is off")
     mlp_keys = [k for k in sp_keys if k.split("/")[1] == "mlp"]
     m["mlp_magnitude_drop_max"] = float(max(gap_of(k, "correct", "magnitude")
                                             for k in mlp_keys)) if mlp_keys else float("nan")

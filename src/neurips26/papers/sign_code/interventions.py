@@ -66,7 +66,8 @@ def calibrate_magnitudes(model: nn.Module, x, *, batch_size: int = 512) -> tuple
 @contextlib.contextmanager
 def randomize_magnitudes(model: nn.Module, rms: tuple[float, ...] | None = None, *,
                          mode: str = "gaussian", seed: int = 0,
-                         allow_non_sign_preserving: bool = False) -> Iterator[None]:  # fmt: skip
+                         allow_non_sign_preserving: bool = False,
+                         only: tuple[int, ...] | None = None) -> Iterator[None]:  # fmt: skip
     """Replace every site's magnitudes while keeping the signs of its pre-activations.
 
     Parameters
@@ -79,6 +80,9 @@ def randomize_magnitudes(model: nn.Module, rms: tuple[float, ...] | None = None,
         Seeds the noise (a fresh generator, so the same seed gives the same noise).
     allow_non_sign_preserving : bool
         ReLU sites are refused unless this is set (their outputs carry no sign).
+    only : tuple of int, optional
+        Indices (into :func:`activation_sites`' order) of the sites to randomise; the
+        others keep their outputs. Default: every site.
 
     Examples
     --------
@@ -105,9 +109,18 @@ def randomize_magnitudes(model: nn.Module, rms: tuple[float, ...] | None = None,
             raise ValueError(f"rms: expected {len(sites)} per-site RMS values for mode='gaussian'")
         if not all(np.isfinite(r) and r >= 0 for r in rms):
             raise ValueError("rms: values must be finite and >= 0")
+    if only is not None:
+        if isinstance(only, (str, bytes)) or not all(
+                isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in only):
+            raise TypeError("only: expected a tuple of site indices (int)")
+        only = tuple(int(i) for i in only)
+        if any(not 0 <= i < len(sites) for i in only):
+            raise ValueError(f"only: site indices must lie in [0, {len(sites)}), got {only}")
     gen = make_generator(seed)
     handles = []
     for i, s in enumerate(sites):
+        if only is not None and i not in only:
+            continue
 
         def hook(m, inp, out, i=i):
             sign = _sign(inp[0])

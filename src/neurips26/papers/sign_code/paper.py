@@ -47,7 +47,8 @@ PAPER = Paper(
             control="resnet_flip_drop",
             diagnostics=("resnet_diag_drop_base", "resnet_diag_drop_wide",
                          "resnet_diag_drop_long", "resnet_diag_acc_base",
-                         "resnet_diag_acc_wide", "resnet_diag_acc_long"),
+                         "resnet_diag_acc_wide", "resnet_diag_acc_long",
+                         "resnet_diag_drop_bn_recal"),
         ),
         Claim(
             id="flips_destroy",
