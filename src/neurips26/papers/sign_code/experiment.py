@@ -50,8 +50,12 @@ What does not reproduce at the small tier, and why we think so
   (``resnet_diag_drop_bn_recal``: whether the drop is a normalisation shift rather than
   lost information), and noise at one activation site at a time (table
   ``resnet_sites``; ``resnet_site_acc_min``, ``_median`` and ``_last``: whether the drop
-  builds up over layers or a single site already causes it). See the report for what
-  they show; the cause itself remains undiagnosed.
+  builds up over layers or a single site already causes it). In the stored small run
+  re-estimating BatchNorm leaves the drop about where it was, so it is not a
+  normalisation shift; and noise at a single site before the last block already costs
+  tens of points at most sites, while the sites just before global pooling are robust,
+  so the drop does not need many layers to build up. Why one site's magnitudes matter
+  this much in our ResNet remains undiagnosed.
 - 20% of signs flipped reduces every model to chance: it does for the ResNet, not for the
   3-layer MLPs, which stay far above chance under independent per-input flips; not yet
   diagnosed.
