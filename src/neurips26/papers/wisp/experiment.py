@@ -15,7 +15,7 @@ Only the top ``num_pruned_layers`` decoder blocks are pruned at the small tier. 
 blocks below them are the same for every method, so their outputs on the calibration and
 evaluation windows are captured once (:func:`capture_block_inputs`) and each method runs
 only the pruned blocks, the final norm and the head: a 135M-parameter model on 2 CPU
-cores then allows every method at every sparsity over three calibration sets.
+cores then allows every method at every sparsity over five calibration sets.
 
 Deviations from the paper
 -------------------------
@@ -139,7 +139,7 @@ TIERS = {
     "smoke": Config(model="tiny", sparsities=("0.5", "2:4"), num_seeds=2, num_calib=4,
                     calib_len=32, num_eval=2, eval_len=64, num_pruned_layers=0,
                     block_size=32),
-    "small": Config(),
+    "small": Config(num_seeds=5),
     "paper": Config(model="path", sparsities=("0.5", "0.6", "0.7", "2:4", "4:8"),
                     num_seeds=3, num_calib=128, calib_len=2048, num_eval=4,
                     eval_len=2048, num_pruned_layers=0),
