@@ -50,7 +50,9 @@ PAPER = Paper(
                      "Wanda at 70% unstructured sparsity (ppl(Wisp) / ppl(Wanda), geometric "
                      "mean over calibration sets).", "ratio_wisp_wanda_70", 0.99,
                      "improves over Wanda; gains larger when constrained (spec: <= 0.99)",
-                     _diagnostics("wisp", "wanda") + _second_reading("70")),
+                     _diagnostics("wisp", "wanda") + _second_reading("70")
+                     + ("reading_ratio_wisp_pairing_random_wanda",
+                        "reading_ratio_wisp_pairing_adjacent_wanda")),
         _ratio_claim("wisp_beats_wanda_60", "Wisp is at least as good as Wanda at 60% "
                      "(ppl ratio).", "ratio_wisp_wanda_60", 1.0,
                      "improves over Wanda (spec: <= 1.00)", _second_reading("60")),
@@ -63,7 +65,9 @@ PAPER = Paper(
         _ratio_claim("whisper_beats_sparsegpt_70", "Whisper beats SparseGPT at 70% "
                      "(ppl ratio).", "ratio_whisper_sparsegpt_70", 0.99,
                      "consistently improves over SparseGPT (spec: <= 0.99 at 70%)",
-                     _diagnostics("whisper", "sparsegpt")),
+                     (*_diagnostics("whisper", "sparsegpt"),
+                      "reading_ratio_whisper_lam_0p5_sparsegpt",
+                      "reading_ratio_whisper_lam_5p0_sparsegpt")),
         Claim(
             id="gains_grow_with_sparsity",
             statement=(
