@@ -80,7 +80,7 @@ Deviations from the paper
   positive definite once the mean moves by more than a standard deviation per stage
   (fast, sharply observed oscillators): this, not the Stein update, stopped the
   former n = 8 (and some n = 4) runs.
-- Robustness (ours, issue 30): the Stein posterior solve of a coordinate block of at
+- Robustness (ours): the Stein posterior solve of a coordinate block of at
   most two coordinates whose truncated solution has not converged (the ``K`` vs
   ``K - 4`` gap of the last sweep above ``GRID_GAP``, or the solve failed) is replaced
   by quadrature of ``exp(theta_post . T)`` on a grid over the block's bulk (12 standard
@@ -95,7 +95,7 @@ Deviations from the paper
   on the discretised model); a failed update is the Kalman update of the projected
   prior. Each use is a bit flag of ``FilterResult.fallback`` with its reason in
   ``fallback_reasons``; ``on_failure="raise"`` keeps the former error.
-- filterpy idioms (ours, issue 31): a callable ``model`` is filterpy's ``fx(x, dt)``,
+- filterpy idioms (ours): a callable ``model`` is filterpy's ``fx(x, dt)``,
   read as its flow's vector field (Richardson-extrapolated difference at
   ``h = 1e-4 dt``) and projected onto cubic polynomials over a stated region, with
   ``G G^T = Q / dt``; the projection's relative error is ``projection_error_``. A
