@@ -157,3 +157,19 @@ def test_list_shows_paper_claims_and_checks_apart_and_a_later_failure(capsys, tm
     item = {p["slug"]: p for p in json.loads(capsys.readouterr().out)}["geto_lp"]["shown"]
     assert item["tier"] == "small" and item["counts"]["check"]["reproduced"] == n_check
     assert "later smoke-tier run" in item["note"]
+
+
+def test_claims_table_never_cuts_claim_ids_that_share_a_long_prefix():
+    """Claim ids that differ only at their end (wisp's whisper_beats_sparsegpt_50 / _60 /
+    _70 / _2of4) each appear whole, one per row, in the ``run`` table."""
+    from neurips26.cli import claims_table
+    from neurips26.registry import get_paper
+
+    paper = get_paper("wisp")
+    ids = [c.id for c in paper.claims]
+    similar = [i for i in ids if i.startswith("whisper_beats_sparsegpt_")]
+    assert len(similar) >= 3
+    metrics = {c.metric: 1.0 for c in paper.claims}
+    text = claims_table(paper.evaluate(metrics, "small"))
+    first = [line.split()[0] for line in text.splitlines()[2:] if line.strip()]
+    assert first == ids  # every id whole, in order, one row each
