@@ -148,6 +148,14 @@ def test_paper_tier_of_unknown_cost_asks_for_yes(tmp_path):
     assert "an unknown time" in out.stderr and "--yes" in out.stderr
 
 
+def test_reproduce_paper_tier_asks_for_yes(tmp_path):
+    out = cli("--store", str(tmp_path / "s.sqlite"), "reproduce", "--tier", "paper",
+              "--only", "geto_lp")
+    assert out.returncode == 2
+    assert "--yes" in out.stderr and "paper" in out.stderr
+    assert not (tmp_path / "s.sqlite").exists()  # refused before the store is created
+
+
 def readme_cli_examples():
     text = README.read_text()
     for line in re.findall(r"^(?:\.venv/bin/)?neurips26 (.+?)(?:\s+#.*)?$", text, re.M):

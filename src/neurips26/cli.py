@@ -424,6 +424,10 @@ def cmd_reproduce(args) -> int:
     elif args.ray_address:
         raise UsageError("--ray-address needs --backend ray")
     slugs = [check_slug(s) for s in args.only] if args.only else list(SLUGS)
+    if args.tier == "paper" and not args.yes:
+        raise UsageError(
+            f"--tier paper runs {len(slugs)} paper(s) at the paper's scale (hours each, or an "
+            "unknown time); pass --yes to start them, or --only SLUG to pick fewer")
     if args.device == "cuda":
         # Papers that declare no GPU run on the CPU; the device is checked once, here.
         gpu_slugs = [s for s in slugs if get_paper(s).resources.gpu > 0]
@@ -593,7 +597,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress indication on stderr")
-    p.add_argument("--yes", action="store_true", help="run a paper tier expected to take hours")
+    p.add_argument("--yes", action="store_true",
+                   help="run a paper tier expected to take hours or of unknown cost")
     p.add_argument(
         "--device", choices=("cpu", "cuda"), default="cpu",
         help="where the paper computes (cuda only for papers that declare a GPU)",
@@ -613,6 +618,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="cores used at once (local, default 1) or tasks in flight (ray, default its CPUs)",
     )
     p.add_argument("--force", action="store_true", help="rerun even if stored")
+    p.add_argument("--yes", action="store_true",
+                   help="with --tier paper: start the paper tiers (hours each, or unknown)")
     p.add_argument(
         "--backend", choices=("local", "ray"), default="local",
         help="local: a process per paper (default); ray: a Ray task per paper",
