@@ -210,3 +210,38 @@ def test_figures_are_tidied_legends_leave_the_bars_and_crowded_ticks_turn():
     tidy(fig2)
     assert ax2.get_legend().get_bbox_to_anchor() is ax2.bbox
     assert ax2.get_xticklabels()[0].get_rotation() == 0
+
+
+def test_claim_rows_show_the_interval_in_words_and_the_control_beside_the_claim(store,
+                                                                                 tmp_path):
+    """A paper claim's row gives its interval as method, level and n, and its control's
+    metric, value, interval and verdict; a paper with no run says why on the index."""
+    from conftest import TOY
+    from neurips26.records import RunRecord
+    from neurips26.registry import Claim, Paper, evaluate_claim
+
+    gain = Paper(slug="gainy", title="Gains", seed="s.txt", paragraph=1, field="testing",
+                 grade="A", summary="A gain and its control.",
+                 claims=(Claim("gain", "A gain", "+1", "gain", ">=", 0.0,
+                               control="gain_ctrl"),),
+                 deviations=("none",),
+                 tiers=(("smoke", "tiny"), ("small", "default"), ("paper", "large")))
+    metrics = {"gain": 0.5, "gain_ctrl": -0.1}
+    intervals = {
+        "gain": {"value": 0.5, "lo": 0.2, "hi": 0.8, "method": "t over seeds",
+                 "level": 0.95, "n": 3},
+        "gain_ctrl": {"value": -0.1, "lo": -0.4, "hi": 0.2, "method": "t over seeds",
+                      "level": 0.95, "n": 3},
+    }
+    claims = tuple(evaluate_claim(c, metrics, "small", intervals=intervals)
+                   for c in gain.claims)  # fmt: skip
+    store.save(RunRecord("gainy", "small", 0, {}, "ok", metrics, (), claims,
+                         intervals=intervals, code_version="abc"))
+    write_report(store, tmp_path / "rep", papers=[gain, TOY])
+    page = (tmp_path / "rep" / "gainy.html").read_text()
+    row = page[page.index("gain<"):]
+    row = row[: row.index("</tr>")]
+    assert "95% t over seeds, n = 3" in row  # the interval in words
+    assert "gain_ctrl = -0.1 [-0.4, 0.2]" in row  # the control beside the claim
+    index = (tmp_path / "rep" / "index.md").read_text()
+    assert "not run: no run of any tier is stored; neurips26 run toy runs it" in index

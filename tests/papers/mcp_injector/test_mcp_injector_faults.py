@@ -301,3 +301,19 @@ def test_wire_cut_rules_are_validated_and_refused_in_process():
         FaultInjector(p).middleware()
     with pytest.raises(ValueError, match="wire-level"):
         FaultInjector(p).wrap(object())
+
+
+def test_the_first_matching_rule_that_fires_decides_and_a_silent_one_falls_through():
+    """As the README says: rules are tried in the order written; the first that matches
+    and fires decides the call; one that matches but does not fire (before its onset)
+    leaves the call to the rules after it; no rule firing forwards the call."""
+    early = _rule(tool="search_*", mode=FaultMode.EMPTY_RESULT, onset=3)
+    late = _rule(tool="*", mode=FaultMode.TOOL_ERROR, onset=1)
+    s = FaultSchedule(FaultProfile(rules=(early, late)), seed=0)
+    got = [s.decide("search_flights", k) for k in range(5)]
+    assert got[0] is None  # neither fires yet: forwarded untouched
+    assert [(d.mode, d.source) for d in got[1:3]] == [(FaultMode.TOOL_ERROR, "rule:1")] * 2
+    assert [(d.mode, d.source) for d in got[3:]] == [(FaultMode.EMPTY_RESULT, "rule:0")] * 2
+    # the written order decides, not specificity: swapped, the catch-all wins from onset 1
+    s2 = FaultSchedule(FaultProfile(rules=(late, early)), seed=0)
+    assert all(s2.decide("search_flights", k).source == "rule:0" for k in range(1, 5))
