@@ -164,6 +164,26 @@ def _mstcn():
     return MSTCN(6, 3, num_stages=2, num_layers=2, channels=4).eval(), (_randn(1, 10, 6),)
 
 
+def _asvq():
+    from neurips26.papers.asvq import ASVQ
+
+    return ASVQ(8, 16, seed=0), (_randn(2, 4, 8),)
+
+
+def _simvq():
+    from neurips26.papers.asvq import SimVQ
+
+    return SimVQ(8, 16, seed=0), (_randn(2, 4, 8),)
+
+
+def _vqae():
+    from neurips26.papers.asvq import ASVQ
+    from neurips26.papers.asvq.autoencoder import VQAutoencoder
+
+    return (VQAutoencoder(1, quantizer=ASVQ(8, 16, seed=0), dim=8, hidden=8, seed=0),
+            (torch.rand(2, 1, 8, 8, generator=_gen()),))
+
+
 FACTORIES = {
     "qc_a2s.TTFSLinear": _ttfs,
     "sign_code.SignMLP": _sign_mlp,
@@ -184,6 +204,9 @@ FACTORIES = {
     "ecfr.ConvEncoder": _conv_encoder,
     "arq_vae.ARQVAE": _arqvae,
     "arq_vae.MSTCN": _mstcn,
+    "asvq.ASVQ": _asvq,
+    "asvq.SimVQ": _simvq,
+    "asvq.VQAutoencoder": _vqae,
 }
 
 #: Complex state vectors: torch has no complex bfloat16.
