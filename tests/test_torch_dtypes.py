@@ -184,6 +184,13 @@ def _vqae():
             (torch.rand(2, 1, 8, 8, generator=_gen()),))
 
 
+def _blanp_net():
+    from neurips26.papers.blanp import local_net, make_model
+
+    x = _randn(3, 1, 8, 8)
+    return local_net(make_model("cnn", (1, 8, 8), (4, 4), 3, seed=0), example=x[:2]), (x,)
+
+
 FACTORIES = {
     "qc_a2s.TTFSLinear": _ttfs,
     "sign_code.SignMLP": _sign_mlp,
@@ -207,6 +214,7 @@ FACTORIES = {
     "asvq.ASVQ": _asvq,
     "asvq.SimVQ": _simvq,
     "asvq.VQAutoencoder": _vqae,
+    "blanp.BLANPNet": _blanp_net,
 }
 
 #: Complex state vectors: torch has no complex bfloat16.
