@@ -191,6 +191,30 @@ def _blanp_net():
     return local_net(make_model("cnn", (1, 8, 8), (4, 4), 3, seed=0), example=x[:2]), (x,)
 
 
+class _TorchCFMStyle(nn.Module):
+    """A user's velocity network in torchcfm's ``forward(t, x)`` order, without ``dim``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 2)
+
+    def forward(self, t, x):
+        return self.lin(torch.cat([x, t[:, None]], dim=1))
+
+
+def _velocity_adapter():
+    from neurips26.papers.discriminator_rl.flow import VelocityAdapter
+
+    torch.manual_seed(0)
+    return VelocityAdapter(_TorchCFMStyle(), dim=2), (_randn(4, 2), torch.rand(4, generator=_gen()))
+
+
+def _residual_quantizer():
+    from neurips26.papers.arq_vae.model import ResidualQuantizer
+
+    return ResidualQuantizer(4, num_levels=2, codebook_size=8).eval(), (_randn(6, 4),)
+
+
 FACTORIES = {
     "qc_a2s.TTFSLinear": _ttfs,
     "sign_code.SignMLP": _sign_mlp,
@@ -215,6 +239,8 @@ FACTORIES = {
     "asvq.SimVQ": _simvq,
     "asvq.VQAutoencoder": _vqae,
     "blanp.BLANPNet": _blanp_net,
+    "discriminator_rl.VelocityAdapter": _velocity_adapter,
+    "arq_vae.ResidualQuantizer": _residual_quantizer,
 }
 
 #: Complex state vectors: torch has no complex bfloat16.
