@@ -230,42 +230,54 @@ def _measure_model(model, arch, act, dname, seed, xtr, ytr, xte, yte, cfg) -> li
         for c, k, m, fl in zip(correct, knn_c, mag_correct, flip_c, strict=True)]
 
 
-def _magnitude_correct(model, xtr, xte, yte, cfg: Config, seed: int) -> np.ndarray:
-    """Each test input's correctness with every magnitude replaced by noise, averaged over
-    ``magnitude_draws`` draws (magnitudes calibrated on ``xtr``), shape ``(N_test,)``."""
-    rms = calibrate_magnitudes(model, xtr)
-    correct = np.zeros(len(yte))
-    for d in range(cfg.magnitude_draws):
-        with randomize_magnitudes(model, rms, seed=1000 * seed + d):
-            correct += _correct(model, xte) == yte
-    return correct / cfg.magnitude_draws
+def _magnitude_correct(model, xtr, xte, yte, cfg: Config, seed: int, *, rms=None,
+                       only: tuple[int, ...] | None = None,
+                       recalibrate_bn: bool = False) -> np.ndarray:  # fmt: skip
+    """Each test input's correctness with magnitudes replaced by noise, averaged over
+    ``magnitude_draws`` draws, shape ``(N_test,)``.
 
-
-def _magnitude_correct_bn(model, xtr, xte, yte, cfg: Config, seed: int) -> np.ndarray:
-    """As :func:`_magnitude_correct`, but with BatchNorm's running statistics re-estimated
-    under the same noise: for each draw, a copy of the model whose BatchNorm layers
-    average (cumulatively) the batch statistics of the training inputs with every
-    magnitude replaced by noise, then scores the test inputs under that noise. The
-    learned weights and the signs are untouched: what changes is only the normalisation
-    that the clean magnitudes calibrated. Shape ``(N_test,)``."""
+    ``rms``: the sites' magnitude scales (calibrated on ``xtr`` when None); ``only``: the
+    sites randomised (every site when None); ``recalibrate_bn``: each draw scores a copy
+    of the model whose BatchNorm layers first average (cumulatively) the batch
+    statistics of the training inputs under the same noise, so the learned weights and
+    the signs are untouched and only the normalisation the clean magnitudes calibrated
+    changes.
+    """
     import copy
 
-    rms = calibrate_magnitudes(model, xtr)
+    rms = calibrate_magnitudes(model, xtr) if rms is None else rms
     x = torch.as_tensor(xtr)
     correct = np.zeros(len(yte))
     for d in range(cfg.magnitude_draws):
-        net = copy.deepcopy(model)
-        bns = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
-        for bn in bns:
-            bn.reset_running_stats()
-            bn.momentum = None  # a cumulative average over the batches
-        with randomize_magnitudes(net, rms, seed=1000 * seed + d), torch.no_grad():
-            net.train()
-            for i in range(0, len(x), 256):
-                net(x[i : i + 256])
-            net.eval()
+        net = copy.deepcopy(model) if recalibrate_bn else model
+        with randomize_magnitudes(net, rms, seed=1000 * seed + d, only=only), torch.no_grad():
+            if recalibrate_bn:
+                for bn in net.modules():
+                    if isinstance(bn, torch.nn.modules.batchnorm._BatchNorm):
+                        bn.reset_running_stats()
+                        bn.momentum = None  # a cumulative average over the batches
+                net.train()
+                for i in range(0, len(x), 256):
+                    net(x[i : i + 256])
+                net.eval()
             correct += _correct(net, xte) == yte
     return correct / cfg.magnitude_draws
+
+
+def _resnet_main_diagnostics(net, ptr, pte, yte, cfg: Config, seed: int) -> list[dict]:
+    """On a main ResNet: its magnitude noise scored after BatchNorm is re-estimated under
+    the noise (the ``bn_recal`` row of the ResNet diagnostic), and noise at one activation
+    site at a time with the others clean (the ``resnet_site`` rows)."""
+    rms = calibrate_magnitudes(net, ptr)
+    mag = _magnitude_correct(net, ptr, pte, yte, cfg, seed, rms=rms, recalibrate_bn=True)
+    rows = [{"kind": "resnet_diag", "variant": "bn_recal", "channels": cfg.resnet_channels,
+             "steps": cfg.resnet_iter, "test_acc": float((_correct(net, pte) == yte).mean()),
+             "magnitude_acc": float(np.mean(mag))}]  # fmt: skip
+    for i, (name, _) in enumerate(activation_sites(net)):
+        mag = _magnitude_correct(net, ptr, pte, yte, cfg, seed, rms=rms, only=(i,))
+        rows.append({"kind": "resnet_site", "site": i, "name": name,
+                     "magnitude_acc": float(np.mean(mag))})
+    return rows
 
 
 def _train_resnet(cfg: Config, ptr, ytr, seed: int, device: str, *,
@@ -304,8 +316,11 @@ def _train_one(st: State, dname: str, s: int, arch: str, act: str, device: str) 
     ptr, pte = _pool(ds.x_train, cfg.resnet_pool), _pool(ds.x_test, cfg.resnet_pool)
     net = _train_resnet(cfg, ptr, ytr, seed, device, channels=cfg.resnet_channels,
                         steps=cfg.resnet_iter)  # fmt: skip
-    return _measure_model(net, "resnet", "leaky_relu", dname, seed, ptr, ytr, pte, yte,
-                          cfg)  # fmt: skip
+    rows = _measure_model(net, "resnet", "leaky_relu", dname, seed, ptr, ytr, pte, yte, cfg)
+    if cfg.resnet_diag and dname == cfg.datasets[0] and s == 0:
+        # the diagnostics that need this very model (the base of the ResNet diagnostic)
+        rows += _resnet_main_diagnostics(net, ptr, pte, yte, cfg, seed)
+    return rows
 
 
 def _resnet_diagnostic(cfg: Config, device: str) -> list[dict]:
@@ -313,7 +328,8 @@ def _resnet_diagnostic(cfg: Config, device: str) -> list[dict]:
     every stage twice as wide (``wide``) and trained four times as long (``long``): whether
     the magnitude drop shrinks with width or training length. First data set, seed 0 of
     the main models (the same data and initialisation seed); the main model of that data
-    set and seed is the ``base`` it is compared with (:func:`_resnet_diag_rows`)."""
+    set and seed is the ``base`` it is compared with (:func:`_resnet_diag_rows`; its own
+    ``bn_recal`` and per-site rows come from :func:`_resnet_main_diagnostics`)."""
     seed = cfg.seed * 1000
     ds = _data(cfg.datasets[0], cfg, cfg.num_train, seed)
     _, ytr, _, yte = ds.flat()
@@ -327,25 +343,6 @@ def _resnet_diagnostic(cfg: Config, device: str) -> list[dict]:
         rows.append({"kind": "resnet_diag", "variant": name, "channels": channels,
                      "steps": steps, "test_acc": float((_correct(net, pte) == yte).mean()),
                      "magnitude_acc": float(np.mean(mag))})
-    # The main model itself (retrained: the same seed, data and steps give the same
-    # weights), its magnitude noise scored after BatchNorm is re-estimated under the noise.
-    net = _train_resnet(cfg, ptr, ytr, seed, device, channels=cfg.resnet_channels,
-                        steps=cfg.resnet_iter)  # fmt: skip
-    mag = _magnitude_correct_bn(net, ptr, pte, yte, cfg, seed)
-    rows.append({"kind": "resnet_diag", "variant": "bn_recal", "channels": cfg.resnet_channels,
-                 "steps": cfg.resnet_iter,
-                 "test_acc": float((_correct(net, pte) == yte).mean()),
-                 "magnitude_acc": float(np.mean(mag))})  # fmt: skip
-    # Where the drop arises: the same model with the magnitudes of one site at a time
-    # replaced by noise (the others clean), mean over the draws.
-    rms = calibrate_magnitudes(net, ptr)
-    for i, (name, _) in enumerate(activation_sites(net)):
-        acc = []
-        for d in range(cfg.magnitude_draws):
-            with randomize_magnitudes(net, rms, seed=1000 * seed + d, only=(i,)):
-                acc.append(float((_correct(net, pte) == yte).mean()))
-        rows.append({"kind": "resnet_site", "site": i, "name": name,
-                     "magnitude_acc": float(np.mean(acc))})
     return rows
 
 
@@ -358,9 +355,11 @@ def _resnet_diag_rows(t, cfg: Config) -> list[dict]:
                       seed=cfg.seed * 1000).rows
     base = {"variant": "base", "channels": cfg.resnet_channels, "steps": cfg.resnet_iter,
             "test_acc": main["test_acc"], "magnitude_acc": main["magnitude_acc"]}
+    order = ("wide", "long", "bn_recal")
     return [base] + [{k: r[k] for k in ("variant", "channels", "steps", "test_acc",
                                         "magnitude_acc")}
-                     for r in t.where(kind="resnet_diag")]
+                     for r in sorted(t.where(kind="resnet_diag"),
+                                     key=lambda r: order.index(r["variant"]))]
 
 
 def _width_sweep(cfg: Config, device: str) -> list[dict]:
