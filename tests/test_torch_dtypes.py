@@ -3,8 +3,9 @@
 Each module is built small, cast with ``.to(dtype)`` and called on inputs of that dtype;
 every floating tensor it returns must have that dtype (float64 and bfloat16), never a
 silent float32. Modules that cannot be built without a user's model or a data pipeline
-(delta_mem's readers, seagram's pair models, BLANP's layers around a user's block) are
-covered in their papers' tests; complex state-vector simulators skip bfloat16 (torch has
+(delta_mem's readers, BLANP's layers around a user's block) are covered in their papers'
+tests; seagram's graph models are tested through their tensor entry point and on graphs
+below; complex state-vector simulators skip bfloat16 (torch has
 no complex bfloat16).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -215,6 +217,26 @@ def _residual_quantizer():
     return ResidualQuantizer(4, num_levels=2, codebook_size=8).eval(), (_randn(6, 4),)
 
 
+class _Method(nn.Module):
+    """Calls one method of a wrapped module, so a module whose forward takes graphs is
+    tested through its tensor entry point (``.to`` casts the wrapped module)."""
+
+    def __init__(self, module: nn.Module, method: str) -> None:
+        super().__init__()
+        self.module, self.method = module, method
+
+    def forward(self, *args):
+        return getattr(self.module, self.method)(*args)
+
+
+def _nsgm_dense():
+    from neurips26.papers.seagram import NSGMModel
+
+    adj = (torch.rand(3, 5, 5, generator=_gen()) > 0.5).float()
+    return _Method(NSGMModel(dim=8, num_layers=2), "embed_dense"), (
+        torch.ones(5, 1), (adj + adj.transpose(1, 2)).clamp(max=1))  # fmt: skip
+
+
 FACTORIES = {
     "qc_a2s.TTFSLinear": _ttfs,
     "sign_code.SignMLP": _sign_mlp,
@@ -222,6 +244,7 @@ FACTORIES = {
     "state_pred_sep.SPSTransformer": _sps,
     "blanp.GlobalPoolHead": _global_pool,
     "seagram.GINEncoder": _gin,
+    "seagram.NSGMModel.embed_dense": _nsgm_dense,
     "noise_aware_routing.MiniDiT": _minidit,
     "discriminator_rl.VelocityMLP": _velocity,
     "discriminator_rl.Discriminator": _discriminator,
@@ -279,3 +302,37 @@ def test_module_follows_dtype(name, dtype):
     assert found, f"{name} returned no floating tensor"
     wrong = [(p, t.dtype) for p, t in found if t.dtype != dtype]
     assert not wrong, f"{name} at {dtype}: {wrong}"
+
+
+def _flip_batch():
+    import networkx as nx
+
+    from neurips26.papers.seagram.classifier import FlipSet, pair_batch
+
+    inst = ((nx.path_graph(3), nx.cycle_graph(5), True),
+            (nx.path_graph(2), nx.path_graph(4), False))  # fmt: skip
+    flips = FlipSet(inst, np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([2, 3, 3]),
+                    np.array([1, 0, 1]))  # fmt: skip
+    return pair_batch(flips, ())
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_seagram_graph_models_follow_dtype(dtype):
+    """NSGMModel and CriticalityClassifier take graphs (collated as float32 features):
+    cast to ``dtype``, their scores, logits and attack come out in ``dtype``."""
+    import networkx as nx
+
+    from neurips26.papers.seagram import CriticalityClassifier, NSGMModel, greedy_attack
+
+    model = NSGMModel(dim=8, num_layers=2).to(dtype)
+    with torch.no_grad():
+        s = model.score([nx.path_graph(3)], [nx.cycle_graph(5)])
+    assert s.dtype == dtype
+    clf = CriticalityClassifier(dim=8, num_layers=2).to(dtype)
+    with torch.no_grad():
+        logits = clf(_flip_batch())
+    assert logits.dtype == dtype and logits.shape == (3,)
+    proba = clf.predict_proba(nx.path_graph(3), nx.cycle_graph(5), True)
+    assert proba.shape == (5, 5) and np.isfinite(proba).all()
+    res = greedy_attack(model, nx.path_graph(3), nx.path_graph(4), label=True, budget=1)
+    assert np.isfinite(res.score_after)

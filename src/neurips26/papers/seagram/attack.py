@@ -162,7 +162,7 @@ class _DenseScorer:
         """Eq. (3): first-order score change of flipping each pair, symmetric (n, n)."""
         a = torch.as_tensor(adj, dtype=torch.float32).requires_grad_(True)
         (grad,) = torch.autograd.grad(self.score(a), a)
-        g = (grad + grad.T).numpy()
+        g = (grad + grad.T).double().cpu().numpy()
         return g * (1.0 - 2.0 * adj)
 
 
@@ -254,7 +254,8 @@ def greedy_attack(
         variants[r, iu[cand], iv[cand]] = 1.0 - variants[r, iu[cand], iv[cand]]
         variants[r, iv[cand], iu[cand]] = variants[r, iu[cand], iv[cand]]
         with torch.no_grad():
-            s_new = scorer.score(torch.as_tensor(variants, dtype=torch.float32)).numpy()
+            s_new = scorer.score(torch.as_tensor(variants, dtype=torch.float32))
+            s_new = s_new.double().cpu().numpy()
         progress = sign * (s_new - s_cur)
         chosen = None
         for k in np.argsort(-progress, kind="stable"):

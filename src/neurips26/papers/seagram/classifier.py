@@ -102,18 +102,25 @@ class CriticalityClassifier(nn.Module):
                     p.zero_()
 
     def forward(self, batch: PairBatch) -> torch.Tensor:
-        """Eq. (2) logits of non-criticality for every pair of ``batch``, shape (P,)."""
+        """Eq. (2) logits of non-criticality for every pair of ``batch``, shape (P,), in the
+        model's dtype and device (the batch's features are cast to them)."""
+        p = self.pair_mlp[0].weight
+        dev, dt = p.device, p.dtype
         qb, cb = batch.queries, batch.corpora
-        hq = self.query_encoder(qb.x, qb.edge_index)  # (N_Q, d)
-        counts = torch.bincount(qb.batch, minlength=qb.num_graphs).clamp(min=1)
-        q = torch.zeros(qb.num_graphs, hq.shape[1]).index_add(0, qb.batch, hq)
-        q = q / counts[:, None].to(q.dtype)  # (B, d): mean pooling
-        h = self.graph_encoder(torch.cat([cb.x, q[cb.batch]], dim=1), cb.edge_index)
-        hu = h[batch.offsets[batch.graph] + batch.u]  # (P, d)
-        hv = h[batch.offsets[batch.graph] + batch.v]
+        hq = self.query_encoder(qb.x.to(dev, dt), qb.edge_index.to(dev))  # (N_Q, d)
+        qbatch, cbatch = qb.batch.to(dev), cb.batch.to(dev)
+        counts = torch.bincount(qbatch, minlength=qb.num_graphs).clamp(min=1)
+        q = torch.zeros(qb.num_graphs, hq.shape[1], dtype=dt, device=dev)
+        q = q.index_add(0, qbatch, hq) / counts[:, None].to(dt)  # (B, d): mean pooling
+        h = self.graph_encoder(torch.cat([cb.x.to(dev, dt), q[cbatch]], dim=1),
+                               cb.edge_index.to(dev))  # fmt: skip
+        graph = batch.graph.to(dev)
+        start = batch.offsets.to(dev)[graph]
+        hu = h[start + batch.u.to(dev)]  # (P, d)
+        hv = h[start + batch.v.to(dev)]
         feats = torch.cat(
-            [hu + hv, (hu - hv).abs(), batch.is_edge[:, None], q[batch.graph],
-             batch.label[:, None], batch.compatible[:, None]],
+            [hu + hv, (hu - hv).abs(), batch.is_edge.to(dev, dt)[:, None], q[graph],
+             batch.label.to(dev, dt)[:, None], batch.compatible.to(dev, dt)[:, None]],
             dim=1,
         )
         return self.pair_mlp(feats).squeeze(-1)
@@ -145,7 +152,7 @@ class CriticalityClassifier(nn.Module):
             torch.full((len(iu),), float(bool(label))),
             torch.as_tensor(ok[code[iu], code[iv]], dtype=f),
         )
-        out[iu, iv] = torch.sigmoid(self(batch)).numpy()
+        out[iu, iv] = torch.sigmoid(self(batch)).double().cpu().numpy()
         out[iv, iu] = out[iu, iv]
         return out
 

@@ -190,17 +190,22 @@ class NSGMModel(nn.Module):
 
     def _pool(self, h: torch.Tensor, batch: torch.Tensor, num_graphs: int) -> torch.Tensor:
         z = self.head(h)  # (N, d)
-        out = torch.zeros(num_graphs, z.shape[1], dtype=z.dtype)
+        out = torch.zeros(num_graphs, z.shape[1], dtype=z.dtype, device=z.device)
         return out.index_add(0, batch, z)  # (B, d): sum pooling
 
     def embed(self, batch: GraphBatch) -> torch.Tensor:
-        """Graph embeddings ``z``, shape ``(B, d)``."""
-        h = self.encoder(batch.x, batch.edge_index)
-        return self._pool(h, batch.batch, batch.num_graphs)
+        """Graph embeddings ``z``, shape ``(B, d)``, in the model's dtype and device (the
+        batch's features are cast to them)."""
+        p = self.threshold
+        h = self.encoder(batch.x.to(device=p.device, dtype=p.dtype),
+                         batch.edge_index.to(p.device))  # fmt: skip
+        return self._pool(h, batch.batch.to(p.device), batch.num_graphs)
 
     def embed_dense(self, x: torch.Tensor, adj: torch.Tensor) -> torch.Tensor:
-        """``z`` of shape ``(..., d)`` from features ``(n, F)`` and adjacencies ``(..., n, n)``."""
-        h = self.encoder.dense(x, adj)
+        """``z`` of shape ``(..., d)`` from features ``(n, F)`` and adjacencies ``(..., n, n)``
+        (both cast to the model's dtype and device; gradients flow back to ``adj``)."""
+        p = self.threshold
+        h = self.encoder.dense(x.to(p.device, p.dtype), adj.to(p.device, p.dtype))
         return self.head(h).sum(-2)
 
     @staticmethod
