@@ -25,7 +25,7 @@ default 2: RK4 steps of the SKF's moment ODE, Euler(-Maruyama) steps of the base
    PF sweep at n = 20 is an option (slow):
    ``--nodes 10 --runs 1 --steps 20 --particles 100000,500000``;
 3. the time of one MaxEnt grid fit versus one score-matching fit at n = 1, 2, 3;
-4. a user's pendulum (issues 30/31): ``d theta = omega dt``,
+4. a user's pendulum: ``d theta = omega dt``,
    ``d omega = -(g / l) sin(theta) dt + 0.3 dW``, observed in angle every 0.05 s for 120
    steps, drift projected onto cubics (``PolySDE.from_function``), full quartic basis,
    SKF against the UKF (CPU seconds for the whole run, RMSE), at the library's default
