@@ -1,5 +1,8 @@
 import math
 
+import numpy as np
+import pytest
+
 from conftest import TOY, make_record
 from neurips26.report import write_report
 from neurips26.report.pages import fmt
@@ -245,3 +248,35 @@ def test_claim_rows_show_the_interval_in_words_and_the_control_beside_the_claim(
     assert "gain_ctrl = -0.1 [-0.4, 0.2]" in row  # the control beside the claim
     index = (tmp_path / "rep" / "index.md").read_text()
     assert "not run: no run of any tier is stored; neurips26 run toy runs it" in index
+
+
+def test_claims_chart_draws_every_interval_as_an_error_bar(monkeypatch):
+    """The per-paper claims chart carries our value's and the control's intervals as error
+    bars, of the interval's width on the row's scale, and none where no interval exists."""
+    from matplotlib.axes import Axes
+
+    from neurips26.registry import Claim, evaluate_claim
+    from neurips26.report.plots import claims_png
+
+    drawn = []
+    errorbar = Axes.errorbar
+
+    def record(self, x, y, *a, xerr=None, **k):
+        drawn.append((x[0], xerr))
+        return errorbar(self, x, y, *a, xerr=xerr, **k)
+
+    monkeypatch.setattr(Axes, "errorbar", record)
+    iv = {"gain": {"lo": 0.2, "hi": 0.8, "method": "t over seeds", "level": 0.95, "n": 3},
+          "ctrl": {"lo": -0.4, "hi": 0.2, "method": "t over seeds", "level": 0.95, "n": 3}}
+    metrics = {"gain": 0.5, "ctrl": -0.1, "plain": 2.0}
+    claims = [evaluate_claim(Claim("g", "A gain", "+1", "gain", ">=", 0.0, control="ctrl"),
+                             metrics, "small", intervals=iv),
+              evaluate_claim(Claim("p", "No interval", "1", "plain", ">=", 1.0),
+                             metrics, "small")]  # fmt: skip
+    assert claims_png(claims)[:4] == b"\x89PNG"
+    (ours, ours_err), (ctrl, ctrl_err), (plain, plain_err) = drawn
+    scale = 0.8  # the row's largest distance from the threshold (our upper end)
+    assert ours == pytest.approx(0.5 / scale) and ctrl == pytest.approx(-0.1 / scale)
+    assert np.ravel(ours_err) == pytest.approx([0.3 / scale, 0.3 / scale])
+    assert np.ravel(ctrl_err) == pytest.approx([0.3 / scale, 0.3 / scale])
+    assert plain_err is None and plain == pytest.approx(1.0)

@@ -62,13 +62,28 @@ window.addEventListener("load", () => {
         clipped.push("verdict clipped: " + badge.textContent);
     }
   }
+  // a claim's statement must get a readable measure, not a few words per line
+  const statementEm = [];
+  for (const row of document.querySelectorAll("table.claims tr")) {
+    const cell = row.children[1];
+    if (!cell || cell.tagName !== "TD") continue;
+    statementEm.push(cell.clientWidth / parseFloat(getComputedStyle(cell).fontSize));
+  }
+  // every image shown undistorted and at a legible fraction of its drawn size
+  const imageScales = [...document.images].filter((img) => img.naturalWidth > 0).map((img) => ({
+    src: img.getAttribute("src"),
+    scale: img.clientWidth / img.naturalWidth,
+    distortion: Math.abs((img.clientHeight / img.clientWidth)
+                         / (img.naturalHeight / img.naturalWidth) - 1),
+  }));
   const broken = [...document.images]
     .filter((img) => !(img.complete && img.naturalWidth > 0))
     .map((img) => img.getAttribute("src"));
   const out = document.createElement("pre");
   out.id = "probe";
   out.textContent = JSON.stringify({
-    width, overflowing, clipped, broken, images: document.images.length,
+    width, overflowing, clipped, broken, images: document.images.length, statementEm,
+    imageScales,
     pageScrolls: document.documentElement.scrollWidth > width + 1,
   });
   document.body.appendChild(out);
@@ -181,8 +196,17 @@ def every_paper(tmp_path_factory):
     return tmp / "rep", tmp, [p.slug for p in papers]
 
 
+#: The narrowest measure a claim's statement may get at 1400 px (in em: about two
+#: characters each), and the smallest scale an image may be shown at.
+MIN_STATEMENT_EM = 15
+MIN_IMAGE_SCALE = 0.4
+
+
 def _assert_fits(result):
     assert result["width"] > 0
+    small = [i for i in result["imageScales"]
+             if i["scale"] < MIN_IMAGE_SCALE or i["distortion"] > 0.02]  # fmt: skip
+    assert not small, small
     assert not result["overflowing"], result["overflowing"][:5]
     assert not result["clipped"], result["clipped"][:5]
     assert not result["pageScrolls"]
@@ -203,7 +227,9 @@ WIDEST = ("multiagent_performative", "sfd_edgar", "steering_hessian")
 @pytest.mark.parametrize("slug", WIDEST)
 def test_paper_pages_fit_at_1400_px(every_paper, slug):
     out_dir, tmp, _ = every_paper
-    _assert_fits(probe(out_dir / f"{slug}.html", tmp, 1400))
+    result = probe(out_dir / f"{slug}.html", tmp, 1400)
+    _assert_fits(result)
+    assert result["statementEm"] and min(result["statementEm"]) >= MIN_STATEMENT_EM
 
 
 @pytest.mark.slow
@@ -212,6 +238,7 @@ def test_every_paper_page_fits_at_1400_px(every_paper):
     bad = {}
     for slug in slugs:
         result = probe(out_dir / f"{slug}.html", tmp, 1400)
-        if result["overflowing"] or result["clipped"] or result["pageScrolls"]:
+        narrow = min(result["statementEm"], default=MIN_STATEMENT_EM) < MIN_STATEMENT_EM
+        if result["overflowing"] or result["clipped"] or result["pageScrolls"] or narrow:
             bad[slug] = (result["overflowing"] + result["clipped"])[:3]
     assert not bad, bad
