@@ -136,3 +136,26 @@ def test_bad_arguments_name_themselves(kwargs, word):
         opt.local_backward(torch.full((4, 64), float("nan")), torch.arange(4))
     with pytest.raises(TypeError, match="closure"):
         opt.step(closure=3)
+
+
+def test_fused_kernel_is_the_same_update_up_to_rounding():
+    xtr, ytr, _, _ = load_digits().flat()
+    x, y = torch.as_tensor(xtr[:64]), torch.as_tensor(ytr[:64])
+    net = local_net(make_model("mlp", (64,), (16,), 10, seed=1), example=x[:2], seed=1)
+    nets = [net, copy.deepcopy(net)]
+    opts = [BLANPOptimizer(n, lr=1e-2, mode="exact", fused=f)
+            for n, f in zip(nets, (False, True), strict=True)]
+    for _ in range(5):
+        for o in opts:
+            o.zero_grad()
+            o.local_backward(x, y)
+            o.step()
+    moved = False
+    for pa, pb, p0 in zip(nets[0].parameters(), nets[1].parameters(),
+                          local_net(make_model("mlp", (64,), (16,), 10, seed=1), example=x[:2],
+                                    seed=1).parameters(), strict=True):  # fmt: skip
+        torch.testing.assert_close(pa, pb, rtol=1e-5, atol=1e-6)
+        moved |= not torch.equal(pa, p0)
+    assert moved
+    with pytest.raises(TypeError, match="fused"):
+        BLANPOptimizer(copy.deepcopy(net), fused="yes")

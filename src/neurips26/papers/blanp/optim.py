@@ -57,6 +57,11 @@ class BLANPOptimizer(torch.optim.Adam):
         ``BLANPNet``, which carries its own).
     betas, eps, weight_decay
         Adam's.
+    fused : bool
+        Use torch's fused Adam kernel (one pass over each parameter instead of one
+        multi-tensor pass per operation; the same update up to float rounding, several
+        times faster per step on the CPU). The default, ``False``, is bit for bit the
+        update of ``torch.optim.Adam``'s default.
     seed : int
         Seeds the perturbation probes (and the new local heads' initialisation).
 
@@ -77,7 +82,8 @@ class BLANPOptimizer(torch.optim.Adam):
     def __init__(self, model: nn.Module, *, example=None, lr: float = 1e-3, mode: str = "blanp",
                  sigma: float = 1e-2, ema_decay: float = 0.99, num_probes: int = 1,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, seed: int = 0) -> None:  # fmt: skip
+                 weight_decay: float = 0.0, fused: bool = False,
+                 seed: int = 0) -> None:  # fmt: skip
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         lr = check_float(lr, "lr", min=0.0, max=10.0)
@@ -88,6 +94,8 @@ class BLANPOptimizer(torch.optim.Adam):
         betas = tuple(check_float(b, "betas", min=0.0, max=1.0, max_inclusive=False)
                       for b in betas)  # fmt: skip
         self.mode = check_mode(mode)
+        if not isinstance(fused, bool):
+            raise TypeError(f"fused must be a bool, got {type(fused).__name__}")
         seed = check_seed(seed)
         if isinstance(model, BLANPNet):
             net = model
@@ -102,8 +110,11 @@ class BLANPOptimizer(torch.optim.Adam):
         params = [p for p in net.parameters() if p.requires_grad]
         if not params:
             raise ValueError("model has no trainable parameters")
+        # foreach (one call per operation over every parameter) is torch's default update bit
+        # for bit; fused is one kernel per parameter, equal up to rounding
+        kernel = {"fused": True} if fused else {"foreach": True}
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         foreach=True)  # fused over parameters: the same arithmetic, bit for bit
+                         **kernel)
         self.net = net
         self.generator = make_generator(seed, params[0].device)
 

@@ -340,7 +340,7 @@ def train_local(net: BLANPNet, x, y, *, mode: str = "blanp", max_iter: int, lr: 
 
     Notes
     -----
-    The loop is the one a user writes with :class:`BLANPOptimizer`:
+    The loop is the one a user writes with :class:`BLANPOptimizer` (``fused=True``):
     ``zero_grad()``, ``local_backward(x, y)``, ``step()``.
 
     Examples
@@ -366,7 +366,7 @@ def train_local(net: BLANPNet, x, y, *, mode: str = "blanp", max_iter: int, lr: 
 
     gen = make_generator(seed)
     fmt = _image_layout(net, x)  # before the optimiser sees the parameters
-    opt = BLANPOptimizer(net, lr=lr, mode=mode, seed=seed + 1)
+    opt = BLANPOptimizer(net, lr=lr, mode=mode, fused=True, seed=seed + 1)
     batches = _in_layout(array_batches(x, y, batch_size=batch_size, generator=gen, device=dev),
                          fmt)  # fmt: skip
     net.train()
@@ -389,7 +389,8 @@ def train_local(net: BLANPNet, x, y, *, mode: str = "blanp", max_iter: int, lr: 
 def train_backprop(model: nn.Module, x, y, *, max_iter: int, lr: float = 1e-3,
                    batch_size: int = 128, seed: int = 0, device: str = "cpu",
                    stop: PlateauStop | None = None):  # fmt: skip
-    """The backprop baseline: ``model`` trained end to end with Adam (no weight decay).
+    """The backprop baseline: ``model`` trained end to end with Adam (fused kernel, as
+    :func:`train_local`; no weight decay).
 
     Same batches (order and size) as :func:`train_local` for the same seed; ``stop`` is
     the same held-out rule. Returns the :class:`~neurips26.common.train.TrainResult` of
@@ -405,7 +406,7 @@ def train_backprop(model: nn.Module, x, y, *, max_iter: int, lr: float = 1e-3,
     gen = make_generator(seed)
     batches = _in_layout(array_batches(x, y, batch_size=batch_size, generator=gen, device=dev),
                          _image_layout(model, x))  # fmt: skip
-    opt = torch.optim.Adam(model.parameters(), lr=lr, foreach=True)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, fused=True)
     stop = _check_stop(stop)
     callback = None if stop is None else (lambda step, _loss, m: stop(step, m))
     return common_train(model, batches, max_iter=max_iter, lr=lr, seed=seed, device=device,
