@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.common.plateau import Plateau
 from neurips26.common.torch import make_generator
 from neurips26.common.validation import check_array, check_float, check_int, check_seed
 
@@ -177,9 +179,9 @@ def train_mstcn(model: MSTCN, videos, labels, *, max_iter: int = 300, lr: float 
 
     With held-out videos, training stops at a plateau: the held-out loss (cross-entropy
     plus smoothing, on whole videos) is evaluated every ``eval_every`` steps, and training
-    stops once it has not fallen below ``(1 - min_delta)`` times its best value for
-    ``patience`` evaluations in a row; the model then holds the weights of its best
-    evaluation. ``max_iter`` is a cap.
+    stops once ``patience`` evaluations in a row fail to fall below ``(1 - min_delta)``
+    times the last value that did (:class:`~neurips26.common.plateau.Plateau`); the model
+    then holds the weights of its best evaluation. ``max_iter`` is a cap.
 
     Parameters
     ----------
@@ -255,8 +257,9 @@ def train_mstcn(model: MSTCN, videos, labels, *, max_iter: int = 300, lr: float 
                 by.append(ys[i][s:s + w])
             yield torch.stack(bx), torch.stack(by)
 
-    steps, vals = [], []
-    state = {"best": float("inf"), "best_step": 0, "weights": None, "bad": 0}
+    steps = []
+    rule = Plateau(patience, min_delta)
+    state = {"best_step": 0, "weights": None}
     callback = None
     if val_videos is not None:
         vx = [torch.as_tensor(v) for v in val_videos]
@@ -267,16 +270,12 @@ def train_mstcn(model: MSTCN, videos, labels, *, max_iter: int = 300, lr: float 
                 return False
             dev = next(m.parameters()).device
             v = _heldout_loss(m, vx, vy, smooth, dev)
+            v = v if math.isfinite(v) else math.inf  # a diverged evaluation never counts
             steps.append(step + 1)
-            vals.append(v)
-            if v < (1 - min_delta) * state["best"] or state["weights"] is None:
-                state["bad"] = 0
-            else:
-                state["bad"] += 1
-            if v < state["best"]:
-                state.update(best=v, best_step=step + 1,
+            if v < rule.best:  # the best evaluation so far: keep its weights
+                state.update(best_step=step + 1,
                              weights={k: t.detach().clone() for k, t in m.state_dict().items()})
-            return state["bad"] >= patience
+            return rule.update(v)
 
     result = train(model, batches(), max_iter=max_iter, lr=lr, seed=seed, device=device,
                    loss_fn=lambda m, b: _mstcn_loss(m, b, smooth), callback=callback,
@@ -286,7 +285,7 @@ def train_mstcn(model: MSTCN, videos, labels, *, max_iter: int = 300, lr: float 
         model.load_state_dict({k: t.cpu() for k, t in state["weights"].items()})
     best = state["best_step"] if state["weights"] is not None else result.num_steps
     return MSTCNTraining(result.losses, result.num_steps, bool(result.stopped_early),
-                         tuple(steps), tuple(vals), int(best))
+                         tuple(steps), tuple(rule.values), int(best))
 
 
 def _label_list(labels, name) -> list:

@@ -210,7 +210,8 @@ def _training_code() -> str:
 
     here = Path(__file__).parent
     h = hashlib.sha256()
-    for f in ("estimators.py", "local.py", "optim.py", "training.py", "../../common/train.py"):
+    for f in ("estimators.py", "local.py", "optim.py", "training.py", "../../common/train.py",
+              "../../common/plateau.py"):
         h.update((here / f).read_bytes())
     return h.hexdigest()[:16]
 

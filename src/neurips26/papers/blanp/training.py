@@ -27,6 +27,7 @@ from sklearn.utils.validation import (
 from torch import nn
 
 from neurips26.common.models import MLPClassifier, SmallCNN
+from neurips26.common.plateau import Plateau
 from neurips26.common.torch import get_device, make_generator, seeded
 from neurips26.common.train import array_batches
 from neurips26.common.train import train as common_train
@@ -219,9 +220,7 @@ class PlateauStop:
         self.steps: list[int] = []
         self.val_loss: list[float] = []
         self.val_acc: list[float] = []
-        self.stopped = False
-        self._best = math.inf
-        self._since = 0
+        self._rule = Plateau(self.patience, self.min_improvement)
 
     @torch.no_grad()
     def evaluate(self, model: nn.Module) -> tuple[float, float]:
@@ -248,12 +247,12 @@ class PlateauStop:
         self.val_acc.append(acc)
         if not math.isfinite(loss):
             raise ValueError(f"model: non-finite held-out loss at step {step + 1}; lower lr?")
-        if loss < self._best * (1.0 - self.min_improvement):
-            self._best, self._since = loss, 0
-        else:
-            self._since += 1
-        self.stopped = self._since >= self.patience
-        return self.stopped
+        return self._rule.update(loss)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the rule fired (False: the step cap ended training first)."""
+        return self._rule.stopped
 
 
 def _check_stop(stop):

@@ -113,6 +113,7 @@ import torch
 from neurips26.common.data import load_mnist
 from neurips26.common.experiment import param
 from neurips26.common.models import MLPClassifier
+from neurips26.common.plateau import Plateau
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.common.torch import get_device, make_generator, seeded
 from neurips26.experiment import Experiment, ratio_t_interval
@@ -192,7 +193,7 @@ class Config:
     hc_bros_lr_y: float = param(0.4, help="BROS lr_y on Task 1", min=1e-8)
     hc_bros_lr_z: float = param(0.01, help="BROS lr_z on Task 1", min=1e-8)
     hc_scales: tuple[float, ...] = param(
-        (0.5, 1.0, 2.0), min=1e-6,
+        (0.25, 0.5, 1.0, 2.0), min=1e-6,
         help="factors on each method's Task 1 lr_y and lr_z, tuned per method on the "
              "tuning seed")
     # 5. data mixture (after Task 1 in the docstring's order: it reuses its data and MLP)
@@ -405,8 +406,8 @@ def _train_to_plateau(method: str, prob, batches, gen, cfg: Config, *, lr_x: flo
             v = float(prob.upper_loss(st.x, st.y, None))
         return v if math.isfinite(v) else math.inf
 
-    curve: list[float] = []
-    best, stale, plateau, steps = math.inf, 0, False, 0
+    rule = Plateau(cfg.patience, cfg.min_improvement)
+    steps = 0
     try:
         for k in range(max_iter):
             b = next(batches)
@@ -420,23 +421,15 @@ def _train_to_plateau(method: str, prob, batches, gen, cfg: Config, *, lr_x: flo
                                   theta=cfg.theta, rank_fraction=cfg.rank_fraction,
                                   generator=gen)  # fmt: skip
             steps = k + 1
-            if steps % cfg.eval_every == 0:
-                v = val_loss(state)
-                curve.append(v)
-                if v < best * (1 - cfg.min_improvement):
-                    best, stale = v, 0
-                else:
-                    stale += 1
-                    if stale >= cfg.patience:
-                        plateau = True
-                        break
+            if steps % cfg.eval_every == 0 and rule.update(val_loss(state)):
+                break
     except ValueError as exc:  # the iterate diverged (bilevel.py names where)
         if not _diverged(exc):
             raise
-        return {"state": None, "steps": steps, "plateau": 0, "curve": tuple(curve),
+        return {"state": None, "steps": steps, "plateau": 0, "curve": tuple(rule.values),
                 "val_loss": math.inf}
-    return {"state": state, "steps": steps, "plateau": int(plateau), "curve": tuple(curve),
-            "val_loss": val_loss(state)}
+    return {"state": state, "steps": steps, "plateau": int(rule.stopped),
+            "curve": tuple(rule.values), "val_loss": val_loss(state)}
 
 
 def _clean_run(method: str, seed: int, cfg: Config, data, scale: float = 1.0,
