@@ -111,7 +111,7 @@ class Config:
                          choices=("molecules", "synthetic"))
     num_train_queries: int = param(200, help="queries of the matcher's training split", min=2)
     num_train_corpus: int = param(16, help="corpus graphs per training query", min=2)
-    num_queries: int = param(24, help="test queries", min=2)
+    num_queries: int = param(48, help="test queries", min=2)
     num_corpus: int = param(16, help="corpus graphs per test query", min=2)
     matcher_epochs: int = param(50, help="epochs of the target matcher", min=1)
     matcher_dim: int = param(64, help="width of the target matcher", min=4)

@@ -176,12 +176,12 @@ PAPER = Paper(
         "and a thresholded precision rewards predicting almost nothing. A strategy that never "
         "reaches 90% is censored at the fit's solver budget.",
         "The attack is given the true label y(Q, G), as retrieval benchmarks carry it.",
-        "Scaled down: 24 test queries x 16 corpus graphs, a 1000-call fit budget and 2 seeds "
+        "Scaled down: 48 test queries x 16 corpus graphs, a 1000-call fit budget and 2 seeds "
         "at the small tier.",
     ),
     tiers=(
         ("smoke", "3 queries x 6 corpus graphs, budget 1, init_labels 20, one seed; seconds"),
-        ("small", "molecules: 200 x 16 training pairs, 24 x 16 test pairs, b = 3, fit budget "
+        ("small", "molecules: 200 x 16 training pairs, 48 x 16 test pairs, b = 3, fit budget "
                   "1000 solver calls, 2 seeds; a few minutes on 2 cores"),
         ("paper", "30 x 40 test pairs, 240 x 40 training pairs, fit budget 2000, 5 seeds; the "
                   "paper's own datasets are not available offline; not run here"),
