@@ -60,8 +60,11 @@ What does not reproduce at the small tier
 - ASVQ is not competitive with SimVQ on usage or reconstruction, at 150 steps and at the
   spec's 1,500. The held-out curves of the long runs (figure ``long_curves``) show SimVQ
   levelled off well before 1,500 steps while ASVQ's usage is still rising and its MSE
-  still falling there: ASVQ learns more slowly here, and whether it catches up with
-  longer training is not settled at this tier. The variants (``diag``, ``per_code``,
+  still falling there: ASVQ learns more slowly here. Whether it catches up given time is
+  what the plateau diagnostic measures: SimVQ and ASVQ (images, largest K, first seed)
+  trained until their held-out MSE stops improving (cap ``plateau_iter``;
+  ``plateau_mse_ratio``, ``plateau_usage_ratio``, ``plateau_steps_*``, figure
+  ``plateau_curves``), shown beside the two SimVQ claims. The variants (``diag``, ``per_code``,
   ``ema_stats``) and the frozen codebook bear on why; a richer reading of the
   reparameterization is not run.
 - Against vanilla VQ, vanilla's usage is so small (a handful of codes) that the per-seed
@@ -82,6 +85,7 @@ What does not reproduce at the small tier
 from __future__ import annotations
 
 import functools
+import math
 import time
 from dataclasses import dataclass
 from typing import ClassVar
@@ -92,6 +96,7 @@ import torch
 from neurips26.common.cache import cache_key, cached_arrays
 from neurips26.common.data import DataNotInstalledError, load_digits, load_mnist
 from neurips26.common.experiment import param
+from neurips26.common.plateau import Plateau
 from neurips26.common.plotting import figure_png, new_figure
 from neurips26.common.torch import seeded
 from neurips26.experiment import Estimate, Experiment, bootstrap_interval, ratio_t_interval
@@ -118,6 +123,8 @@ FROZEN = "asvq_frozen"
 VARIANTS = ("diag", "per_code", "ema_stats")
 #: The arms of the long runs that carry the quality claims (small tier).
 LONG_METHODS = ("vanilla", "simvq", "asvq", FROZEN)
+#: The arms of the plateau diagnostic: does ASVQ catch up with SimVQ given time?
+PLATEAU_METHODS = ("simvq", "asvq")
 
 
 @dataclass(frozen=True)
@@ -147,21 +154,32 @@ class Config:
                            "(images, largest K; 0: the sweep's runs carry them)", min=0)
     long_eval_every: int = param(250, help="steps between held-out evaluations of the long "
                                  "runs (their curves)", min=1)
+    plateau_iter: int = param(6000, help="step cap of the plateau diagnostic (SimVQ and ASVQ "
+                              "on images at the largest K, first seed, trained until their "
+                              "held-out MSE plateaus; 0: not run)", min=0)
+    plateau_patience: int = param(4, help="held-out evaluations (long_eval_every apart) "
+                                  "without a 1% MSE improvement that end a plateau run",
+                                  min=1)
 
 
 TIERS = {
     "smoke": Config(datasets=("digits",), codebook_sizes=(256,), variants=("diag",),
                     num_seeds=2, num_train=400, num_test=100, max_iter=30,
-                    hidden=16, timing_repeats=3, long_iter=40, long_eval_every=20),
+                    hidden=16, timing_repeats=3, long_iter=40, long_eval_every=20,
+                    plateau_iter=60, plateau_patience=2),
     "small": Config(),
     "paper": Config(codebook_sizes=(512, 2048, 8192), audio_codebook_size=8192,
                     num_seeds=5, num_train=20000, num_test=2000, max_iter=5000,
-                    hidden=64, lr=5e-4, batch_size=64, audio_batch_size=64, long_iter=0),
+                    hidden=64, lr=5e-4, batch_size=64, audio_batch_size=64, long_iter=0,
+                    plateau_iter=0),
 }
 
 METRICS = (
     "long_mse_*_*_k*", "long_usage_*_*_k*", "long_spikes_*_*_k*", "long_mse_std_*_*_k*",
     "long_perplexity_*_*_k*",
+    "plateau_mse_ratio", "plateau_usage_ratio",
+    *(f"plateau_{key}_{m}" for key in ("mse", "usage", "steps", "stopped")
+      for m in PLATEAU_METHODS),
     "mse_*_*_k*", "usage_*_*_k*", "perplexity_*_*_k*", "spikes_*_*_k*", "mse_std_*_*_k*",
     "usage_ratio_vanilla", "usage_ratio_simvq", "mse_ratio_vanilla_worst",
     "mse_ratio_simvq_worst", "mse_std_ratio_worst", "spikes_excess_worst",
@@ -230,7 +248,7 @@ def _training_code() -> str:
     here = Path(__file__).parent
     h = hashlib.sha256()
     for f in ("quantize.py", "autoencoder.py", "data.py", "__init__.py",
-              "../../common/train.py"):  # fmt: skip
+              "../../common/train.py", "../../common/plateau.py"):  # fmt: skip
         h.update((here / f).read_bytes())
     for fn in (make_quantizer, _images, _data, _measure):
         h.update(inspect.getsource(fn).encode())
@@ -238,9 +256,12 @@ def _training_code() -> str:
 
 
 def _measure(name, data, method, k, s, cfg: Config, device: str = "cpu",
-             iters: int | None = None, eval_every: int | None = None) -> dict:
+             iters: int | None = None, eval_every: int | None = None,
+             patience: int | None = None) -> dict:  # fmt: skip
     """One tokenizer trained ``iters`` steps (default ``cfg.max_iter``) and evaluated on
-    held-out data; with ``eval_every``, also its held-out curve (MSE and usage)."""
+    held-out data; with ``eval_every``, also its held-out curve (MSE and usage); with
+    ``patience`` as well, ``iters`` is a cap and training stops once the held-out MSE
+    plateaus (:class:`~neurips26.common.plateau.Plateau`, 1% relative)."""
     x_tr, x_te = data
     batch = cfg.audio_batch_size if name == "speech" else cfg.batch_size
     seed = 1000 * cfg.seed + s
@@ -252,6 +273,7 @@ def _measure(name, data, method, k, s, cfg: Config, device: str = "cpu",
                                commitment_weight=cfg.commitment_weight)  # fmt: skip
         ae = VQAutoencoder(1, quantizer=q, dim=cfg.dim, hidden=cfg.hidden, seed=seed)
         curve: list[tuple[float, float, float]] = []
+        rule = Plateau(patience, 0.01) if patience else None
 
         def every(step, model):
             if eval_every and (step + 1) % eval_every == 0:
@@ -259,6 +281,9 @@ def _measure(name, data, method, k, s, cfg: Config, device: str = "cpu",
                 ev = evaluate_vqae(model, x_te, device=device)
                 model.train()
                 curve.append((step + 1, ev.recon_mse, ev.usage))
+                if rule is not None:
+                    mse = ev.recon_mse if math.isfinite(ev.recon_mse) else math.inf
+                    return rule.update(mse)
             return False
 
         tr = train_vqae(ae, x_tr, max_iter=iters, lr=cfg.lr,
@@ -266,16 +291,22 @@ def _measure(name, data, method, k, s, cfg: Config, device: str = "cpu",
                         callback=every if eval_every else None)  # fmt: skip
         ev = evaluate_vqae(ae.cpu(), x_te)
         return {"eval": np.array([ev.recon_mse, ev.usage, ev.perplexity, tr.loss_spikes]),
-                "curve": np.array(curve, dtype=float).reshape(-1, 3)}
+                "curve": np.array(curve, dtype=float).reshape(-1, 3),
+                "run": np.array([len(tr.losses), float(bool(rule and rule.stopped))])}
 
     fields = {k_: v for k_, v in vars(cfg).items()
-              if k_ not in ("seed", "timing_repeats", "long_iter", "long_eval_every")}
+              if k_ not in ("seed", "timing_repeats", "long_iter", "long_eval_every",
+                            "plateau_iter", "plateau_patience")}
     key = cache_key("asvq_tokenizer", {**fields, "dataset": name, "method": method, "k": k,
                                        "max_iter": iters, "eval_every": eval_every or 0,
+                                       **({"patience": patience} if patience else {}),
                                        "code": _training_code()}, seed)  # fmt: skip
     arrays, _ = cached_arrays("asvq_tokenizer", key, compute)
     mse, usage, ppl, spikes = arrays["eval"].tolist()
     out = {"mse": mse, "usage": usage, "perplexity": ppl, "spikes": int(spikes)}
+    if patience:
+        steps, stopped = arrays["run"].tolist()
+        out.update(steps=int(steps), stopped=int(stopped))
     if eval_every:
         c = arrays["curve"]
         out["curve"] = (tuple(c[:, 0].tolist()), tuple(c[:, 1].tolist()),
@@ -387,6 +418,10 @@ class ASVQExperiment(Experiment):
         "long_curves": "The long runs that carry the quality claims: held-out "
                        "reconstruction MSE (left) and codebook usage (right) against "
                        "training step, mean over seeds with the seeds' range shaded.",
+        "plateau_curves": "The plateau diagnostic: SimVQ and ASVQ (images, largest K, first "
+                          "seed) trained until their held-out MSE stops improving by 1% "
+                          "(or the cap): held-out MSE (left) and usage (right) against "
+                          "training step.",
         "usage_mse": "Held-out codebook usage (left) and reconstruction MSE (right) against "
                      "codebook size K on images, mean over seeds, for each quantizer and the "
                      "frozen-codebook control (the paper's utilization / reconstruction "
@@ -410,6 +445,9 @@ class ASVQExperiment(Experiment):
             if name == img and cfg.long_iter:
                 units += [{"part": "long", "dataset": name, "method": m, "k": kmax, "seed": s}
                           for m in LONG_METHODS for s in range(cfg.num_seeds)]
+            if name == img and cfg.plateau_iter:
+                units += [{"part": "plateau", "dataset": name, "method": m, "k": kmax,
+                           "seed": 0} for m in PLATEAU_METHODS]
         return [*units, {"part": "costs"}, {"part": "checks"}]
 
     def measure(self, unit, state, ctx):
@@ -420,14 +458,15 @@ class ASVQExperiment(Experiment):
             except DataNotInstalledError as exc:
                 return {"loaded": False, "reason": f"{unit['dataset']} skipped: {exc}"}
             return {"loaded": True}
-        if part in ("tokenizer", "long"):
+        if part in ("tokenizer", "long", "plateau"):
             data = state["data"].get(unit["dataset"])
             if data is None:
                 return []  # not installed: no row
-            long = part == "long"
+            iters = {"tokenizer": None, "long": cfg.long_iter, "plateau": cfg.plateau_iter}
             return _measure(unit["dataset"], data, unit["method"], unit["k"], unit["seed"],
-                            cfg, ctx.device, iters=cfg.long_iter if long else None,
-                            eval_every=cfg.long_eval_every if long else None)  # fmt: skip
+                            cfg, ctx.device, iters=iters[part],
+                            eval_every=None if part == "tokenizer" else cfg.long_eval_every,
+                            patience=cfg.plateau_patience if part == "plateau" else None)
         if part == "costs":
             return _quantizer_costs(cfg, max(cfg.codebook_sizes))
         return _checks(cfg)
@@ -511,6 +550,14 @@ class ASVQExperiment(Experiment):
             costs["step_time_ratio_simvq"], costs["step_time_ratio_simvq_lo"],
             costs["step_time_ratio_simvq_hi"], costs["step_time_ratio_simvq_method"], 0.95,
             costs["step_time_ratio_simvq_n"])
+        plateau = table.where(part="plateau")
+        if len(plateau):
+            at = {r["method"]: r for r in plateau}
+            for meth, r in at.items():
+                for key in ("mse", "usage", "steps", "stopped"):
+                    m[f"plateau_{key}_{meth}"] = float(r[key])
+            m["plateau_mse_ratio"] = at["asvq"]["mse"] / max(at["simvq"]["mse"], 1e-12)
+            m["plateau_usage_ratio"] = at["asvq"]["usage"] / max(at["simvq"]["usage"], 1e-12)
         m["check_asvq_params_error"] = m["asvq_extra_params"] - 2 * cfg.dim
         m["check_simvq_params_error"] = m["simvq_extra_params"] - cfg.dim**2
         (checks,) = table.where(part="checks").rows
@@ -522,7 +569,10 @@ class ASVQExperiment(Experiment):
         return {"tokenizers": [{c: r[c] for c in cols}
                                for r in table.where(part="tokenizer")],
                 "long_runs": [{**{c: r[c] for c in cols}, "steps": cfg.long_iter}
-                              for r in table.where(part="long")]}  # fmt: skip
+                              for r in table.where(part="long")],
+                "plateau_runs": [{**{c: r[c] for c in cols}, "steps": r["steps"],
+                                  "plateau": r["stopped"]}
+                                 for r in table.where(part="plateau")]}  # fmt: skip
 
     def figures(self, table, summary, cfg: Config) -> dict:
         img = _image_set(cfg)
@@ -533,6 +583,9 @@ class ASVQExperiment(Experiment):
         long = table.where(part="long")
         if len(long):
             out["long_curves"] = _figure_long(long)
+        plateau = table.where(part="plateau")
+        if len(plateau):
+            out["plateau_curves"] = _figure_long(plateau, PLATEAU_METHODS)
         return out
 
     def notes(self, table, summary, cfg: Config):
@@ -546,6 +599,11 @@ class ASVQExperiment(Experiment):
                        f"{max(cfg.codebook_sizes)}); their held-out curves are the figure "
                        "long_curves. The sweep's runs carry the variant claim and the "
                        "K and speech tables.")
+        for r in sorted(table.where(part="plateau"), key=lambda r: r["method"]):
+            how = ("its held-out MSE plateaued" if r["stopped"]
+                   else "it reached the cap before a plateau")
+            out.append(f"Plateau diagnostic: {r['method']} ran {r['steps']} steps ({how}; "
+                       f"cap {cfg.plateau_iter}, figure plateau_curves).")
         return tuple(out)
 
 
@@ -571,12 +629,14 @@ def _figure(toks, sizes) -> bytes:
 
 
 
-def _figure_long(long) -> bytes:
+def _figure_long(long, methods=None) -> bytes:
     fig, (a1, a2) = new_figure(2, width=8.0)
-    for method in LONG_METHODS:
+    for method in methods or LONG_METHODS:
         rows = sorted(long.where(method=method), key=lambda r: r["seed"])
         if not rows:
             continue
+        n = min(len(r["curve"][0]) for r in rows)  # plateau runs may stop at different steps
+        rows = [{**r, "curve": tuple(c[:n] for c in r["curve"])} for r in rows]
         steps = np.asarray(rows[0]["curve"][0])
         for ax, j in ((a1, 1), (a2, 2)):
             v = np.array([r["curve"][j] for r in rows], dtype=float)  # (seeds, evals)

@@ -47,6 +47,8 @@ PAPER = Paper(
             target=0.8,
             tiers=("small", "paper"),
             control="usage_ratio_simvq_frozen",
+            diagnostics=("plateau_usage_ratio", "plateau_steps_asvq", "plateau_stopped_asvq",
+                         "plateau_steps_simvq"),
         ),
         Claim(
             id="recon_vs_vanilla",
@@ -74,6 +76,8 @@ PAPER = Paper(
             target=1.1,
             tiers=("small", "paper"),
             control="mse_ratio_simvq_worst_frozen",
+            diagnostics=("plateau_mse_ratio", "plateau_steps_asvq", "plateau_stopped_asvq",
+                         "plateau_steps_simvq"),
         ),
         Claim(
             id="seed_spread",
