@@ -1,4 +1,4 @@
-"""Every public torch module follows the dtype of its parameters and input (issue 31).
+"""Every public torch module follows the dtype and device of its parameters and input.
 
 Each module is built small, cast with ``.to(dtype)`` and called on inputs of that dtype;
 every floating tensor it returns must have that dtype (float64 and bfloat16), never a
@@ -336,3 +336,27 @@ def test_seagram_graph_models_follow_dtype(dtype):
     assert proba.shape == (5, 5) and np.isfinite(proba).all()
     res = greedy_attack(model, nx.path_graph(3), nx.path_graph(4), label=True, budget=1)
     assert np.isfinite(res.score_after)
+
+
+#: Modules whose forward reads input values (finite checks, data-dependent shapes):
+#: PyTorch's meta device has no values, so their device is checked on a GPU only.
+READS_VALUES = {
+    "arq_vae.ARQVAE", "asvq.ASVQ", "asvq.SimVQ", "asvq.VQAutoencoder", "ecfr.AFIR",
+    "ecfr.ECFR", "ecfr.HAC", "noise_aware_routing.MiniDiT", "qc_a2s.TTFSLinear",
+    "qnn_spectral.ReuploadingQNN", "state_pred_sep.SPSTransformer",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_module_follows_device(name):
+    """Moved to a device with its input, a module computes there: on PyTorch's meta device
+    (no GPU needed) any tensor the forward creates on the CPU instead fails the call or
+    shows up in the output."""
+    if name in READS_VALUES:
+        pytest.skip("the forward reads input values; meta tensors carry none")
+    model, inputs = FACTORIES[name]()
+    model = model.to("meta")
+    with torch.no_grad():
+        out = model(*(x.to("meta") for x in inputs))
+    found = _floating(out)
+    assert found and all(t.device.type == "meta" for _, t in found), name
