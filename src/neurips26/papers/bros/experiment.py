@@ -164,7 +164,8 @@ class Config:
     quad_bros_lr_x: float = param(0.03, help="BROS lr_x on Task 2", min=1e-8)
     quad_bros_lr_y: float = param(0.05, help="BROS lr_y on Task 2", min=1e-8)
     quad_bros_lr_z: float = param(0.003, help="BROS lr_z on Task 2", min=1e-8)
-    quad_scales: tuple[float, ...] = param((0.1, 0.3, 1.0, 3.0), help="grid of factors on each "
+    quad_scales: tuple[float, ...] = param((0.03, 0.1, 0.3, 1.0, 3.0),
+                                           help="grid of factors on each "
                                            "method's Task 2 step sizes (tuned per method)",
                                            min=1e-6)
     tune_seeds: int = param(1, help="tuning seeds of the Task 2 step sizes (disjoint from "
