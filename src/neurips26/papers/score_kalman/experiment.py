@@ -111,15 +111,22 @@ class Config:
                           "the belief over both wells)", min=0.0)
     showcase_runs: int = param(5, help="paired SKF/UKF runs per showcase setting", min=0)
     showcase_steps: int = param(40, help="observations per showcase run", min=1)
+    hard_nodes: tuple[int, ...] = param(
+        (1, 2), help="oscillators N of the harder-regime diagnostic (empty: not run)", min=1,
+        allow_empty=True)
+    hard_obs_noise: float = param(
+        0.5, help="observation-noise standard deviation of the harder-regime diagnostic "
+        "(the benchmark's runs otherwise unchanged)", min=0.0)
 
 
 TIERS = {
     "smoke": Config(num_nodes=(1,), num_steps=10, num_runs=1, burn_in=3, num_particles=500,
                     kf_check_steps=20, time_maxent=False, showcase_noise=(0.5,),
-                    showcase_priors=(1.0,), showcase_runs=1, showcase_steps=10),
+                    showcase_priors=(1.0,), showcase_runs=1, showcase_steps=10,
+                    hard_nodes=(1,)),
     "small": Config(),  # n = 2, 4, 8, 20; 30 steps; 10 paired runs
     "paper": Config(num_nodes=(1, 2, 4, 6, 8, 10), num_steps=100, num_runs=50,
-                    num_particles=10000),
+                    num_particles=10000, hard_nodes=(1, 2, 4)),
 }
 
 BASELINES = ("ekf", "ukf", "enkf", "pf")
@@ -199,6 +206,9 @@ METRICS: tuple[str, ...] = (
     "skf_finished_fraction_n*",
     "skf_finite_fraction_n*",
     "skf_truncation_gap_max_n*",
+    "hard_rmse_min_gap",
+    "hard_rmse_*_n*",
+    "hard_skf_finite_fraction",
 )
 
 
@@ -214,12 +224,13 @@ CAPTIONS: dict[str, str] = {
 _FILTERS = ("skf", *BASELINES)
 
 
-def _bench(state: dict, N: int) -> dict:
-    """The benchmark of N oscillators and the SKF built for it (once per N)."""
+def _bench(state: dict, N: int, obs_noise: float) -> dict:
+    """The benchmark of N oscillators at ``obs_noise`` and the SKF built for it (once
+    each)."""
     cfg = state["config"]
-    if N not in state["benches"]:
+    if (N, obs_noise) not in state["benches"]:
         bench = coupled_duffing(num_nodes=N, coupling=cfg.coupling, sigma=cfg.sigma,
-                                obs_noise=cfg.obs_noise, dt=0.1, seed=cfg.seed)
+                                obs_noise=obs_noise, dt=0.1, seed=cfg.seed)
         try:
             skf = ScoreKalmanFilter(basis=oscillator_basis(2 * N), model=bench.model,
                                     H=bench.H, R=bench.R, dt=bench.dt,
@@ -227,8 +238,9 @@ def _bench(state: dict, N: int) -> dict:
             init, plan_error = bench.prior.moments(skf.moment_exponents), ""
         except ValueError as err:  # Stein closure not determined at plan time
             skf, init, plan_error = None, None, f"plan: {err}"
-        state["benches"][N] = {"bench": bench, "skf": skf, "init": init, "error": plan_error}
-    return state["benches"][N]
+        state["benches"][N, obs_noise] = {"bench": bench, "skf": skf, "init": init,
+                                          "error": plan_error}
+    return state["benches"][N, obs_noise]
 
 
 class ScoreKalman(Experiment):
@@ -257,6 +269,9 @@ class ScoreKalman(Experiment):
         units.append({"part": "kalman"})
         if config.time_maxent:
             units.append({"part": "timing"})
+        # last, so that every unit above draws the same random numbers as without it
+        units += [{"part": "hard", "n": 2 * N, "N": N, "run": r}
+                  for N in config.hard_nodes for r in range(config.num_runs)]
         return units
 
     def measure(self, unit, state, ctx):
@@ -270,7 +285,8 @@ class ScoreKalman(Experiment):
             return _timing(cfg)
         if unit["part"] == "showcase":
             return _showcase(cfg, unit, rng)
-        b = _bench(state, unit["N"])
+        hard = unit["part"] == "hard"
+        b = _bench(state, unit["N"], cfg.hard_obs_noise if hard else cfg.obs_noise)
         bench, skf = b["bench"], b["skf"]
         common = dict(model=bench.model, H=bench.H, R=bench.R, dt=bench.dt,
                       num_substeps=cfg.num_substeps)  # equal substeps for every filter
@@ -387,6 +403,9 @@ class ScoreKalman(Experiment):
         if np.isfinite(max_p) and len(cfg.num_nodes) and max_p > 0:
             metrics["wilcoxon_max_p"] = float(max_p)
         metrics["skf_finite_fraction_largest_n"] = float(finite_frac_last)
+        hard = table.where(part="hard")
+        if len(hard):
+            metrics.update(_hard_metrics(hard))
         metrics.update(_showcase_metrics(table.where(part="showcase"), cfg))
         (kal,) = table.where(part="kalman").rows
         for k in ("gaussian_kf_max_abs_diff", "quartic_kf_max_abs_diff"):
@@ -402,6 +421,9 @@ class ScoreKalman(Experiment):
 
     def tables(self, table: Table, summary: dict, config: Config) -> dict:
         rows, time_rows = [], []
+        hard = [{"n": n, "obs_noise": config.hard_obs_noise,
+                 **{f"rmse_{k}": float(np.mean(g.column(f"rmse_{k}"))) for k in _FILTERS}}
+                for n, g in table.where(part="hard").groups("n").items()]  # fmt: skip
         for n, g in table.where(part="run").groups("n").items():
             fails = sum(1 for r in g if r["failure"])
             finished = sum(r.get("finished", 0) for r in g)
@@ -423,7 +445,10 @@ class ScoreKalman(Experiment):
                 v = [r[f"time_{k}"] for r in g if f"time_{k}" in r]
                 trow[f"step_ms_{k}"] = float(np.median(v) * 1e3) if v else float("nan")
             time_rows.append(trow)
-        return {"rmse": rows, "step_time": time_rows}
+        out = {"rmse": rows, "step_time": time_rows}
+        if hard:
+            out["rmse_harder_regime"] = hard
+        return out
 
     def figures(self, table: Table, summary: dict, config: Config) -> dict:
         time_rows = self.tables(table, summary, config)["step_time"]
@@ -447,12 +472,35 @@ class ScoreKalman(Experiment):
 
     def notes(self, table: Table, summary: dict, config: Config) -> tuple:
         out = []
-        for n, g in table.where(part="run").groups("n").items():
-            failures = [r["failure"] for r in g if r["failure"]]
-            if failures:
-                out.append(f"n={n}: {len(failures)}/{config.num_runs} SKF runs failed; first: "
-                           f"{failures[0][:200]}")
+        for part, what in (("run", ""), ("hard", " (harder regime)")):
+            for n, g in table.where(part=part).groups("n").items():
+                failures = [r["failure"] for r in g if r["failure"]]
+                if failures:
+                    out.append(f"n={n}{what}: {len(failures)}/{config.num_runs} SKF runs "
+                               f"failed; first: {failures[0][:200]}")
         return tuple(out)
+
+
+def _hard_metrics(hard: Table) -> dict:
+    """The harder-regime diagnostic: the RMSE claim's statistic (smallest mean paired gap
+    baseline - SKF after the burn-in over baselines and n, Student-t over runs) at the
+    broader observation noise, each filter's mean RMSE, and the SKF's finite share."""
+    out: dict = {}
+    best = (np.inf, None)
+    for n, g in hard.groups("n").items():
+        skf_r = g.column("rmse_skf")
+        for k in _FILTERS:
+            out[f"hard_rmse_{k}_n{n}"] = float(np.mean(g.column(f"rmse_{k}")))
+        for k in BASELINES:
+            d = g.column(f"rmse_{k}") - skf_r
+            gap = float(np.mean(d))
+            if gap < best[0] or best[1] is None:
+                best = (gap, t_interval(d, unit="runs (paired)") if np.isfinite(d).all()
+                        else Estimate(gap, -np.inf, np.inf,
+                                      "t over runs (paired): a failed SKF run", 0.95, len(d)))
+    out["hard_rmse_min_gap"] = best[1]
+    out["hard_skf_finite_fraction"] = float(np.mean(np.isfinite(hard.column("rmse_skf"))))
+    return out
 
 
 def _showcase(cfg: Config, unit: dict, rng: np.random.Generator) -> dict:

@@ -34,6 +34,7 @@ PAPER = Paper(
             metric="rmse_min_gap",
             comparison=">",
             target=0.0,
+            diagnostics=("hard_rmse_min_gap", "hard_skf_finite_fraction"),
             no_control=(
                 "A paired difference against the named baselines (EKF, UKF, EnKF, PF) run "
                 "on the same simulated observations from the same initial draws: the "
