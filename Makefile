@@ -9,7 +9,7 @@ JOBS ?= 2
 # pytest workers of `make test` (pytest-xdist); TEST_JOBS=0 runs the suite in one process.
 TEST_JOBS ?= 2
 
-.PHONY: setup reproduce test report clean node-oracle
+.PHONY: setup reproduce test report check-report clean node-oracle
 
 setup: $(VENV)/.installed
 
@@ -54,6 +54,11 @@ reproduce: setup
 
 report: setup
 	$(BIN)/neurips26 report --out report
+
+# Every page of report/ (as written from the store) in headless Chromium: nothing wider than
+# the page, no clipped verdict, legible statements and images (tests/test_report_browser.py).
+check-report: report
+	NEURIPS26_REPORT=report $(BIN)/pytest -q tests/test_report_browser.py -k written_report
 
 test: setup node-oracle
 	$(BIN)/ruff check .

@@ -6,6 +6,7 @@ run of every registered paper (its real claims, statements and deviations)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import struct
@@ -112,7 +113,17 @@ def png(width: int = 4, height: int = 3) -> bytes:
 def probe(page: Path, tmp_path: Path, width: int) -> dict:
     probed = page.with_name(page.stem + "__probe.html")  # same folder: relative images work
     probed.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
-    out = subprocess.run(
+    try:
+        out = _render(probed, tmp_path, width)
+    finally:
+        probed.unlink()
+    found = re.search(r'<pre id="probe">(.*?)</pre>', out.stdout, re.S)
+    assert found, f"the probe did not run; chromium said: {out.stderr[-2000:]}"
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+def _render(probed: Path, tmp_path: Path, width: int):
+    return subprocess.run(
         [
             CHROMIUM,
             *FLAGS,
@@ -126,9 +137,6 @@ def probe(page: Path, tmp_path: Path, width: int) -> dict:
         text=True,
         timeout=90,
     )
-    found = re.search(r'<pre id="probe">(.*?)</pre>', out.stdout, re.S)
-    assert found, f"the probe did not run; chromium said: {out.stderr[-2000:]}"
-    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
 
 
 @pytest.fixture(scope="module")
@@ -241,4 +249,28 @@ def test_every_paper_page_fits_at_1400_px(every_paper):
         narrow = min(result["statementEm"], default=MIN_STATEMENT_EM) < MIN_STATEMENT_EM
         if result["overflowing"] or result["clipped"] or result["pageScrolls"] or narrow:
             bad[slug] = (result["overflowing"] + result["clipped"])[:3]
+    assert not bad, bad
+
+
+#: A report written by ``neurips26 report`` from a real store (``make check-report`` sets
+#: it to ``report/``); the tests above render made-up stores.
+WRITTEN = os.environ.get("NEURIPS26_REPORT")
+
+
+@pytest.mark.skipif(not WRITTEN, reason="NEURIPS26_REPORT names no written report "
+                    "(make check-report)")
+def test_written_report_fits(tmp_path):
+    out_dir = Path(WRITTEN).resolve()
+    pages = sorted(out_dir.glob("*.html"))
+    assert pages, f"no pages in {out_dir}"
+    bad = {}
+    for page in pages:
+        for width in (1400, 800) if page.name == "index.html" else (1400,):
+            result = probe(page, tmp_path, width)
+            try:
+                _assert_fits(result)
+                if page.name != "index.html":
+                    assert min(result["statementEm"], default=MIN_STATEMENT_EM) >= MIN_STATEMENT_EM
+            except AssertionError as err:
+                bad[page.name, width] = str(err)[:300]
     assert not bad, bad
