@@ -69,8 +69,8 @@ BYTES_PER_NNZ = 500.0
 #: The full LP (M = 3) runs out of 24 GB near this grid side: from the same
 #: model size (``M n^2``) on, the full LP and POT are not tried.
 FULL_LP_OOM_GRID = 53
-FULL_LP_OOM_NOTE = ("the whole full LP (POT's) runs out of 24 GB near 53^2 at M = 3 (issue "
-                    "13): POT is not tried at this model size or larger; our full LP is "
+FULL_LP_OOM_NOTE = ("the whole full LP (POT's) runs out of 24 GB near 53^2 at M = 3: "
+                    "POT is not tried at this model size or larger; our full LP is "
                     "reduced and guarded by its own memory estimate")
 LP_METHODS = ("geto", "geto_whole", "pot", "full")
 #: Entropic methods: (name, POT method of convolutional_barycenter2d, reg).
