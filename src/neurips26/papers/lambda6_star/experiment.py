@@ -78,8 +78,8 @@ What reproduces and what does not, and why
   the gain's interval to decide: it lies below the bar, so on the benchmark with the
   smallest gain the claim does not reproduce rather than passing or failing on one
   draw); the wins claim counts the (replicate, budget) pairs with a positive gain, and
-  the pairs lost on digits leave its binomial interval straddling the bar. The item-rest top-k baseline is close to
-  λ6★ on every benchmark.
+  the pairs lost on digits leave its binomial interval straddling the bar. The item-rest
+  top-k baseline is close to λ6★ on every benchmark.
 - Few models (``fewmodel``): on 3PL data from 12 models the strata picks with every item
   kept beat random subsets at every budget; the tuning metrics show why the duplicates
   handling matters there (``tune_strata_keep_min_gain`` against
