@@ -155,7 +155,7 @@ class Config:
                            "(images, largest K; 0: the sweep's runs carry them)", min=0)
     long_eval_every: int = param(250, help="steps between held-out evaluations of the long "
                                  "runs (their curves)", min=1)
-    plateau_iter: int = param(6000, help="step cap of the plateau diagnostic (SimVQ and ASVQ "
+    plateau_iter: int = param(9000, help="step cap of the plateau diagnostic (SimVQ and ASVQ "
                               "on images at the largest K, first seed, trained until their "
                               "held-out MSE plateaus; 0: not run)", min=0)
     plateau_patience: int = param(4, help="held-out evaluations (long_eval_every apart) "
