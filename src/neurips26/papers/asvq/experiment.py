@@ -64,9 +64,9 @@ What does not reproduce at the small tier
   ``plateau_usage_ratio`` and ``plateau_mse_ratio``). SimVQ's usage levels off within
   the first thousand steps; ASVQ's keeps rising for a few thousand more and ends above
   SimVQ's, and its held-out MSE ends within the reconstruction claim's margin of SimVQ's,
-  each at its own plateau (ASVQ's several thousand steps after SimVQ's). So at this scale
-  the negatives at 1,500 steps are
-  ASVQ's slower learning, not its final quality: one seed, no interval. The variants
+  each at its own plateau (ASVQ's a few thousand steps after SimVQ's). So at this scale
+  the negatives at 1,500 steps are ASVQ's slower learning, not its final quality: one
+  seed, no interval. The variants
   (``diag``, ``per_code``, ``ema_stats``) and the frozen codebook bear on why it learns
   more slowly; a richer reading of the reparameterization is not run.
 - Against vanilla VQ, vanilla's usage is so small (a handful of codes) that the per-seed
