@@ -146,7 +146,7 @@ TIERS = {
 }
 
 METRICS = (
-    "num_conditions", "k_mean", "caa_effect_median",
+    "num_conditions", "k_mean", "caa_effect_median", "random_effect_median",
     "removal_cosine_median", "random_removal_cosine_median",
     "removal_norm_reduction_median", "random_removal_norm_reduction_median",
     "curvature_reduction_median", "curvature_reduction_max",
@@ -233,9 +233,14 @@ def _measure(lm: LM, data, behaviour: str, layer: int, positions: str, cfg: Conf
     held_obj = SteeringObjective(lm.model, held.prompts.to(dev), held.targets.to(dev),
                                  layer=layer, positions=positions,
                                  attention_mask=held.mask.to(dev))  # fmt: skip
+    # the control of CAA's own effect: a random direction of the same norm
+    g = torch.Generator().manual_seed(cfg.seed * 1000 + layer)
+    u = torch.randn(v.shape, generator=g, dtype=v.dtype)
+    u = u * (v.norm() / u.norm())
     with torch.no_grad():
         p0 = held_obj.log_probs(None).exp()
         pv = held_obj.log_probs(v.to(dev)).exp()
+        pu = held_obj.log_probs(u.to(dev)).exp()
     anti = anti_steer_rate(held_obj, rem.sharp_direction())
     pol = polarity_test(held_obj, rem)
     anti_r = anti_steer_rate(held_obj, _direction(rnd.sharp_part, rnd.v))
@@ -261,6 +266,7 @@ def _measure(lm: LM, data, behaviour: str, layer: int, positions: str, cfg: Conf
     return {
         "condition": label, "k": rem.k, "caa_norm": float(v.norm()),
         "caa_effect": float((pv - p0).mean()),
+        "random_effect": float((pu - p0).mean()),
         "cosine": rem.cosine, "norm_reduction": rem.norm_reduction,
         "sharp_share": rem.sharp_share, "curvature_before": rem.curvature_before,
         "curvature_after": rem.curvature_after,
@@ -384,7 +390,8 @@ class SteeringHessianExperiment(Experiment):
         before, after = t.column("curvature_before"), t.column("curvature_after")
         m: dict = {
             "num_conditions": len(t), "k_mean": float(np.mean(t.column("k"))),
-            "caa_effect_median": float(np.median(t.column("caa_effect"))),
+            "caa_effect_median": boot(_median("caa_effect")),
+            "random_effect_median": boot(_median("random_effect")),
             "removal_cosine_median": boot(_median("cosine")),
             "random_removal_cosine_median": boot(_median("random_cosine")),
             "removal_norm_reduction_median": boot(_median("norm_reduction")),

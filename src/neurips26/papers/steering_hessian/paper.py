@@ -107,10 +107,11 @@ PAPER = Paper(
         Claim(
             id="caa_steers",
             statement="Sanity: CAA itself raises the behaviour-matching probability on "
-                      "held-out prompts (median over conditions of the mean gain).",
+                      "held-out prompts (median over conditions of the mean gain; bootstrap "
+                      "over conditions). Control: a random direction of the same norm.",
             paper_value="premise of the paper",
             metric="caa_effect_median", comparison=">", target=0.0, tiers=_REAL,
-            kind="check",
+            kind="check", control="random_effect_median",
         ),
         Claim(
             id="hessian_vs_finite_differences",
