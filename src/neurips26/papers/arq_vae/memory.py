@@ -28,7 +28,7 @@ import torch
 
 from neurips26.common.validation import check_array, check_float, check_int, check_seed
 
-from .model import ARQVAE, MAX_LEVELS, _check_videos
+from .model import ARQVAE, MAX_LEVELS, _check_videos, _fused_adamw
 
 MAGIC = b"ARQ1"
 HEADER_BYTES = 21  # magic, num_videos, num_frames, num_levels, codebook_size (uint32), flags
@@ -485,7 +485,7 @@ def finetune_decoder(model: ARQVAE, memory: FeatureMemory, videos, *, max_iter: 
         return ((m(qb) - xb) ** 2).mean()
 
     train(tuned.decoder, batches, max_iter=max_iter, lr=lr, seed=seed, loss_fn=loss,
-          device=device, desc="arq_vae fine-tune")
+          optimizer=_fused_adamw(tuned.decoder, lr), device=device, desc="arq_vae fine-tune")
     tuned.cpu()
     for p in tuned.parameters():
         p.requires_grad_(True)

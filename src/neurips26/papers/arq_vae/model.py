@@ -384,6 +384,14 @@ class ARQVAE(nn.Module):
         return ARQVAEOutput(recon, codes.reshape(B, T, L), depth.reshape(B, T), rec, commit)
 
 
+def _fused_adamw(model: nn.Module, lr: float) -> torch.optim.AdamW:
+    """The shared loop's optimizer (AdamW, no weight decay) on torch's fused kernel: the
+    same update up to float rounding, one pass per parameter instead of one per
+    operation (several times faster per step on the CPU for these small networks)."""
+    return torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr,
+                             weight_decay=0.0, fused=True)
+
+
 def _window_batches(videos, *, window: int, batch_size: int, generator):
     """Random windows (batch_size, window, D) drawn from the videos, forever."""
     lens = np.array([len(v) for v in videos])
@@ -442,6 +450,7 @@ def train_arqvae(model: ARQVAE, videos, *, max_iter: int = 2000, lr: float = 1e-
     batches = _window_batches(videos, window=max(window, model.temporal_kernel),
                               batch_size=batch_size, generator=gen)
     result = train(model, batches, max_iter=max_iter, lr=lr, seed=seed, device=device,
-                   loss_fn=lambda m, b: m(b[0]).loss, desc="arq_vae")
+                   optimizer=_fused_adamw(model, lr), loss_fn=lambda m, b: m(b[0]).loss,
+                   desc="arq_vae")
     model.cpu()
     return result

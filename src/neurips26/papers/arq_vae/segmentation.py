@@ -24,7 +24,7 @@ from neurips26.common.plateau import Plateau
 from neurips26.common.torch import make_generator
 from neurips26.common.validation import check_array, check_float, check_int, check_seed
 
-from .model import _check_videos
+from .model import _check_videos, _fused_adamw
 
 
 class _Stage(nn.Module):
@@ -278,6 +278,7 @@ def train_mstcn(model: MSTCN, videos, labels, *, max_iter: int = 300, lr: float 
             return rule.update(v)
 
     result = train(model, batches(), max_iter=max_iter, lr=lr, seed=seed, device=device,
+                   optimizer=_fused_adamw(model, lr),
                    loss_fn=lambda m, b: _mstcn_loss(m, b, smooth), callback=callback,
                    desc="ms-tcn")
     model.cpu()
