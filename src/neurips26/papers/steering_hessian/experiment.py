@@ -63,7 +63,11 @@ What does not reproduce at the small tier, and what the run measures about it
 - The polarity test: the sharp part's share of ``||v||^2`` (``sharp_share_median``) is
   the diagnostic of "too small to act as noise".
 - Generation wins of ``v'`` over ``v``: ``caa_effect_median`` measures how much CAA moves
-  the answer-letter probabilities at all.
+  the answer-letter probabilities at all. The premise itself is not established on
+  SmolLM2 with our two behaviours (check ``caa_steers``): CAA's median gain on held-out
+  prompts is not distinguishable from zero over the conditions, while a random direction
+  of the same norm (its control) lowers the behaviour-matching probability clearly. Other
+  behaviours, or Gemma-3-270M, were not tried.
 - The anti-steer rate's worst condition: ``anti_steer_rate_median`` shows the other
   conditions.
 The verdicts of a real run are in the store; this docstring does not quote numbers.
