@@ -78,10 +78,13 @@ Deviations from the paper
 
 What does not reproduce at the small tier, and what the run shows
 -----------------------------------------------------------------
-- Trade-off (claim 1): PCA + uint8 matched or beat the ARQ-VAE memory at the budgets of
-  earlier runs (d = 8); the diagnostics ``bytes_arq_b26`` and ``bytes_pca_b26`` show
-  whether the memory fills the largest budget. Why a linear projection does as well on
-  our features is not yet diagnosed.
+- Trade-off (claim 1): the count of budgets at which the ARQ-VAE memory's mean F1 is
+  level with every baseline's is decided by means a few F1 points apart, within the
+  seeds' spread: two stored runs that differ only in the optimizer kernel's float
+  rounding (fused against multi-tensor AdamW, the same seeds) gave counts of 2 and 0.
+  The count therefore carries a bootstrap over seeds, and with three seeds it is not
+  decided. The diagnostics ``bytes_arq_b26`` and ``bytes_pca_b26`` show whether the
+  memory fills the largest budget.
 - Extreme compression, adaptivity, fine-tuning's F1 (claims 2, 3, 5): MS-TCN trains to
   a held-out plateau (``mstcn_plateau_fraction`` says how many trainings the rule, not
   the cap, ended); the intervals are over three seeds. The k-means control shows
@@ -737,12 +740,19 @@ class ARQVAEExperiment(Experiment):
         model = ARQVAE(cfg.dim, latent_dim=cfg.latent_dim, num_levels=cfg.num_levels,
                        codebook_size=cfg.codebook_size, hidden=cfg.hidden)
         m["model_bytes"] = model_nbytes(model)
-        wins = 0
-        for den in dens:
-            arq = m[f"f1_arq_b{den}"]
-            base = [m[f"f1_{b}_b{den}"] for b in BASELINES if np.isfinite(m[f"f1_{b}_b{den}"])]
-            wins += int(np.isfinite(arq) and all(arq >= v - MATCH_TOL for v in base))
-        m["budgets_arq_best"] = wins
+        def arq_best(t) -> float:  # budgets where ARQ's mean F1 is level with every baseline's
+            wins = 0
+            for den in dens:
+                f = {meth: float(np.mean(t.where(method=meth, budget=den).column("f1")))
+                     for meth in ("arq", *BASELINES)}  # fmt: skip
+                base = [v for b, v in f.items() if b != "arq" and np.isfinite(v)]
+                wins += int(np.isfinite(f["arq"]) and all(f["arq"] >= v - MATCH_TOL
+                                                          for v in base))
+            return float(wins)
+
+        # the count is decided by F1 means a few points apart: its interval resamples seeds
+        m["budgets_arq_best"] = sc.bootstrap(arq_best, unit="seed", num_resamples=1000,
+                                             seed=cfg.seed)
         m.update(_reading_metrics(sc, st, small, ""))
         m["adaptive_minus_fixed_f1"] = _diff(col("arq", small), col("fixed", small),
                                              "adaptive_minus_fixed_f1")
