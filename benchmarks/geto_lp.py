@@ -38,7 +38,7 @@ Usage::
     python benchmarks/geto_lp.py                    # 16^2 .. 64^2 (tens of minutes)
     python benchmarks/geto_lp.py --tier paper       # adds 96^2 (5.3M GETO variables)
     python benchmarks/geto_lp.py --sizes 32 --num-inputs 3 [--with-ds]
-    python benchmarks/geto_lp.py --quick --floor 0  # full-support inputs (no reduction)
+    python benchmarks/geto_lp.py --quick --floor 0  # untruncated shapes (larger supports)
 """
 
 from __future__ import annotations
@@ -194,9 +194,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--no-entropic", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--floor", type=float, default=1e-5,
-                        help="masses below floor x max are set to 0 (the default gives "
-                             "compactly supported shapes; 0: full-support histograms, every "
-                             "grid point carries mass, the hard case for the reduction)")
+                        help="masses below floor x max are set to 0 (the default cuts the "
+                             "shapes' faint tails; 0 keeps every mass the shapes have, so "
+                             "their supports are as large as they get: the share is printed)")
     args = parser.parse_args(argv)
     tier = TIERS["quick" if args.quick else args.tier]
     time_limit = args.time_limit or tier["time_limit"]
