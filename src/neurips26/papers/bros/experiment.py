@@ -463,12 +463,13 @@ def _clean_run(method: str, seed: int, cfg: Config, data, scale: float = 1.0,
     return {"test_acc": float((pred == yte).mean()), "f1": f1, "diverged": 0, **info}
 
 
-def _clean_tune(cfg: Config, method: str, data) -> tuple[float, dict]:
-    """The factor of ``hc_scales`` with the lowest final validation loss on the tuning
-    seed (``seed + num_seeds``: no evaluation run uses it; its validation set is the
-    upper level's own data, so no test image is seen)."""
-    scores = {c: _clean_run(method, cfg.seed + cfg.num_seeds, cfg, data, c)["val_loss"]
-              for c in cfg.hc_scales}
+def _val_tune(run, scales, cfg: Config, method: str, data) -> tuple[float, dict]:
+    """The factor of ``scales`` whose ``run`` (:func:`_clean_run` or :func:`_mix_run`)
+    ends with the lowest validation loss on the tuning seed (``seed + num_seeds``: no
+    evaluation run uses it; the validation set is the upper level's own data, so no test
+    image is seen); ties go to the larger factor."""
+    scores = {c: run(method, cfg.seed + cfg.num_seeds, cfg, data, c)["val_loss"]
+              for c in scales}
     return min(scores, key=lambda c: (scores[c], -c)), scores
 
 
@@ -515,15 +516,6 @@ def _mix_run(method: str, seed: int, cfg: Config, data, scale: float,
     acc = float((logits.argmax(1).cpu().numpy() == yte).mean())
     return {"test_acc": acc, "weight": float(torch.softmax(state.x, 0)[0]), "diverged": 0,
             **out}
-
-
-def _mix_tune(cfg: Config, method: str, data) -> tuple[float, dict]:
-    """The factor of ``mix_scales`` with the lowest final validation loss on the tuning
-    seed (``seed + num_seeds``: no evaluation run uses it); the validation set is the
-    upper level's own data, so no test image is seen."""
-    scores = {c: _mix_run(method, cfg.seed + cfg.num_seeds, cfg, data, c)["val_loss"]
-              for c in cfg.mix_scales}
-    return min(scores, key=lambda c: (scores[c], -c)), scores
 
 
 # --- 4. memory -----------------------------------------------------------------------------
@@ -635,7 +627,7 @@ class BROSExperiment(Experiment):
             meth, seed = unit["method"], unit["seed"]
             if meth not in state["hc_tuned"]:
                 tune = self._data(state, cfg.seed + cfg.num_seeds, cfg.pool)
-                state["hc_tuned"][meth] = _clean_tune(cfg, meth, tune)
+                state["hc_tuned"][meth] = _val_tune(_clean_run, cfg.hc_scales, cfg, meth, tune)
             scale, scores = state["hc_tuned"][meth]
             out = _clean_run(meth, seed, cfg, self._data(state, seed, cfg.pool), scale,
                              ctx.device)  # fmt: skip
@@ -647,7 +639,8 @@ class BROSExperiment(Experiment):
                 tune = cfg.seed + cfg.num_seeds
                 if tune not in state["mixture"]:
                     state["mixture"][tune] = _mixture_data(cfg, tune)
-                state["mix_tuned"][meth] = _mix_tune(cfg, meth, state["mixture"][tune])
+                state["mix_tuned"][meth] = _val_tune(_mix_run, cfg.mix_scales, cfg, meth,
+                                                     state["mixture"][tune])
             scale, scores = state["mix_tuned"][meth]
             if seed not in state["mixture"]:
                 state["mixture"][seed] = _mixture_data(cfg, seed)
@@ -793,13 +786,8 @@ class BROSExperiment(Experiment):
 
     def notes(self, table, summary, cfg: Config):
         out = ["one seed: the seed intervals are infinite"] if cfg.num_seeds < 2 else []
-        grid = sorted(cfg.quad_scales)
-        edge = [m for m in QUAD_METHODS if len(grid) > 1
-                and summary[f"quad_scale_{m}"] in (grid[0], grid[-1])]  # fmt: skip
-        if edge:
-            out.append("Task 2 step-size factor at the edge of the grid "
-                       f"{tuple(grid)} for: {', '.join(edge)} (a wider grid might do better)")
         for task, key, scales, methods in (
+                ("Task 2", "quad_scale", cfg.quad_scales, QUAD_METHODS),
                 ("Task 1 (hyper-cleaning)", "hc_scale", cfg.hc_scales, HC_METHODS),
                 ("data-mixture", "mix_scale", cfg.mix_scales, MIX_METHODS)):  # fmt: skip
             g = sorted(scales)

@@ -367,22 +367,14 @@ class ScoreKalman(Experiment):
                     d = g.column(f"rmse_{w}{k}") - skf_w  # paired per-run gaps
                     gap = float(np.mean(d))
                     if gap < win_gap[w][0] or not np.isfinite(win_gap[w][0]):
-                        win_gap[w] = (gap, t_interval(d, unit="runs (paired)")
-                                      if np.isfinite(d).all() else Estimate(
-                                          gap, -np.inf, np.inf,
-                                          "t over runs (paired): a failed SKF run", 0.95,
-                                          len(d)))
+                        win_gap[w] = (gap, _paired_gap(d))
             skf_r = g.column("rmse_skf")
             for k in BASELINES:
                 base = g.column(f"rmse_{k}")
                 gap = float(base.mean() - skf_r.mean())  # -inf if any SKF run failed
                 if gap < min_gap or not np.isfinite(min_gap):
                     min_gap = gap
-                    d = base - skf_r  # paired per-run gaps
-                    min_gap_est = (t_interval(d, unit="runs (paired)") if np.isfinite(d).all()
-                                   else Estimate(gap, -np.inf, np.inf,
-                                                 "t over runs (paired): a failed SKF run",
-                                                 0.95, len(d)))
+                    min_gap_est = _paired_gap(base - skf_r)  # paired per-run gaps
                 if np.isfinite(skf_r).all() and len(skf_r) > 1 and np.any(skf_r != base):
                     p = float(stats.wilcoxon(skf_r, base, alternative="less").pvalue)
                 else:
@@ -479,6 +471,15 @@ class ScoreKalman(Experiment):
         return tuple(out)
 
 
+def _paired_gap(d: np.ndarray) -> Estimate:
+    """The mean of the paired per-run gaps ``d`` (baseline - SKF) with its Student-t
+    interval over runs; a failed SKF run (an infinite RMSE) leaves it unbounded."""
+    if np.isfinite(d).all():
+        return t_interval(d, unit="runs (paired)")
+    return Estimate(float(np.mean(d)), -np.inf, np.inf, "t over runs (paired): a failed SKF run",
+                    0.95, len(d))
+
+
 def _hard_metrics(hard: Table) -> dict:
     """The harder-regime diagnostic: the RMSE claim's statistic (smallest mean paired gap
     baseline - SKF after the burn-in over baselines and n, Student-t over runs) at the
@@ -493,9 +494,7 @@ def _hard_metrics(hard: Table) -> dict:
             d = g.column(f"rmse_{k}") - skf_r
             gap = float(np.mean(d))
             if gap < best[0] or best[1] is None:
-                best = (gap, t_interval(d, unit="runs (paired)") if np.isfinite(d).all()
-                        else Estimate(gap, -np.inf, np.inf,
-                                      "t over runs (paired): a failed SKF run", 0.95, len(d)))
+                best = (gap, _paired_gap(d))
     out["hard_rmse_min_gap"] = best[1]
     out["hard_skf_finite_fraction"] = float(np.mean(np.isfinite(hard.column("rmse_skf"))))
     return out

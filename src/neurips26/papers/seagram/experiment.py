@@ -407,8 +407,7 @@ class SeagramExperiment(Experiment):
         run_rs = _attack_all(test, lambda q, g, y, atk=rs: atk.attack(q, g, label=y))
         ap_al = retrieval_metrics(run_al.scores, run_al.labels)["ap"]
         ap_rs = retrieval_metrics(run_rs.scores, run_rs.labels)["ap"]
-        row.update(kept=int((run_al.labels == test.labels).sum()),
-                   kept_rand=int((run_rs.labels == test.labels).sum()), pairs=test.labels.size,
+        row.update(kept_rand=int((run_rs.labels == test.labels).sum()), pairs=test.labels.size,
                    calls=run_al.solver_calls, secs=run_al.seconds, flips=run_al.mean_flips)
         curve = [{"kind": "curve", "strategy": name, "num_labels": h.num_labels,
                   "r_precision": h.r_precision, "precision": h.precision,
@@ -439,8 +438,7 @@ class SeagramExperiment(Experiment):
                "oracle_flips": run_or.mean_flips, "oracle_secs": run_or.seconds,
                "random_calls": run_rd.solver_calls, "pairs": test.labels.size,
                "kept_oracle": int((run_or.labels == test.labels).sum()),
-               "kept_random": int((run_rd.labels == test.labels).sum()),
-               "kept_unconstrained": int((run_un.labels == test.labels).sum())}
+               "kept_random": int((run_rd.labels == test.labels).sum())}
         kept_un = (run_un.labels == test.labels).mean(axis=1)  # (n_q,): per query
         return [row, *({"kind": "baseline_query", "query": i, "ap_or": float(a),
                         "ap_rd": float(b), "ap_un": float(c), "kept_un": float(k)}
