@@ -76,3 +76,30 @@ def test_claims_name_metrics_the_small_tier_produces():
     for claim in paper.claims:
         assert claim.tiers == ("small", "paper")
     assert set(experiment.TIERS) == {"smoke", "small", "paper"}
+
+
+def test_claim_counts_and_shares_carry_a_bootstrap_over_replicates(smoke):
+    """The counts and shares the paper claims (and their controls) are decided on are
+    recomputed on whole replicates redrawn: none is exact, one replicate says nothing."""
+    strong = ("pathological_passing_correlation", "permuted_passing_correlation",
+              "pathological_flagged", "null_judges_flagged", "failures_flagged_share",
+              "successes_flagged_share", "strong_refuse_rate")
+    cfg = dataclasses.replace(experiment.TIERS["smoke"], num_replicates=3,
+                              num_weak_replicates=2)
+    result = experiment.run(cfg)
+    measured = [k for k in strong if k in result.metrics]
+    assert {"pathological_passing_correlation", "pathological_flagged",
+            "strong_refuse_rate"} <= set(measured)
+    for key in measured:
+        iv = result.intervals[key]
+        assert "bootstrap over replicates" in iv["method"], key
+        assert iv["n"] == 3 and iv["lo"] <= result.metrics[key] <= iv["hi"], key
+        assert (iv["lo"], iv["hi"]) != (-math.inf, math.inf), key
+    iv = result.intervals["weak_refuse_rate"]
+    assert "bootstrap over replicates, stratified by variant" in iv["method"]
+    assert iv["n"] == 4 and iv["lo"] <= result.metrics["weak_refuse_rate"] <= iv["hi"]
+    for key in (*measured, "weak_refuse_rate"):  # one replicate: no spread known
+        if key not in smoke.metrics:
+            continue
+        iv = smoke.intervals[key]
+        assert (iv["lo"], iv["hi"]) == (-math.inf, math.inf), key

@@ -26,6 +26,15 @@ def test_smoke_run_deterministic_and_claims_evaluate():
     # equally difficult items leave the accuracy null nothing to mistake for monoculture
     assert a.metrics["synth_equal_difficulty_accuracy_ci_low"] < a.metrics[
         "synth_accuracy_ci_low"]
+    # the reduction claim and its control carry a bootstrap over items, both nulls
+    # refitted on each draw (the point values are the reductions on all items)
+    for key, items in (("zoo_max_reduction", 178), ("planted_reduction", cfg.num_items)):
+        iv = a.intervals[key]
+        assert iv["method"].startswith("percentile bootstrap over items"), key
+        assert iv["n"] == items and iv["level"] == 0.95, key
+        assert np.isfinite(iv["lo"]) and np.isfinite(iv["hi"]), key
+        assert iv["lo"] <= a.metrics[key] <= iv["hi"] and iv["lo"] < iv["hi"], key
+    assert a.metrics["zoo_max_reduction"] == a.metrics["zoo_wine_reduction"]
 
 
 # ---------------------------------------------------------------- config values (--set)
