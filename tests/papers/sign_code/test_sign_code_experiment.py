@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from neurips26.common.experiment import is_declared
@@ -38,3 +39,24 @@ def test_the_untrained_margin_control_differs_from_the_trained_one(smoke):
     m = smoke.metrics
     assert m["untrained_margin_slope_error"] != m["margin_slope_error"]
     assert "untrained_margin_slope_error" in smoke.intervals
+
+
+def test_the_margin_ratio_claim_and_its_control_carry_a_bootstrap(smoke):
+    # one network per width: whether the ratio grows at every step is resampled over the
+    # test inputs, so a flip of the test sample cannot pass as a verdict
+    for key in ("margin_ratio_increasing", "untrained_margin_ratio_increasing"):
+        iv = smoke.intervals[key]
+        assert "bootstrap over test inputs" in iv["method"], key
+        assert iv["n"] > 1 and iv["lo"] <= iv["value"] <= iv["hi"]
+        assert iv["value"] in (0.0, 1.0) and 0.0 <= iv["lo"] <= iv["hi"] <= 1.0
+
+
+def test_ratio_increasing_reads_sign_parts_then_residuals():
+    from neurips26.papers.sign_code.experiment import _ratio_increasing
+
+    ones = np.ones((5, 1))
+    # |sign| means 1, 2, 3 over |residual| means 1: the ratio increases at every step
+    assert _ratio_increasing(np.hstack([ones, 2 * ones, 3 * ones, ones, ones, ones])) == 1.0
+    # residuals growing faster than the sign part: the ratio falls
+    assert _ratio_increasing(np.hstack([ones, 2 * ones, 3 * ones, ones, 4 * ones,
+                                        9 * ones])) == 0.0

@@ -34,6 +34,15 @@ def test_smoke_run_and_claims():
         assert key in m
     assert m["peak_over_quarter_min_ridge"] < m["peak_over_quarter_min"]
     assert "bootstrap" in res.intervals["exponent_gap_sparse"]["method"]
+    # the 0/1 and fractional claims (and their controls) are not decided on one draw of
+    # the seeds: each carries a bootstrap over them
+    for key in ("sparse_exponent_cis_disjoint", "dense_exponent_cis_disjoint",
+                "gap_monotone_in_alpha", "gap_monotone_in_alpha_dense",
+                "unseen_fraction_of_loss", "unseen_fraction_of_loss_dense",
+                "peak_location_in_range_frac", "relu_a_T_dense_minus_sparse"):
+        iv = res.intervals[key]
+        assert "bootstrap over seeds" in iv["method"] and iv["n"] > 1, key
+        assert iv["lo"] <= iv["value"] <= iv["hi"], key
     # the theorem's quantities are there beside the simulation even at smoke scale
     assert m["unseen_mass_max_rel_err"] < 1.0 and np.isfinite(m["param_theory_max_rel_err"])
 
@@ -126,3 +135,31 @@ def test_frontier_gap_interval_resamples_seeds():
     # seeds that disagree give an open interval, and one seed none at all
     assert experiment._frontier_gap_interval(_surface(0.3, 6), 8, 200, 0).half_width > 0.0
     assert experiment._frontier_gap_interval(_surface(0.3, 1), 8, 100, 0).half_width == np.inf
+
+
+def test_gap_monotone_interval_redraws_the_seeds():
+    x_p, x_t = np.array([16.0, 32, 64, 128, 256]), np.array([32.0, 64, 128, 256, 512])
+    y_p = np.stack([x_p**-1.0] * 3)  # a_P = 1 at every alpha
+    # gaps 0.2, 0.3, 0.5 whatever the seeds: monotone in every resample
+    steady = [(y_p, np.stack([x_t ** -(1 - g)] * 3)) for g in (0.2, 0.3, 0.5)]
+    e = experiment._gap_monotone_interval(x_p, None, x_t, None, steady, 200, 0)
+    assert (e.value, e.lo, e.hi) == (1.0, 1.0, 1.0)
+    assert "bootstrap over seeds" in e.method and e.n == 18
+    # the middle alpha's seeds disagree (a_T 0.6 or 1.0: gap 0.4 or 0): a resample of
+    # one kind breaks the order, a mixed one keeps it, so the interval spans [0, 1]
+    mixed = np.stack([x_t**-0.6, x_t**-1.0])
+    flips = [steady[0], (y_p, mixed), steady[2]]
+    e = experiment._gap_monotone_interval(x_p, None, x_t, None, flips, 400, 1)
+    assert (e.lo, e.hi) == (0.0, 1.0)
+
+
+def test_peak_location_interval_counts_peaks_in_range():
+    # r_T = 8: a peak at P = 8 is in range in every resample; at P = 4 in none
+    at_rank = _toy_grid([[1.0, 2.0, 3.0, 9.0]] * 3)
+    below = _toy_grid([[1.0, 2.0, 9.0, 3.0]] * 3)
+    e = experiment._peak_location_interval([at_rank, below], 200, 0)
+    assert (e.value, e.lo, e.hi) == (0.5, 0.5, 0.5)
+    # seeds that disagree on where the mean peaks
+    torn = _toy_grid([[1.0, 2.0, 9.0, 3.0], [1.0, 2.0, 3.0, 12.0]])
+    e = experiment._peak_location_interval([torn], 400, 0)
+    assert (e.lo, e.hi) == (0.0, 1.0)

@@ -41,6 +41,17 @@ frontier, the GD law) and each dense claim on the sparse input; the double-desce
 is measured again on the same scans with a ridge readout, where the interpolation peak
 must vanish. A claim whose control passes the same test is not evidence.
 
+Intervals
+---------
+Every claim's metric and its control carry a percentile bootstrap over seeds that
+redraws each independent simulation's seeds on its own and recomputes the statistic:
+the exponent gaps and the ReLU difference (exponents refitted), whether the a_T and a_P
+intervals are disjoint (both fits and their own seed-bootstrap intervals redone), whether
+the gap grows over alpha (every exponent refitted), the unseen share, and the fraction
+of peaks within [0.8, 1.25] x r_T and the peak height (every peak relocated). A 0/1
+metric's interval spans [0, 1] where redrawn seeds flip it, and its claim is then
+inconclusive rather than decided by the seeds' luck.
+
 Why some claims do not reproduce (the measured values are in the store and the report)
 -------------------------------------------------------------------------------------
 Beside the claims, the predicted unseen mass and the deterministic equivalent are
@@ -240,28 +251,51 @@ def _seed_subset(g: ScalingGrid, idx: np.ndarray) -> ScalingGrid:
     return dataclasses.replace(g, **{f: getattr(g, f)[idx] for f in per_seed})
 
 
-def _peak_height_interval(grids: list[ScalingGrid], num_bootstrap: int, seed: int) -> Estimate:
-    """``min`` over the grids of ``peak_over_quarter``, with a percentile bootstrap that
+def _peaks_interval(grids: list[ScalingGrid], summary, num_bootstrap: int,
+                    seed: int) -> Estimate:
+    """``summary`` of the grids' interpolation peaks, with a percentile bootstrap that
     resamples every grid's seeds on its own.
 
     Each grid is one ``T`` (sparse or dense), simulated independently with ``S`` seeds (a
-    stratum); a replicate redraws each grid's seeds with replacement and recomputes the
-    peak (argmax of the seed-mean loss) and the loss at ``r_T / 4``.
+    stratum); a replicate redraws each grid's seeds with replacement and recomputes every
+    peak (argmax of the seed-mean loss, the seed-mean data rank, the loss at ``r_T / 4``);
+    ``summary`` maps the list of ``PeakResult`` to a float.
     """
     rows = [{"grid": k, "seed": i, "orig": i}
             for k, g in enumerate(grids) for i in range(g.loss.shape[0])]
 
     def stat(t: Table) -> float:
-        return min(
+        return summary([
             interpolation_peak(
                 _seed_subset(grids[k], np.asarray(sub.column("orig"), dtype=int)),
                 sample_index=0,
-            ).peak_over_quarter
+            )
             for k, sub in t.groups("grid").items()
-        )
+        ])
 
     return Table(rows).bootstrap(stat, unit="seed", strata="grid",
                                  num_resamples=num_bootstrap, seed=seed)
+
+
+def _peak_height_interval(grids: list[ScalingGrid], num_bootstrap: int, seed: int) -> Estimate:
+    """``min`` over the grids of ``peak_over_quarter`` (see :func:`_peaks_interval`)."""
+    return _peaks_interval(grids, lambda peaks: min(p.peak_over_quarter for p in peaks),
+                           num_bootstrap, seed)
+
+
+def _peak_in_range(ratio: float) -> bool:
+    """Whether a peak's ``P / r_T`` lies in [0.8, 1.25] (claim double_descent_location)."""
+    return 0.8 <= ratio <= 1.25
+
+
+def _peak_location_interval(grids: list[ScalingGrid], num_bootstrap: int,
+                            seed: int) -> Estimate:
+    """The fraction of grids whose peak lies within [0.8, 1.25] x r_T, each grid's seeds
+    resampled on its own (see :func:`_peaks_interval`)."""
+    return _peaks_interval(
+        grids,
+        lambda peaks: float(np.mean([_peak_in_range(p.peak_ratio_to_rank) for p in peaks])),
+        num_bootstrap, seed)
 
 
 def _frontier_gap(g: ScalingGrid, num_levels: int) -> float:
@@ -293,24 +327,96 @@ def _fit_estimate(fit, num_seeds: int) -> Estimate:
                     "percentile bootstrap over seeds", 0.95, int(num_seeds))
 
 
+def _sims_bootstrap(sims: dict, statistic, num_bootstrap: int, seed: int) -> Estimate:
+    """A percentile bootstrap of ``statistic`` over the seeds of independent simulations.
+
+    ``sims`` maps each simulation to its per-seed values (axis 0: seeds). The simulations
+    are independent, so a replicate redraws every simulation's seeds with replacement on
+    its own (a stratum each) and ``statistic`` gets ``{name: drawn (S, ...) values}``.
+    """
+    rows = [{"sim": name, "seed": i, "y": y}
+            for name, ys in sims.items() for i, y in enumerate(ys)]
+
+    def stat(t: Table) -> float:
+        parts = t.groups("sim")
+        return float(statistic({name: np.stack([r["y"] for r in parts[name]])
+                                for name in sims}))
+
+    return Table(rows).bootstrap(stat, unit="seed", strata="sim",
+                                 num_resamples=num_bootstrap, seed=seed)
+
+
+def _exponent(x, y, window) -> float:
+    """The fitted exponent alone (the point of ``fit_power_law``, no interval)."""
+    return float(fit_power_law(np.asarray(x, float), y, x_range=window,
+                               num_bootstrap=0).exponent)
+
+
 def _gap_interval(x_p, y_p, win_p, x_t, y_t, win_t, num_bootstrap: int,
                   seed: int) -> Estimate:
     """``|a_T - a_P|``: ``a_P`` and ``a_T`` come from independent simulations, so a
     replicate resamples the seeds of each on its own (a bootstrap stratified by
     simulation) and refits both exponents."""
-    rows = [{"sim": "P", "seed": i, "y": y} for i, y in enumerate(y_p)]
-    rows += [{"sim": "T", "seed": i, "y": y} for i, y in enumerate(y_t)]
+    return _sims_bootstrap(
+        {"P": y_p, "T": y_t},
+        lambda y: abs(_exponent(x_t, y["T"], win_t) - _exponent(x_p, y["P"], win_p)),
+        num_bootstrap, seed)
 
-    def stat(t: Table) -> float:
-        parts = t.groups("sim")
-        a_p = fit_power_law(x_p, np.stack([r["y"] for r in parts["P"]]), x_range=win_p,
-                            num_bootstrap=0).exponent
-        a_t = fit_power_law(x_t, np.stack([r["y"] for r in parts["T"]]), x_range=win_t,
-                            num_bootstrap=0).exponent
-        return abs(a_t - a_p)
 
-    return Table(rows).bootstrap(stat, unit="seed", strata="sim",
-                                 num_resamples=num_bootstrap, seed=seed)
+def _cis_disjoint(fit_p, fit_t) -> bool:
+    """Whether the 95% bootstrap intervals of two exponent fits do not overlap."""
+    return bool(fit_t.ci95[1] < fit_p.ci95[0] or fit_p.ci95[1] < fit_t.ci95[0])
+
+
+def _cis_disjoint_interval(p_sim, t_sim, cfg: Config, seed: int) -> Estimate:
+    """Whether the intervals of ``a_P`` and ``a_T`` are disjoint (1) or not (0), with a
+    bootstrap over the seeds of the two (independent) simulations.
+
+    ``p_sim`` and ``t_sim`` are ``(x, y, window, salt)`` of the two fits; a replicate
+    redraws each simulation's seeds and refits both exponents with their own seed
+    bootstrap intervals (``cfg.num_bootstrap`` resamples, the salts of the point fits),
+    so the interval says how often a redraw of the seeds keeps the two apart.
+    """
+    def disjoint(y) -> float:
+        fits = [_exp_fit(x, y[k], window, cfg, salt)
+                for k, (x, _, window, salt) in (("P", p_sim), ("T", t_sim))]
+        return float(_cis_disjoint(*fits))
+
+    return _sims_bootstrap({"P": p_sim[1], "T": t_sim[1]}, disjoint, cfg.num_bootstrap,
+                           seed)
+
+
+def _monotone(values) -> float:
+    """1 where ``values`` strictly increase, else 0."""
+    return float(np.all(np.diff(values) > 0))
+
+
+def _gap_monotone_interval(x_p, win_p, x_t, win_t, per_alpha, num_bootstrap: int,
+                           seed: int) -> Estimate:
+    """Whether ``a_P - a_T`` strictly increases over alpha (1) or not (0), with a
+    bootstrap over seeds.
+
+    ``per_alpha`` lists ``(y_P, y_T)`` in increasing alpha: the ``T = infinity`` losses of
+    the ``a_P`` fit and the losses of the ``a_T`` fit, each its own simulation. A
+    replicate redraws every simulation's seeds on its own and refits every exponent.
+    """
+    sims = {}
+    for i, (y_p, y_t) in enumerate(per_alpha):
+        sims[f"P{i}"], sims[f"T{i}"] = y_p, y_t
+
+    def monotone(y) -> float:
+        return _monotone([_exponent(x_p, y[f"P{i}"], win_p) - _exponent(x_t, y[f"T{i}"], win_t)
+                          for i in range(len(per_alpha))])
+
+    return _sims_bootstrap(sims, monotone, num_bootstrap, seed)
+
+
+def _unseen_share_interval(g: ScalingGrid, num_bootstrap: int, seed: int) -> Estimate:
+    """The seed-mean unseen mass over the seed-mean loss at ``P = max``, ``T = max``, with
+    a percentile bootstrap over the grid's seeds (both means over the same draw)."""
+    per_seed = np.column_stack([g.unseen_mass[:, -1], g.loss[:, -1, -1]])
+    return bootstrap_interval(per_seed, lambda d: float(d[:, 0].mean() / d[:, 1].mean()),
+                              num_resamples=num_bootstrap, seed=seed, unit="seeds")
 
 
 def _peak_grid(cfg: Config, r_hat: float, dim: int) -> tuple[int, ...]:
@@ -529,7 +635,8 @@ class SparseScalingExperiment(Experiment):
                          activation="relu", num_test=cfg.num_test,
                          seed=cfg.seed * 10 + 90 + k)
         return {"row": "relu", "a_T": float(
-            _exp_fit(g.num_samples, g.loss[:, 0, :], None, cfg, 41 + k).exponent)}
+            _exp_fit(g.num_samples, g.loss[:, 0, :], None, cfg, 41 + k).exponent),
+                "_y_T": g.loss[:, 0, :], "_T": g.num_samples}
 
     @staticmethod
     def _dense_alpha(unit, cfg, state):
@@ -543,7 +650,8 @@ class SparseScalingExperiment(Experiment):
                          seed=cfg.seed * 10 + 60 + ai)
         return {"row": "dense_alpha",
                 "a_T": float(_exp_fit(t_grid, g.loss[:, -1, :], cfg.over_window, cfg,
-                                      51 + ai).exponent)}
+                                      51 + ai).exponent),
+                "_y_T": g.loss[:, -1, :]}
 
     # ------------------------------------------------------------------ summary
     @staticmethod
@@ -565,12 +673,15 @@ class SparseScalingExperiment(Experiment):
         metrics["a_T_sparse"] = _fit_estimate(a_ts, n)
         metrics["a_T_dense"] = _fit_estimate(a_td, n)
         inf_loss = main["_inf"][1]
-        for name, y_t, fit in (("sparse", main["_y_T"], a_ts), ("dense", dense["_y_T"], a_td)):
+        ai = main["alpha_index"]
+        for name, y_t, salt in (("sparse", main["_y_T"], 11 + ai), ("dense", dense["_y_T"], 21)):
             metrics[f"exponent_gap_{name}"] = _gap_interval(
                 inf_grid, inf_loss, cfg.under_window, t_grid, y_t, cfg.over_window,
                 cfg.num_bootstrap, cfg.seed * 10 + 97)
-            metrics[f"{name}_exponent_cis_disjoint"] = bool(
-                fit.ci95[1] < a_p.ci95[0] or a_p.ci95[1] < fit.ci95[0])
+            # a boolean of two seed-bootstrap intervals: its own interval redraws the seeds
+            metrics[f"{name}_exponent_cis_disjoint"] = _cis_disjoint_interval(
+                (inf_grid, inf_loss, cfg.under_window, 1 + ai),
+                (t_grid, y_t, cfg.over_window, salt), cfg, cfg.seed * 10 + 93)
         if "a_P_finite_T" in dense:
             metrics["a_P_dense_finite_T"] = dense["a_P_finite_T"]
 
@@ -578,15 +689,19 @@ class SparseScalingExperiment(Experiment):
         gap_theory = {r["alpha"]: r["gap_pred"] for r in table.where(row="exponent")}
         alist = sorted(cfg.alphas)
         if len(alist) >= 2:
-            metrics["gap_monotone_in_alpha"] = bool(np.all(np.diff([gaps[a] for a in alist]) > 0))
             metrics["gap_max_abs_err_vs_theory"] = float(
                 max(abs(gaps[a] - gap_theory[a]) for a in alist))
-            dense_t = {r["alpha"]: r["a_T"] for r in table.where(row="dense_alpha")}
-            dense_t[cfg.alpha] = a_td.exponent
-            dense_gaps = [gaps[a] + (a_t - dense_t[a]) for a, a_t in
-                          ((a, self._one(table, row="exponent", alpha=a)["a_T"])
-                           for a in alist)]
-            metrics["gap_monotone_in_alpha_dense"] = bool(np.all(np.diff(dense_gaps) > 0))
+            # the gap's growth (and its dense control, whose a_P is the sparse one: the
+            # T = infinity loss is the same) with a bootstrap over every simulation's seeds
+            rows = {a: self._one(table, row="exponent", alpha=a) for a in alist}
+            dense_y = {r["alpha"]: r["_y_T"] for r in table.where(row="dense_alpha")}
+            dense_y[cfg.alpha] = dense["_y_T"]
+            for key, y_t in (("gap_monotone_in_alpha", {a: rows[a]["_y_T"] for a in alist}),
+                             ("gap_monotone_in_alpha_dense", dense_y)):
+                metrics[key] = _gap_monotone_interval(
+                    inf_grid, cfg.under_window, t_grid, cfg.over_window,
+                    [(rows[a]["_inf"][1], y_t[a]) for a in alist], cfg.num_bootstrap,
+                    cfg.seed * 10 + 94)
         for a in alist:
             metrics[f"gap_alpha_{a:g}"] = float(gaps[a])
 
@@ -596,10 +711,10 @@ class SparseScalingExperiment(Experiment):
         eu = expected_unseen_mass(probs, None, t_grid)  # (nT,)
         realized = g_sp.unseen_mass.mean(axis=0)  # (nT,)
         metrics["unseen_mass_max_rel_err"] = float(np.max(np.abs(realized - eu) / eu))
-        metrics["unseen_fraction_of_loss"] = float(
-            g_sp.unseen_mass[:, -1].mean() / g_sp.loss[:, -1, -1].mean())
-        metrics["unseen_fraction_of_loss_dense"] = float(
-            g_de.unseen_mass[:, -1].mean() / g_de.loss[:, -1, -1].mean())
+        metrics["unseen_fraction_of_loss"] = _unseen_share_interval(
+            g_sp, cfg.num_bootstrap, cfg.seed * 10 + 96)
+        metrics["unseen_fraction_of_loss_dense"] = _unseen_share_interval(
+            g_de, cfg.num_bootstrap, cfg.seed * 10 + 96)
         metrics["seen_coords_at_max_T"] = float(g_sp.seen_coords[:, -1].mean())
         lo_p, hi_p = cfg.under_window
         in_win = (inf_grid >= lo_p) & (inf_grid <= hi_p) & (inf_grid < cfg.dim)
@@ -610,9 +725,8 @@ class SparseScalingExperiment(Experiment):
 
         # double descent at r_T, and the ridge control
         peaks = table.where(row="peak", ridge=0.0)
-        ratios = peaks.column("peak_over_r_T")
-        metrics["peak_location_in_range_frac"] = float(
-            np.mean((ratios >= 0.8) & (ratios <= 1.25)))
+        metrics["peak_location_in_range_frac"] = _peak_location_interval(
+            [r["_grid"] for r in peaks], cfg.num_bootstrap, cfg.seed * 10 + 92)
         metrics["peak_over_quarter_min"] = _peak_height_interval(
             [r["_grid"] for r in peaks], cfg.num_bootstrap, cfg.seed * 10 + 90)
         ridged = table.where(row="peak", ridge=cfg.peak_control_ridge)
@@ -652,10 +766,14 @@ class SparseScalingExperiment(Experiment):
                     0.95, cfg.gd_draws)
 
         # ReLU features
-        relu = {r["model"]: r["a_T"] for r in table.where(row="relu")}
-        for name, v in relu.items():
-            metrics[f"relu_a_T_{name}"] = v
-        metrics["relu_a_T_dense_minus_sparse"] = float(relu["dense"] - relu["sparse"])
+        relu = {r["model"]: r for r in table.where(row="relu")}
+        for name, r in relu.items():
+            metrics[f"relu_a_T_{name}"] = r["a_T"]
+        t_relu = relu["sparse"]["_T"]
+        metrics["relu_a_T_dense_minus_sparse"] = _sims_bootstrap(
+            {name: relu[name]["_y_T"] for name in ("dense", "sparse")},
+            lambda y: _exponent(t_relu, y["dense"], None) - _exponent(t_relu, y["sparse"], None),
+            cfg.num_bootstrap, cfg.seed * 10 + 98)
         return metrics
 
     # ------------------------------------------------------------------ report
