@@ -60,3 +60,15 @@ def test_smoke_measures_the_controls():
     m = res.metrics
     assert m["placebo_gap_digits"] < m["gap_digits"]
     assert m["failure_min_confusion_at_min_ratio"] < m["failure_min_confusion_at_max_ratio"]
+    # the claimed fractions carry binomial intervals over their trials
+    top = max(experiment.TIERS["smoke"].failure_ratios)
+    failure = [r for r in res.tables["failure"] if r["ratio"] == top]
+    for name, n in (("failure_min_confusion_at_max_ratio", failure[0]["num_test"]),
+                    ("failure_min_confusion_at_min_ratio", failure[0]["num_test"]),
+                    ("diag_control_quantile_max", 200)):
+        iv = res.intervals[name]
+        assert iv["method"].startswith("wilson binomial over") and iv["n"] == n > 1, name
+        assert iv["lo"] <= m[name] <= iv["hi"] and iv["lo"] < iv["hi"], name
+    assert m["failure_min_confusion_at_max_ratio"] == min(r["confusion_seq"] for r in failure)
+    real = [r for r in res.tables["cil"] if r["dataset"] in experiment.REAL]
+    assert m["diag_control_quantile_max"] == max(r["diag_control_quantile"] for r in real)

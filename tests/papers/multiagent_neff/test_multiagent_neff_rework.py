@@ -37,6 +37,17 @@ def test_smoke_run_measures_the_controls():
     iv = res.intervals["debate_vs_selfcorr_max_gap_points"]
     assert iv["lo"] <= m["debate_vs_selfcorr_max_gap_points"] <= iv["hi"]
     assert "runs" in iv["method"]
+    # the regime calls carry the nested bootstrap of the call; the shares of cells, Wilson
+    cfg = experiment.TIERS["smoke"]
+    for name in ("freeform_sc_sublinear", "freeform_debate_sublinear"):
+        iv = res.intervals[name]
+        assert m[name] in (0.0, 1.0) and iv["lo"] <= m[name] <= iv["hi"], name
+        assert "nested" in iv["method"] and iv["n"] == cfg.num_questions > 1, name
+    for name in ("correctness_hard_ceiling_frac", "answer_hard_ceiling_frac"):
+        iv = res.intervals[name]
+        assert "wilson binomial over cells" in iv["method"], name
+        assert iv["n"] == 6 * len(cfg.task_types), name
+        assert iv["lo"] <= m[name] <= iv["hi"] and iv["lo"] < iv["hi"], name
 
 
 def test_pilot_control_on_a_curve_that_keeps_growing():

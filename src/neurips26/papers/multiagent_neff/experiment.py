@@ -25,10 +25,15 @@ Deviations from the paper
 - Conditions share their seeds (common random numbers: the same initial beliefs and
   sampling draws), and the bootstraps of paired differences resample the same runs.
 - Uncertainties: the R^2 claim uses the bootstrap interval of the worst cell's R^2; the
-  regime claims read the regime from the 95% CI of beta (the verdict is itself an
-  interval decision); the curve metrics carry the percentile interval of the estimators'
-  two-level bootstrap (questions, runs), and the accuracy-gain gaps a bootstrap over runs
-  within each (task, N), paired across the two conditions.
+  regime claims read the regime from the 95% CI of beta, and that call carries an
+  interval of its own: for the free-form regime (and its control) a nested bootstrap, the
+  same call made on redraws of questions and runs, each from its own bootstrap CI of
+  beta, so a call that redraws would not repeat reads inconclusive; for the shares of
+  hard-ceiling cells a Wilson interval over the cells, the configurations tried (they
+  share questions and seeds, so if anything it is too narrow). The curve metrics carry
+  the percentile interval of the estimators' two-level bootstrap (questions, runs), and
+  the accuracy-gain gaps a bootstrap over runs within each (task, N), paired across the
+  two conditions.
 - Controls: the law refitted to curves whose team sizes are shuffled (``law_fits``); the
   dense-debate cell's regime (``freeform_sc_sublinear``); the answer level's hard-ceiling
   share (``correctness_ceiling``); self-correction's gain over self-consistency, the gap
@@ -48,7 +53,9 @@ Deviations from the paper
   (ii) ``correctness_ceiling``: sparse debate (k = 1) adds correlation only between
   agents that happened to read each other, which two random agents of a large team
   rarely did, so its correctness-level ``beta`` stays slightly above 0 (sublinear; the
-  ``beta_*_debate_sparse_correctness`` metrics).
+  ``beta_*_debate_sparse_correctness`` metrics). Twelve cells are also too few to decide
+  the 0.9 share: the Wilson interval's lower end stays below 0.9 even when every cell is
+  a hard ceiling, so the claim reads inconclusive at best.
   (iii) ``heterogeneity_lowers_c`` (answer level): every family puts most of its mass
   on the correct answer, and that shared answer bounds how much a mix of families can
   diversify answers; heterogeneity lowers the correctness-level ``c`` far more (the
@@ -72,7 +79,7 @@ import numpy as np
 
 from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.experiment import Estimate, Experiment, Table
+from neurips26.experiment import Estimate, Experiment, Table, binomial_interval
 from neurips26.papers.multiagent_neff import (
     NeffFitWarning,
     correctness_neff,
@@ -388,6 +395,46 @@ def _pilot_share(pilots: list, err: str, within: str, cfg: Config) -> Estimate:
 #: What the estimators' bootstrap resamples.
 _BOOT = "questions and runs (two-level)"
 
+#: The (task type, condition, level) curves whose regime call a paper claim reads
+#: (freeform_sc_sublinear and its control): their regime is bootstrapped (nested).
+_REGIME_CELLS = (
+    ("free_form", "self_consistency", "answer"),
+    ("free_form", "debate_dense", "answer"),
+)
+
+
+def _regime_replicates(logs: dict, level: str, cfg: Config, seed: int) -> tuple[str, ...]:
+    """The regime called on each of ``cfg.num_bootstrap`` redraws of ``logs``.
+
+    ``logs`` maps team size to a (R, Q, N) log. A redraw resamples questions jointly across
+    team sizes and runs per team size (the estimators' two-level bootstrap), and its regime
+    is read as the run's own: from the percentile CI of beta of its own bootstrap
+    (``cfg.num_bootstrap`` replicates). The share of redraws that make the run's call is how
+    surely a new draw of questions and runs would make it too.
+    """
+    rng = np.random.default_rng(seed)
+    arrays = {n: np.asarray(a) for n, a in logs.items()}
+    (nq,) = {a.shape[1] for a in arrays.values()}
+    calls = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NeffFitWarning)  # the run's own fits count those
+        for _ in range(cfg.num_bootstrap):
+            q = rng.integers(0, nq, size=nq)
+            drawn = {n: a[rng.integers(0, a.shape[0], size=a.shape[0])][:, q]
+                     for n, a in arrays.items()}
+            curve = neff_curve(drawn, level=level, num_bootstrap=cfg.num_bootstrap,
+                               seed=int(rng.integers(2**31)))
+            calls.append(curve.fit.regime)
+    return tuple(calls)
+
+
+def _regime_estimate(fit, calls, regime: str, n: int) -> Estimate:
+    """Whether ``fit``'s regime is ``regime`` (1 or 0), with the percentile interval of the
+    same call on the nested bootstrap's redraws (``calls``, see :func:`_regime_replicates`)."""
+    return Estimate.from_replicates(
+        float(fit.regime == regime), [float(c == regime) for c in calls], n=n, unit=_BOOT,
+        design="nested: each redraw's regime from its own bootstrap CI of beta")
+
 
 def _c_ratio(curves, task_types, num: str, den: str, reduce, n: int) -> Estimate:
     """``reduce`` over task types of c(num) / c(den) (answer level), with its interval."""
@@ -575,8 +622,12 @@ class MultiagentNeff(Experiment):
                 num_bootstrap=cfg.num_bootstrap,
                 seed=cfg.seed,
             )
-            rows.append({"kind": "fit", "level": level, "curve": curve,
-                         **_pilot(curve, cfg)})
+            row = {"kind": "fit", "level": level, "curve": curve, **_pilot(curve, cfg)}
+            if (task_type, cond, level) in _REGIME_CELLS:
+                row["regime_calls"] = _regime_replicates(
+                    {n: getattr(r, key) for n, r in runs.items()}, level, cfg,
+                    seed=cfg.seed * 100 + 10 * ti + 5)
+            rows.append(row)
         for n, r in runs.items():
             accs = r.accuracy_by_round
             rows.append({"kind": "acc", "N": n, "acc_round0": float(accs[0]),
@@ -662,11 +713,14 @@ class MultiagentNeff(Experiment):
 
         # ---- free-form answer regimes (the regime is read from the beta CI) ----------
         if "free_form" in cfg.task_types:
-            sc = curves[("free_form", "self_consistency", "answer")].fit
-            db = curves[("free_form", "debate_dense", "answer")].fit
-            m["freeform_sc_sublinear"] = bool(sc.regime == "sublinear")
+            calls = {(r["task"], r["condition"], r["level"]): r["regime_calls"]
+                     for r in table.where(kind="fit") if "regime_calls" in r}
+            sc_key, db_key = _REGIME_CELLS
+            sc, db = curves[sc_key].fit, curves[db_key].fit
+            m["freeform_sc_sublinear"] = _regime_estimate(sc, calls[sc_key], "sublinear", nq)
             m["freeform_debate_hard_ceiling"] = bool(db.regime == "hard_ceiling")
-            m["freeform_debate_sublinear"] = bool(db.regime == "sublinear")
+            m["freeform_debate_sublinear"] = _regime_estimate(db, calls[db_key], "sublinear",
+                                                              nq)
             m["beta_lo_freeform_sc"] = float(sc.beta_ci[0])
             m["beta_hi_freeform_debate"] = float(db.beta_ci[1])
 
@@ -684,10 +738,12 @@ class MultiagentNeff(Experiment):
             float(np.max(c.neff) / c.neff[-1]) for c in dense) if dense else float("nan")
 
         # ---- regimes by level -------------------------------------------------------
+        # a share of the configurations tried (task type x condition): Wilson over cells
         for level in ("correctness", "answer"):
-            m[f"{level}_hard_ceiling_frac"] = float(np.mean(
-                [c.fit.regime == "hard_ceiling" for (_, _, lv), c in curves.items()
-                 if lv == level]))
+            ceiling = [c.fit.regime == "hard_ceiling" for (_, _, lv), c in curves.items()
+                       if lv == level]
+            m[f"{level}_hard_ceiling_frac"] = binomial_interval(
+                sum(ceiling), len(ceiling), unit="cells (task type x condition)")
 
         # ---- accuracy gains: placebo, debate and re-evaluation ----------------------
         gains = table.where(kind="gain")
