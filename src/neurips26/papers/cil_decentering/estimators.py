@@ -459,7 +459,7 @@ class FeCAM(_IncrementalHead):
         out = np.empty((Z.shape[0], len(self.means_)))
         for k, (mu, P) in enumerate(zip(self.means_, self.precisions_, strict=True)):
             R = Z - mu
-            out[:, k] = -np.einsum("nd,de,ne->n", R, P, R)
+            out[:, k] = -np.einsum("nd,nd->n", R @ P, R)  # (R P) through BLAS, then rows
         return out
 
 

@@ -156,7 +156,8 @@ def neff_curve(
             h = hill_numbers(arr.reshape(nr * arr.shape[1], n), order=order).reshape(nr, -1)
             neff[g] = h.mean()  # (R, Q) -> mean over runs and questions
             if w is not None:
-                reps[:, g] = np.einsum("br,rq,bq->b", v, h, w) / (v.sum(1) * w.sum(1))  # (B,)
+                # sum_rq v_br h_rq w_bq: the (B, R) @ (R, Q) product through BLAS
+                reps[:, g] = np.einsum("bq,bq->b", v @ h, w) / (v.sum(1) * w.sum(1))  # (B,)
         else:
             neff[g] = correctness_neff(arr, method=method)
             if w is None:
