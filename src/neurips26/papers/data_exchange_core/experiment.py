@@ -74,7 +74,8 @@ class Config:
     wta_firms: tuple[int, ...] = param(
         (3, 4), help="firm counts of the winner-take-all instances", min=1
     )
-    num_wta: int = param(30, help="winner-take-all instances per firm count", min=1)
+    num_wta: int = param(200, help="winner-take-all instances (cheap; enough that a rate "
+                         "of 0.95 can be decided on its Wilson interval)", min=1)
     logit_firms: tuple[int, ...] = param((3,), help="firm counts of the logit instances", min=1)
     num_logit: int = param(30, help="logit instances per firm count", min=1)
     rationalities: tuple[float, ...] = param(

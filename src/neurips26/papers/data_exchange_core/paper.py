@@ -109,7 +109,7 @@ PAPER = Paper(
         ("smoke", "One 3-firm WTA instance and one 3-firm logit instance (wine curve); seconds."),
         (
             "small",
-            "30 WTA instances (n = 3, 4) and 30 logit instances (n = 3, lambda in {2, 5, 20}) "
+            "200 WTA instances (n = 3, 4) and 30 logit instances (n = 3, lambda in {2, 5, 20}) "
             "with and without revenue sharing; 50 random outer starts; about 50 s of CPU "
             "(single-threaded; 3.5 min wall on a heavily shared 2-core machine).",
         ),
