@@ -145,7 +145,7 @@ MIX_METHODS = HC_METHODS
 @dataclass(frozen=True)
 class Config:
     seed: int = 0
-    num_seeds: int = param(3, help="seeds per method", min=1)
+    num_seeds: int = param(5, help="seeds per method", min=1)
     rank_fraction: float = param(0.125, help="BROS subspace rank r/m", min=1e-3, max=1.0)
     theta: float = param(0.1, help="moving-average weight of MA-SOBA and BROS", min=1e-3,
                          max=1.0)
