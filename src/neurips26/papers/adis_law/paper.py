@@ -144,6 +144,8 @@ PAPER = Paper(
                 "own mean (R^2 = 0): a law that explains nothing of the deviation scores 0 "
                 "and fails the 0.8 target by construction."
             ),
+            diagnostics=("deviation_r2_saturating", "fit_rmse_general",
+                         "fit_rmse_general_saturating"),
         ),
         Claim(
             id="forgetting_law_fit_saturating",

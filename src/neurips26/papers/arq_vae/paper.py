@@ -84,6 +84,7 @@ PAPER = Paper(
             target=0.10,
             tiers=("small", "paper"),
             control="finetune_error_drop_shuffled",
+            diagnostics=("finetune_error_drop_noise2",),
         ),
         Claim(
             id="finetune_f1",
@@ -141,6 +142,7 @@ PAPER = Paper(
             target=0.10,
             tiers=("small", "paper"),
             control="finetune_error_drop_shuffled_noise2",
+            diagnostics=("finetune_error_drop",),
         ),
         Claim(
             id="finetune_f1_noise2",

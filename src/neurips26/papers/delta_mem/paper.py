@@ -35,6 +35,7 @@ PAPER = Paper(
             target=1.10,
             tiers=("small", "paper"),
             control="untrained_ratio_vs_frozen_in_context",
+            diagnostics=("ratio_vs_frozen",),
         ),
         Claim(
             id="beats_best_baseline",

@@ -67,7 +67,9 @@ Verdicts come from the store; each negative names the metrics that bear on its c
   diagnosed (the independent-network FD the spec planned is not run yet).
 - Semantic FD drop (paper 78%): measured in ``phi``, the discriminator's own space; the
   zero-reward control shows how much of it the update's drift alone gives. Why it stays
-  below the paper's drop is not yet diagnosed.
+  below the paper's drop is not yet diagnosed; the discriminator's mean accuracy and the
+  smallest effective-sample fraction of the reward weights (``disc_accuracy_mean``,
+  ``ess_fraction_min``, diagnostics) show how strong the reward signal and the update were.
 - Equal compute: ``cfm_fd_eval_drop`` (a diagnostic) is what continued flow matching
   alone gains on our deliberately under-trained base model.
 - Preference proxy: ``pref_base`` (a diagnostic) shows how saturated the proxy already

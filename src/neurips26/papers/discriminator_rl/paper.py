@@ -49,6 +49,7 @@ PAPER = Paper(
             target=0.781,
             tiers=("small", "paper"),
             control="fd_phi_drop_zero",
+            diagnostics=("disc_accuracy_mean", "ess_fraction_min"),
         ),
         Claim(
             id="beats_equal_compute",

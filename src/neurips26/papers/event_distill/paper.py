@@ -54,6 +54,7 @@ PAPER = Paper(
             paper_value="more robust to high-frequency noise (spec: +10 points)",
             metric="real_high_noise_gain", comparison=">=", target=0.10,
             tiers=("small", "paper"), control="real_high_noise_gain_rgb_teacher",
+            diagnostics=("real_kd_acc", "real_vanilla_acc"),
         ),
         Claim(
             id="tradeoff_mid_band",
