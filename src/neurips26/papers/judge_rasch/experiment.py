@@ -43,9 +43,11 @@ Deviations from the paper
 - Simulated data instead of SummEval / HiTZ-BASSE and real LLM judges (grade C).
 - Claim 4's "weak ruler" pools two designs from the spec: ``theta_sd = 0.1`` and a single
   rater per summary. With 16 systems spread 1 logit apart and 100 documents, a one-rater
-  ruler still has reliability ~0.98 and resolves most pairs, so the framework (correctly)
-  does not refuse it; the pooled refusal share therefore sits near one half and the claim
-  does not reproduce as stated. Each design's share is reported separately.
+  ruler stays highly reliable (``reliability_single_rater``), so the framework
+  (correctly) does not refuse it, while the spread-less ruler is unreliable and refused;
+  the pooled refusal share therefore sits near one half and the claim does not reproduce
+  as stated. Each design's share and reliability (``refuse_rate_*``,
+  ``reliability_*``) are the claim's diagnostics.
 - Claim 5 maps the true parameters into the fit's identification frame (the true ``theta``
   shifted by the mean true severity of the raters kept in the ruler) before computing
   coverage; this is the exact change of frame, not a fit.
@@ -156,6 +158,10 @@ METRICS: tuple[str, ...] = (
     "successes_flagged_share",
     "weak_leaderboard_rate",
     "weak_refuse_rate",
+    "refuse_rate_weak_spread",
+    "refuse_rate_single_rater",
+    "reliability_weak_spread",
+    "reliability_single_rater",
     "refuse_rate_*",
     "reliability_*",
 )

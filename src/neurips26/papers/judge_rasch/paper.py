@@ -98,6 +98,8 @@ PAPER = Paper(
             target=0.9,
             tiers=_SMALL,
             control="strong_refuse_rate",
+            diagnostics=("refuse_rate_weak_spread", "refuse_rate_single_rater",
+                         "reliability_weak_spread", "reliability_single_rater"),
         ),
         Claim(
             id="ruler_recovers_theta",

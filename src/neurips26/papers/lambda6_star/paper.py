@@ -83,6 +83,7 @@ PAPER = Paper(
             target=0.03,
             control="random_selection_min_mean_gain",
             tiers=("small", "paper"),
+            diagnostics=("digits_greedy_mean_gain", "digits_redundancy_mean_gain"),
         ),
         Claim(
             id="selection_beats_random_few_models",

@@ -35,8 +35,11 @@ Why the results come out as they do (the measured values are in the store and th
   empirical-Bayes prior and their posterior variance integrated out.
 - Claim 4: adding clones of A lowers the Rasch-null excess of (A, B), as predicted, but
   by less than se1 + se2 on synthetic data and on digits; breast cancer shows no shift.
-  The criterion (sum of two bootstrap SEs of estimates that share their items) is
-  conservative.
+  Why the shift stays below the bar is not yet diagnosed. The criterion (sum of two
+  bootstrap SEs of estimates that share their items) is conservative, but whether that,
+  rather than a shift too small at this population size, decides the verdict is untested:
+  no metric of this run measures the shift's own paired bootstrap SE or varies the
+  number of clones.
 - Each paper claim has a control measured in the same run: the accuracy null on a
   population of equally difficult items (nothing to mistake for monoculture), the
   reduction on the planted-block population, added models independent of A (synthetic:

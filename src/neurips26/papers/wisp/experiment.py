@@ -61,8 +61,9 @@ What does not reproduce at the small tier, and why we think so
 - The methods do what they are built for, and the run measures it: their output-difference
   error on gate/up (``diff_error_*``) against their output reconstruction error
   (``recon_error_*``), beside their baselines' (the 70% ones are the diagnostics of the
-  70% claims). Whether our inferred pairing, ``q`` and ``lam`` cause the negatives is what
-  the readings diagnostic tests (shown beside the 70% claims). In the stored small run
+  70% claims, the 60% and 2:4 ones of Whisper's claims there). Whether our inferred
+  pairing, ``q`` and ``lam`` cause the negatives is what the readings diagnostic tests
+  (shown beside the 70% claims). In the stored small run
   the pairing decides Wisp's result at 70%: with pairs drawn at random (an estimate of
   the all-pairs difference norm) or with adjacent tokens, Wisp is ahead of Wanda beyond
   its interval, while with our nearest-neighbour reading of "similar inputs" it is
@@ -157,6 +158,9 @@ METRICS = (
     # diagnostics of the negatives: what each method preserves on gate/up at 70%
     *(f"{e}_error_{m}_70" for e in ("diff", "recon")
       for m in ("wanda", "wisp", "wisp_plus", "sparsegpt", "whisper")),
+    # and Whisper against SparseGPT at 60% and 2:4
+    *(f"{e}_error_{m}_{lb}" for lb in ("60", "2of4") for e in ("diff", "recon")
+      for m in ("sparsegpt", "whisper")),
     "ratio_wanda_magnitude_50", "ratio_sparsegpt_magnitude_50",
     "check_sparsity_error", "check_nm_valid", "check_block_ppl_error",
     "check_whisper_lam_limit", "check_dense_restored",

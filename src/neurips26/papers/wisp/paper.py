@@ -13,8 +13,8 @@ _BASELINE_IS_COMPARISON = (
 )
 
 
-def _diagnostics(a, b):
-    return tuple(f"{e}_error_{m}_70" for e in ("diff", "recon") for m in (a, b))
+def _diagnostics(a, b, label="70"):
+    return tuple(f"{e}_error_{m}_{label}" for e in ("diff", "recon") for m in (a, b))
 
 
 def _second_reading(label):
@@ -61,7 +61,8 @@ PAPER = Paper(
                      "consistently improves over SparseGPT (spec: <= 1.00)"),
         _ratio_claim("whisper_beats_sparsegpt_60", "Whisper is at least as good as "
                      "SparseGPT at 60% (ppl ratio).", "ratio_whisper_sparsegpt_60", 1.0,
-                     "consistently improves over SparseGPT (spec: <= 1.00)"),
+                     "consistently improves over SparseGPT (spec: <= 1.00)",
+                     _diagnostics("whisper", "sparsegpt", "60")),
         _ratio_claim("whisper_beats_sparsegpt_70", "Whisper beats SparseGPT at 70% "
                      "(ppl ratio).", "ratio_whisper_sparsegpt_70", 0.99,
                      "consistently improves over SparseGPT (spec: <= 0.99 at 70%)",
@@ -88,7 +89,8 @@ PAPER = Paper(
                      _second_reading("2of4")),
         _ratio_claim("whisper_beats_sparsegpt_2of4", "Under 2:4 Whisper is at least as good "
                      "as SparseGPT (ppl ratio).", "ratio_whisper_sparsegpt_2of4", 1.0,
-                     "improvements extend to structured sparsity (spec: <= 1.00)"),
+                     "improvements extend to structured sparsity (spec: <= 1.00)",
+                     _diagnostics("whisper", "sparsegpt", "2of4")),
         _ratio_claim("wisp_plus_beats_wisp_70", "Wisp+'s neuronwise refinement is at least "
                      "as good as Wisp at 70% (ppl(Wisp+) / ppl(Wisp)).",
                      "ratio_wisp_plus_wisp_70", 1.0, "Wisp+ refines Wisp (spec: <= 1.00)",
