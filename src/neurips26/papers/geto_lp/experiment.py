@@ -42,8 +42,9 @@ What does not reproduce at the small tier, and why:
 
 - "Full LP over budget": judged by counts, not the clock: the full LP's memory estimate
   (its nonzeros times ``FULL_BYTES_PER_NNZ``) against the 8 GB budget, GETO's likewise. At
-  the largest small-tier grid (32 x 32) the full LP's estimate is well inside the budget,
-  so the claim is false at this size (the full LP runs out of 24 GB near 53 x 53; the
+  the largest small-tier grid (32 x 32) the full LP's estimate is well inside the budget
+  (``largest_N`` and ``full_est_gb_largest``, the claim's diagnostics), so the claim is
+  false at this size (the full LP runs out of 24 GB near 53 x 53; the
   benchmark says so). Whether the full LP also overran its wall-clock guard is reported
   as the volatile ``full_over_budget_geto_solved_largest``, never as a verdict.
 - "Entropic blur" (entropic support >= 3x GETO's). The claim takes the minimum over all

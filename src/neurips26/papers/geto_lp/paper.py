@@ -147,6 +147,7 @@ PAPER = Paper(
                 "full LP is the comparison itself, and the claim fails wherever the full LP "
                 "fits (as it does at the small tier's largest grid)."
             ),
+            diagnostics=("largest_N", "full_est_gb_largest"),
         ),
         Claim(
             id="beats_entropic",

@@ -68,6 +68,12 @@ PAPER = Paper(
             ),
             comparison=">=",
             target=0.30,
+            diagnostics=(
+                "completion_uniform_severe_small",
+                "completion_uniform_severe_large",
+                "completion_none_small",
+                "completion_none_large",
+            ),
             tiers=_SMALL,
         ),
         Claim(

@@ -124,6 +124,13 @@ PAPER = Paper(
             target=0.01,
             tiers=_ST,
             control="subcritical_min_slope_over_scale",
+            diagnostics=(
+                "super_rho1.1_er_min_slope_over_scale",
+                "super_rho1.1_ring_min_slope_over_scale",
+                "super_rho1.1_star_in_min_slope_over_scale",
+                "super_rho1.1_star_out_min_slope_over_scale",
+                "super_rho1.1_min_r2",
+            ),
         ),
         Claim(
             id="supercritical_linear_fit",

@@ -71,6 +71,7 @@ PAPER = Paper(
                 "A paired test against the named baselines on the same runs; the test's "
                 "null distribution is the control of chance."
             ),
+            diagnostics=("hard_rmse_min_gap", "rmse_bimodal_min_gap"),
             tiers=("small", "paper"),
         ),
         Claim(

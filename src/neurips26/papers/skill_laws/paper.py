@@ -3,6 +3,9 @@
 from neurips26.registry import Claim, Paper
 
 _SMALL = ("small", "paper")
+#: The small tier's routers: each noisy one (``<base>@<T>``) beside its noise-free base.
+_ROUTERS = ("minilm", "minilm@0.5", "tfidf", "tfidf@0.5", "bm25", "bm25@1.0", "char",
+            "char@0.5")
 
 PAPER = Paper(
     slug="skill_laws",
@@ -96,6 +99,7 @@ PAPER = Paper(
                 "executed state of the previous step; the stateless arm is the baseline given "
                 "everything but the state, so it is the comparison."
             ),
+            diagnostics=tuple(f"rescue_{r}" for r in _ROUTERS),
             tiers=_SMALL,
         ),
         Claim(
@@ -117,6 +121,7 @@ PAPER = Paper(
                 "the coupling would be routers permuted, whose expected rho is 0 by "
                 "construction."
             ),
+            diagnostics=tuple(f"{m}_{r}" for m in ("b", "rescue") for r in _ROUTERS),
             tiers=_SMALL,
         ),
         Claim(
