@@ -70,6 +70,10 @@ What does not reproduce at the small tier, and what the run measures about it
   behaviours, or Gemma-3-270M, were not tried.
 - The anti-steer rate's worst condition: ``anti_steer_rate_median`` shows the other
   conditions.
+- The KL attribution during generation: why the sharp part does not drive a
+  disproportionate share of the steered-vs-unsteered KL is not yet diagnosed; no metric
+  of this run tests a cause (the premise above, CAA barely moving the behaviour, is one
+  untested reading).
 The verdicts of a real run are in the store; this docstring does not quote numbers.
 """
 
