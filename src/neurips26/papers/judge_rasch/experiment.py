@@ -187,6 +187,16 @@ CAPTIONS: dict[str, str] = {
 }
 
 
+def _flagged(df: pd.DataFrame) -> pd.Series:
+    """Cells the framework flags: any decision other than selecting the judge."""
+    return df["decision"] != "select"
+
+
+def _corr_pass(df: pd.DataFrame) -> pd.Series:
+    """Cells the correlation workflow passes: system-level Spearman above 0.8."""
+    return df["spearman"] > 0.8
+
+
 class JudgeRaschExperiment(Experiment):
     """Strong-ruler replicates, then weak-ruler replicates, one unit each.
 
@@ -318,8 +328,8 @@ class JudgeRaschExperiment(Experiment):
         cells = pd.DataFrame(table.where(row="cell").to_records())
         controls = pd.DataFrame(table.where(row="control").to_records())
         for df in (cells, controls):
-            df["flagged"] = df["decision"] != "select"
-        cells["corr_pass"] = cells["spearman"] > 0.8
+            df["flagged"] = _flagged(df)
+        cells["corr_pass"] = _corr_pass(cells)
         return cells, controls
 
     @staticmethod
@@ -371,22 +381,16 @@ class JudgeRaschExperiment(Experiment):
                 return float((flag(df).groupby(df["judge"]).mean() >= 0.5).sum())
             return statistic
 
-        def corr_pass(df):
-            return df["spearman"] > 0.8
-
-        def flagged(df):
-            return df["decision"] != "select"
-
         if pathological:
             metrics["num_pathological"] = len(pathological)
             metrics["pathological_passing_correlation"] = over_replicates(
-                "cell", judges_passing(corr_pass, pathological))
+                "cell", judges_passing(_corr_pass, pathological))
             metrics["pathological_flagged"] = over_replicates(
-                "cell", judges_passing(flagged, pathological))
+                "cell", judges_passing(_flagged, pathological))
             metrics["null_judges_flagged"] = over_replicates(
-                "control", judges_passing(flagged))
+                "control", judges_passing(_flagged))
             metrics["permuted_passing_correlation"] = over_replicates(
-                "permuted", judges_passing(corr_pass, pathological))
+                "permuted", judges_passing(_corr_pass, pathological))
             metrics["pathological_select_rate"] = select_rate(
                 cells[cells["judge"].isin(pathological)])
         if "faithful" in config.judges:
@@ -408,7 +412,7 @@ class JudgeRaschExperiment(Experiment):
                 df = pd.DataFrame(sub.to_records())
                 rows = df["emd_calibrated"] < df["emd_raw"]
                 rows = ~rows if calibration_failed else rows
-                return float(flagged(df[rows]).mean()) if rows.any() else float("nan")
+                return float(_flagged(df[rows]).mean()) if rows.any() else float("nan")
             return statistic
 
         if failed.any():
