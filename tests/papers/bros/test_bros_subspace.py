@@ -174,3 +174,51 @@ def test_quadratic_tuning_picks_the_best_scale_and_scores_divergence_as_inf():
     # the tuning seed is not an evaluation seed
     tuned = E._quad_run(q, "ma_soba", cfg.seed + cfg.num_seeds, cfg, best)["curve"][-1]
     assert math.log(tuned) == pytest.approx(scores[best])
+
+
+def test_single_probe_z_settles_at_the_biased_fixed_point():
+    """The premise of the single-probe floor diagnostic (``_single_probe_floor``): with x
+    held still, single-probe BROS's z averages to ``A~^{-1} (y* - c)`` with ``A~`` the
+    single-probe expectation, not to the unbiased ``A^{-1} (y* - c)``."""
+    from neurips26.common.torch import make_generator
+    from neurips26.papers.bros import single_probe_expectation
+
+    q = QuadraticBilevel.random(dim_x=2, dim_y=8, seed=3)
+    prob, gen = q.problem(), make_generator(0)
+    state, batches = init_state(prob), q.batches(len(q.rows), seed=0)
+    zs = []
+    for k in range(3000):
+        state = bros_step(state, prob, next(batches), lr_x=1e-12, lr_y=0.2, lr_z=0.02,
+                          theta=0.1, rank_fraction=0.25, probes=1, generator=gen,
+                          sketch_vectors=True)  # fmt: skip
+        if k >= 500:
+            zs.append(state.z["y"].numpy().copy())
+    z = np.mean(zs, axis=0)
+    a, c = q.hessian, q.targets.mean(0)  # y* = A^{-1} B x = 0 at x = 0
+    biased = np.linalg.solve(single_probe_expectation(torch.as_tensor(a), 2).numpy(), -c)
+    unbiased = np.linalg.solve(a, -c)
+    assert np.linalg.norm(z - biased) < 0.06 * np.linalg.norm(biased)
+    assert np.linalg.norm(z - unbiased) > 0.3 * np.linalg.norm(unbiased)
+
+
+def test_single_probe_floor_shrinks_with_the_rank():
+    q = QuadraticBilevel.random(dim_x=10, dim_y=50, seed=0)
+    low, high = E._single_probe_floor(q, 0.125), E._single_probe_floor(q, 1.0)
+    assert 0 < high < low and math.isfinite(low)
+
+
+def test_a_state_changed_in_place_after_a_step_is_checked_again():
+    """Steps skip the finiteness pass over a state they returned themselves, but not once
+    a tensor of it was modified in place or replaced."""
+    from neurips26.common.torch import make_generator
+
+    q = QuadraticBilevel.random(dim_x=2, dim_y=8, seed=0)
+    prob, gen, batches = q.problem(), make_generator(0), q.batches(4, seed=0)
+    state = bros_step(init_state(prob), prob, next(batches), generator=gen)
+    state.y["y"][0] = float("nan")
+    with pytest.raises(ValueError, match=r"state\.y"):
+        bros_step(state, prob, next(batches), generator=gen)
+    state = bros_step(init_state(prob), prob, next(batches), generator=gen)
+    state.z["y"] = torch.full_like(state.z["y"], float("inf"))
+    with pytest.raises(ValueError, match=r"state\.z"):
+        bros_step(state, prob, next(batches), generator=gen)

@@ -72,6 +72,21 @@ def _all_finite(t: torch.Tensor) -> bool:
         return bool(torch.isfinite(t.sum())) or bool(torch.isfinite(t).all())
 
 
+def _first_non_finite(named) -> str | None:
+    """The name of the first tensor of ``named`` (pairs ``(name, tensor)``) that holds NaN
+    or inf, else None: one stacked test of the tensors' sums in the usual all-finite case,
+    each tensor on its own only when that test fails."""
+    named = list(named)
+    with torch.no_grad():
+        sums = torch.stack([t.sum().to(torch.float64) for _, t in named])
+        if bool(torch.isfinite(sums).all()):
+            return None
+    for name, t in named:
+        if not _all_finite(t):
+            return name
+    return None
+
+
 def check_params(value, name: str, like: Mapping[str, torch.Tensor] | None = None) -> Params:
     """A non-empty mapping of names to finite float tensors (shapes and dtypes of ``like``
     if given)."""
@@ -403,6 +418,12 @@ def squared_norm(t: torch.Tensor) -> torch.Tensor:
     base = t._base_tensor if isinstance(t, SubspaceParam) else t
     if not base.is_floating_point() or not _all_finite(base.detach()):
         raise ValueError("t must be a finite floating-point tensor")
+    return _squared_norm(t)
+
+
+def _squared_norm(t: torch.Tensor) -> torch.Tensor:
+    """:func:`squared_norm` without its checks, for losses whose tensors the step has
+    already checked (the iterate is checked finite after every step)."""
     if not isinstance(t, SubspaceParam):
         return t.pow(2).sum()
     w = t._base_tensor

@@ -85,6 +85,8 @@ PAPER = Paper(
             target=5.0,
             tiers=("small", "paper"),
             control="ma_soba_over_bros_grad",
+            diagnostics=("single_probe_floor_grad_sq", "single_over_floor_grad",
+                         "floor_over_bros_grad", "quad_scale_bros", "quad_scale_bros_single"),
         ),
         Claim(
             id="accuracy_matches",

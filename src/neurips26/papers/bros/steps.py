@@ -32,7 +32,7 @@ from neurips26.common.validation import check_bool, check_choice, check_float, c
 from .bilevel import (
     BilevelProblem,
     Params,
-    _all_finite,
+    _first_non_finite,
     check_params,
     check_rank_fraction,
     check_tensor,
@@ -103,6 +103,13 @@ class BilevelState:
         """Every state tensor (for memory accounting)."""
         return [self.x, self.h, *self.y.values(), *self.z.values()]
 
+    def _signature(self) -> tuple:
+        """The identity and in-place version of each state tensor: equal to the signature
+        recorded when a step checked this state finite only if none was replaced or
+        modified in place since."""
+        return tuple((id(t), t._version) for t in (self.x, *self.y.values(),
+                                                     *self.z.values()))
+
 
 def init_state(problem: BilevelProblem) -> BilevelState:
     """The start ``(x0, y0, z = 0, h = 0)`` of every method.
@@ -140,24 +147,53 @@ def _check(state, problem, batches):
         raise TypeError(f"problem must be a BilevelProblem, got {type(problem).__name__}")
     if not isinstance(state, BilevelState):
         raise TypeError(f"state must be a BilevelState, got {type(state).__name__}")
-    check_tensor(state.x, "state.x")
+    # a state returned by a step was checked finite there: skip the finiteness pass over
+    # its tensors when none has been replaced or modified in place since
+    checked = getattr(state, "_checked", None) == state._signature()
+    _check_state_tensor(state.x, "state.x", checked)
     if state.x.shape != problem.x0.shape:
         raise ValueError(f"state.x must have shape {tuple(problem.x0.shape)}")
-    check_params(state.y, "state.y", like=problem.y0)
-    check_params(state.z, "state.z", like=problem.y0)
+    for name, params in (("state.y", state.y), ("state.z", state.z)):
+        if checked:
+            _check_like(params, name, problem.y0)
+        else:
+            check_params(params, name, like=problem.y0)
     if not isinstance(batches, tuple | list) or len(batches) != 3:
         raise ValueError("batches must be a triple (upper batch xi, lower batch phi, "
                          "second-order batch psi)")
     return tuple(batches)
 
 
+def _check_state_tensor(t, name: str, checked: bool) -> None:
+    if checked:
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
+            check_tensor(t, name)  # raises the usual message
+    else:
+        check_tensor(t, name)
+
+
+def _check_like(params, name: str, like) -> None:
+    """``check_params(params, name, like=like)`` less the finiteness pass (for a state a
+    step has checked finite)."""
+    if not isinstance(params, dict) or set(params) != set(like):
+        check_params(params, name, like=like)  # raises the usual message
+        return
+    for key, t in params.items():
+        if (not isinstance(t, torch.Tensor) or not t.is_floating_point()
+                or t.shape != like[key].shape or t.dtype != like[key].dtype):
+            check_params(params, name, like=like)  # raises the usual message
+            return
+
+
 def _finish(state, problem, x, y, z, h, stats) -> BilevelState:
     step = state.step + 1
-    for name, t in (("x", x), ("h", h), *y.items(), *z.items()):
-        if not _all_finite(t):
-            raise ValueError(f"the iterate diverged at iteration {step} ({name} is not finite); "
-                             "lower the step sizes (lr_x, lr_y, lr_z)")
-    return BilevelState(x, y, z, h, step, stats)
+    bad = _first_non_finite((("x", x), ("h", h), *y.items(), *z.items()))
+    if bad is not None:
+        raise ValueError(f"the iterate diverged at iteration {step} ({bad} is not finite); "
+                         "lower the step sizes (lr_x, lr_y, lr_z)")
+    out = BilevelState(x, y, z, h, step, stats)
+    object.__setattr__(out, "_checked", out._signature())
+    return out
 
 
 @torch.no_grad()

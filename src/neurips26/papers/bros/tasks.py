@@ -28,7 +28,7 @@ from neurips26.common.validation import (
     check_seed,
 )
 
-from .bilevel import BilevelProblem, squared_norm
+from .bilevel import BilevelProblem, _squared_norm
 
 __all__ = ["QuadraticBilevel", "data_mixture_problem", "flip_labels",
            "hyper_cleaning_batches", "hyper_cleaning_problem"]  # fmt: skip
@@ -318,7 +318,8 @@ def _weighted_classification(model, x_train, y_train, x_val, y_val, *, mu, weigh
         idx = torch.arange(len(xtr), device=dev) if idx is None else idx.to(dev)
         logits = torch.func.functional_call(model, y, (xtr[idx],))
         ce = nn.functional.cross_entropy(logits, ytr[idx], reduction="none")
-        reg = sum(squared_norm(p) for p in y.values())  # low rank under BROS's subspace
+        # low rank under BROS's subspace; y is checked finite by the step
+        reg = sum(_squared_norm(p) for p in y.values())
         return (weights(x, idx) * ce).mean() + mu * reg
 
     def upper(x, y, idx):
