@@ -280,3 +280,16 @@ def test_claims_chart_draws_every_interval_as_an_error_bar(monkeypatch):
     assert np.ravel(ours_err) == pytest.approx([0.3 / scale, 0.3 / scale])
     assert np.ravel(ctrl_err) == pytest.approx([0.3 / scale, 0.3 / scale])
     assert plain_err is None and plain == pytest.approx(1.0)
+
+
+def test_cpu_text_shows_what_cache_reads_had_cost():
+    from neurips26.records import RunRecord
+    from neurips26.report.pages import cpu_text
+
+    plain = make_record({"m": 1.0}, cpu_seconds=7.0)
+    assert cpu_text(plain) == "7"
+    read = make_record({"m": 1.0}, cpu_seconds=7.0,
+                       cache_reads={"hits": 2, "cpu_seconds": 880.0, "unrecorded": 1})
+    assert cpu_text(read) == "7 + 880 cached + 1 cached (cost not recorded)"
+    back = RunRecord.from_dict(read.to_dict())
+    assert back.cache_reads == read.cache_reads

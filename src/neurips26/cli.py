@@ -388,10 +388,17 @@ def cmd_run(args) -> int:
         out["run_id"] = run_id
         print(json.dumps(out, indent=2, default=str))
     else:
+        reads = record.cache_reads or {}
+        cached = ""
+        if reads.get("hits"):
+            cached = (f" · read {reads['hits']} cache entries that took "
+                      f"{reads.get('cpu_seconds', 0.0):.1f} s CPU to compute"
+                      + (f" ({reads['unrecorded']} of unrecorded cost)"
+                         if reads.get("unrecorded") else ""))
         print(
             f"{slug} · tier {record.tier} · seed {record.seed} · {record.status} · "
             f"{record.wall_seconds:.1f} s ({record.cpu_seconds:.1f} s CPU) · "
-            f"peak {record.peak_memory_mb:.0f} MB · run {run_id}"
+            f"peak {record.peak_memory_mb:.0f} MB · run {run_id}{cached}"
         )
         if record.error:
             print(record.error, file=sys.stderr)

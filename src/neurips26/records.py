@@ -32,7 +32,10 @@ class RunRecord:
 
     ``wall_seconds`` and ``cpu_seconds`` are measured by the runner around the
     experiment's ``run`` (experiments need not time themselves); ``peak_memory_mb`` is
-    the peak resident set of the process that ran it.
+    the peak resident set of the process that ran it. ``cache_reads`` is what the run
+    read from the model and array cache (:func:`neurips26.common.cache.cache_reads`:
+    ``hits``, the ``cpu_seconds`` computing those entries had cost, and how many had no
+    recorded cost); ``cpu_seconds`` does not include that cost.
     """
 
     slug: str
@@ -53,6 +56,7 @@ class RunRecord:
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0
     peak_memory_mb: float = 0.0
+    cache_reads: dict[str, Any] = field(default_factory=dict)
     package_version: str = __version__
     git_commit: str = "unknown"
     code_version: str = ""
@@ -137,7 +141,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "claims": (list, tuple, type(None)), "tables": (dict,), "notes": (list, tuple, type(None)),
     "error": (str, type(None)), "captions": (dict,), "intervals": (dict,), "device": (str,),
     "wall_seconds": (int, float), "cpu_seconds": (int, float), "peak_memory_mb": (int, float),
-    "environment": (dict,),
+    "cache_reads": (dict,), "environment": (dict,),
 }
 
 

@@ -296,6 +296,9 @@ def run_paper(
     # it runs must not be recorded as the code that produced it.
     version, commit = code_version(slug), git_commit()
     seed_everything(seed)
+    from neurips26.common.cache import cache_reads, reset_cache_reads  # numpy: lazily
+
+    reset_cache_reads()
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         # One thread limit for every paper, in `run` and `reproduce` alike: BLAS and torch
@@ -334,6 +337,7 @@ def run_paper(
         wall_seconds=wall,
         cpu_seconds=cpu,
         peak_memory_mb=_peak_rss_mb(),
+        cache_reads=cache_reads(),
         git_commit=commit,
         code_version=version,
         environment=environment(),

@@ -92,3 +92,36 @@ def test_cache_disabled(monkeypatch):
     for _ in range(2):
         cached_arrays("off", "k", lambda: n.append(1) or {"a": np.zeros(1)})
     assert len(n) == 2
+
+
+def test_cache_reads_carry_what_the_entries_cost():
+    """A read adds the CPU seconds its entry took to compute (nested reads included in the
+    outer entry's cost); an entry without a recorded cost is counted as unrecorded."""
+    from neurips26.common.cache import _cost_path, _path, cache_reads, reset_cache_reads
+
+    def busy():
+        x = 0.0
+        for i in range(300_000):
+            x += i * 1e-9
+        return {"a": np.array([x])}
+
+    reset_cache_reads()
+    cached_arrays("costed", "inner", busy)
+    assert cache_reads() == {"hits": 0, "cpu_seconds": 0.0, "unrecorded": 0}
+    cached_arrays("costed", "inner", busy)
+    first = cache_reads()
+    assert first["hits"] == 1 and first["cpu_seconds"] > 0 and first["unrecorded"] == 0
+
+    def outer():  # reads the inner entry: its cost counts in the outer entry's
+        return cached_arrays("costed", "inner", busy)[0]
+
+    reset_cache_reads()
+    cached_arrays("costed", "outer", outer)
+    reset_cache_reads()
+    cached_arrays("costed", "outer", outer)
+    assert cache_reads()["cpu_seconds"] >= first["cpu_seconds"]
+
+    _cost_path(_path("costed", "inner", ".npz")).unlink()
+    reset_cache_reads()
+    cached_arrays("costed", "inner", busy)
+    assert cache_reads() == {"hits": 1, "cpu_seconds": 0.0, "unrecorded": 1}

@@ -7,6 +7,12 @@ atomic (a temporary file renamed into place), so a killed run leaves no half ent
 ``NEURIPS26_NO_CACHE=1`` turns the cache off. Tests run with a fresh empty cache, so no
 test ever depends on an entry.
 
+Each entry keeps, beside it, the CPU seconds its computation took (``<entry>.cpu``: the
+process's CPU time while computing it, plus what entries it read on the way had cost).
+Every read adds that cost to a per-process tally (:func:`cache_reads`), which the runner
+resets before a run and stores with it, so a run that reads a cached model still shows
+what producing it cost.
+
 The key of an entry is the SHA-256 of: the entry's name, the package version, a hash of
 the source files of the code that produced it (``code_version(module)``), the config (as
 sorted JSON) and the seed. Changing any of them gives a new entry.
@@ -21,6 +27,7 @@ import io
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -40,6 +47,56 @@ def cache_dir() -> Path:
 
 def cache_enabled() -> bool:
     return os.environ.get("NEURIPS26_NO_CACHE", "") not in ("1", "true", "yes")
+
+
+#: This process's cache reads since the last :func:`reset_cache_reads`: entries read, the
+#: CPU seconds their computation had cost, and how many had no recorded cost (entries
+#: written before costs were kept).
+_READS = {"hits": 0, "cpu_seconds": 0.0, "unrecorded": 0}
+
+
+def cache_reads() -> dict[str, float | int]:
+    """This process's cache reads since :func:`reset_cache_reads` (a copy): ``hits``,
+    ``cpu_seconds`` (what computing the entries read had cost) and ``unrecorded`` (entries
+    read whose cost was never recorded)."""
+    return dict(_READS)
+
+
+def reset_cache_reads() -> None:
+    """Start a new tally of :func:`cache_reads` (the runner calls it before each run)."""
+    _READS.update(hits=0, cpu_seconds=0.0, unrecorded=0)
+
+
+def _cost_path(path: Path) -> Path:
+    return path.with_name(path.name + ".cpu")
+
+
+def _note_hit(path: Path) -> None:
+    _READS["hits"] += 1
+    try:
+        cost = float(json.loads(_cost_path(path).read_text())["cpu_seconds"])
+        if not cost >= 0:
+            raise ValueError(cost)
+    except (OSError, ValueError, KeyError, TypeError):
+        _READS["unrecorded"] += 1
+        return
+    _READS["cpu_seconds"] += cost
+
+
+def _costed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """``fn()`` and its cost: this process's CPU seconds while it ran plus the recorded
+    cost of the cache entries it read."""
+    c0, r0 = time.process_time(), _READS["cpu_seconds"]
+    out = fn()
+    return out, time.process_time() - c0 + (_READS["cpu_seconds"] - r0)
+
+
+def _write_entry(path: Path, data: bytes, cost: float) -> None:
+    try:
+        _atomic_write(path, data)
+        _atomic_write(_cost_path(path), json.dumps({"cpu_seconds": cost}).encode())
+    except OSError:
+        pass  # a read-only or full cache only costs the recomputation next time
 
 
 @lru_cache(maxsize=64)
@@ -104,19 +161,18 @@ def cached_arrays(name: str, key: str, compute: Callable[[], dict[str, np.ndarra
     if cache_enabled() and path.exists():
         try:
             with np.load(path, allow_pickle=False) as z:
-                return {k: z[k] for k in z.files}, True
+                arrays = {k: z[k] for k in z.files}
+            _note_hit(path)
+            return arrays, True
         except (OSError, ValueError):
             path.unlink(missing_ok=True)
-    arrays = compute()
+    arrays, cost = _costed(compute)
     if not isinstance(arrays, dict):
         raise TypeError("compute: must return a dict of arrays")
     if cache_enabled():
         buf = io.BytesIO()
         np.savez(buf, **{k: np.asarray(v) for k, v in arrays.items()})
-        try:
-            _atomic_write(path, buf.getvalue())
-        except OSError:
-            pass  # a read-only or full cache only costs the recomputation next time
+        _write_entry(path, buf.getvalue(), cost)
     return arrays, False
 
 
@@ -140,16 +196,14 @@ def cached_module(name: str, key: str, build: Callable[[], Any],
             state = torch.load(path, map_location="cpu", weights_only=True)
             model.load_state_dict(state)
             model.eval()
+            _note_hit(path)
             return model, True
         except (OSError, RuntimeError, ValueError, KeyError):
             path.unlink(missing_ok=True)
-    train(model)
+    _, cost = _costed(lambda: train(model))
     model.eval()
     if cache_enabled():
         buf = io.BytesIO()
         torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, buf)
-        try:
-            _atomic_write(path, buf.getvalue())
-        except OSError:
-            pass
+        _write_entry(path, buf.getvalue(), cost)
     return model, False

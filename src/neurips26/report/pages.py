@@ -317,6 +317,26 @@ def _index_order(views: list[PaperView]) -> list[PaperView]:
     return sorted(views, key=lambda v: rank.get(v.shown_tier, len(rank)))
 
 
+def _cached_cpu(record) -> tuple[float, int]:
+    """The CPU seconds that computing the cache entries a run read had cost, and how many
+    of those entries had no recorded cost (runs stored before costs were kept read as
+    none)."""
+    reads = getattr(record, "cache_reads", None) or {}
+    return float(reads.get("cpu_seconds", 0.0) or 0.0), int(reads.get("unrecorded", 0) or 0)
+
+
+def cpu_text(record) -> str:
+    """A run's CPU seconds, with what its cache reads had cost to compute: ``"7.4 + 883
+    cached"``, and ``"+ cached (cost not recorded)"`` for entries of unknown cost."""
+    text = fmt(record.cpu_seconds)
+    cost, unrecorded = _cached_cpu(record)
+    if cost > 0:
+        text += f" + {fmt(cost)} cached"
+    if unrecorded:
+        text += f" + {unrecorded} cached (cost not recorded)"
+    return text
+
+
 def render_index(views: list[PaperView]) -> tuple[str, str]:
     """The index page: every paper, its shown run, paper claims and checks apart."""
     head = ("paper", "title", "grade", "field", "shown run", "paper claims", "checks", "wall s",
@@ -333,13 +353,13 @@ def render_index(views: list[PaperView]) -> tuple[str, str]:
             paper_html = check_html = badge(NOT_RUN) + " run failed"
             paper_md = check_md = "run failed"
             wall = fmt(shown.stored.record.wall_seconds)
-            cpu = fmt(shown.stored.record.cpu_seconds)
+            cpu = cpu_text(shown.stored.record)
         else:
             tier_text = shown.tier
             paper_html, check_html = _counts_html(c["paper"]), _counts_html(c["check"])
             paper_md, check_md = format_counts(c["paper"]), format_counts(c["check"])
             wall = fmt(shown.stored.record.wall_seconds)
-            cpu = fmt(shown.stored.record.cpu_seconds)
+            cpu = cpu_text(shown.stored.record)
         if not sum(c["check"].values()):
             check_html = check_md = "-"
         note = shown.note
@@ -361,10 +381,19 @@ def render_index(views: list[PaperView]) -> tuple[str, str]:
     ok_runs = [v.shown.stored.record for v in views if v.shown.stored is not None and v.shown.ok]
     cpu_total = sum(r.cpu_seconds for r in ok_runs)
     small = [r for r in ok_runs if r.tier == "small"]
+    cached = [_cached_cpu(r) for r in small]
+    unrecorded = sum(u for _, u in cached)
     cpu_line = (
         f"CPU time of the runs shown: {cpu_total / 60:.1f} minutes over {len(ok_runs)} papers "
         f"({sum(r.cpu_seconds for r in small) / 60:.1f} minutes for the {len(small)} small-tier "
-        "runs; the largest consumers are the rows with the most CPU s)."
+        "runs; the largest consumers are the rows with the most CPU s). Models and arrays "
+        "read from the cache cost a run next to nothing; computing the entries the small-tier "
+        f"runs read had cost {sum(c for c, _ in cached) / 60:.1f} more CPU minutes, so a "
+        "first run on a fresh machine takes "
+        f"{(sum(r.cpu_seconds for r in small) + sum(c for c, _ in cached)) / 60:.1f} minutes"
+        + (f" plus the unrecorded cost of {unrecorded} cache entries written before costs "
+           "were kept" if unrecorded else "")
+        + " (the '+ cached' in the CPU column)."
     )
     intro = (
         "Each paper's claims, with verdicts computed from the metrics its reproduction "
@@ -523,7 +552,7 @@ def render_paper(view: PaperView) -> tuple[str, str]:
         r = stored.record
         meta = (
             f"run {stored.run_id} · seed {r.seed} · status {r.status} · "
-            f"{fmt(r.wall_seconds)} s wall, {fmt(r.cpu_seconds)} s CPU · "
+            f"{fmt(r.wall_seconds)} s wall, {cpu_text(r)} s CPU · "
             f"peak RSS {fmt(r.peak_memory_mb)} MB · version {r.package_version} · "
             f"commit {r.git_commit} · {r.created_at}"
         )
