@@ -240,3 +240,16 @@ def test_decomposition_beats_lockstep_under_load():
     wfs = [TEMPLATES["react"](rng=np.random.default_rng(i)) for i in range(60)]
     cap = estimate_capacity(lambda: AgentWeaveScheduler(num_workers=2), wfs)
     assert cap > estimate_capacity(lambda: AggregatedScheduler(num_workers=2, batch_size=8), wfs)
+
+
+def test_free_context_moves_pay_no_reprefill_or_hop():
+    """``context_cost=False`` (the tie's diagnostic): moved units pay no re-prefill and no
+    hop; with the default the same always-decompose run does pay them somewhere."""
+    reqs = poisson_arrivals(list(TEMPLATES.values()), rate=6.0, horizon=20.0, seed=3)
+    paid = simulate(AgentWeaveScheduler(num_workers=4, policy="always", sched_overhead=0.0),
+                    reqs, horizon=20.0)
+    free = simulate(AgentWeaveScheduler(num_workers=4, policy="always", sched_overhead=0.0,
+                                        context_cost=False), reqs, horizon=20.0)
+    assert paid.trace["extra_prefill"].sum() > 0 and paid.trace["delay"].sum() > 0
+    assert free.trace["extra_prefill"].sum() == 0 and free.trace["delay"].sum() == 0
+    assert free.num_completed == paid.num_completed == len(reqs)

@@ -37,6 +37,11 @@ PAPER = Paper(
             target=1.81,
             tiers=_SMALL,
             control="never_throughput_ratio_mix_and_3rd_template",
+            diagnostics=(
+                "throughput_ratio_mix_and_3rd_template_vs_aggregated",
+                "throughput_ratio_mix_and_3rd_template_vs_disaggregated",
+                "busy_ratio_mix_and_3rd_template",
+            ),
         ),
         Claim(
             id="mean_latency",
@@ -92,6 +97,7 @@ PAPER = Paper(
             target=0.03,
             tiers=_SMALL,
             control="adaptive_vs_always_high_overhead",
+            diagnostics=("adaptive_vs_always_free_context", "adaptive_cut_ratio_zero_overhead"),
         ),
     ),
     deviations=(

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.common.validation import check_float, check_int
+from neurips26.common.validation import check_bool, check_float, check_int
 
 from .workflow import LatencyModel, Request, _check_granularity, kv_tokens
 
@@ -612,6 +612,11 @@ class AgentWeaveScheduler(Scheduler):
         When to cut a unit boundary (:class:`FlowAdaptivePolicy`, :class:`StaticPolicy`).
     sched_overhead : float
         ``o_sched``: fixed cost (s) of every unit boundary (a delay before the new unit).
+    context_cost : bool
+        False: context moves are free (no re-prefill, no hop, and ``E[o_ctx] = 0`` in the
+        adaptive rule), so a boundary costs ``o_sched`` alone; a diagnostic of the
+        reproduction (the other reading of a zero-overhead boundary), not the paper's
+        system. Default True: the shared context cost (:meth:`Scheduler.move_cost`).
 
     References
     ----------
@@ -638,12 +643,18 @@ class AgentWeaveScheduler(Scheduler):
         latency: LatencyModel | None = None,
         policy="adaptive",
         sched_overhead: float = 1e-3,
+        context_cost: bool = True,
     ) -> None:
         if not math.isfinite(sched_overhead) or sched_overhead < 0:
             raise ValueError(f"sched_overhead must be >= 0, got {sched_overhead}")
         self.policy = make_policy(policy)
         self.sched_overhead = float(sched_overhead)
+        self.context_cost = check_bool(context_cost, "context_cost")
         super().__init__(num_workers=num_workers, latency=latency)
+
+    def move_cost(self, r: _Req, w: int) -> tuple[int, float]:
+        """:meth:`Scheduler.move_cost`, or ``(0, 0.0)`` without ``context_cost``."""
+        return super().move_cost(r, w) if self.context_cost else (0, 0.0)
 
     def reset(self) -> None:
         super().reset()
@@ -774,6 +785,8 @@ class AgentWeaveScheduler(Scheduler):
                     cobatched += 1
         # E[o_ctx]: the context's re-prefill and hop if the next unit lands elsewhere
         ctx = self.latency.c_prefill * r.ctx_total + self.latency.hop_cost
+        if not self.context_cost:
+            ctx = 0.0
         rs = RequestState(r.request.id, u.size, len(newly), e_rem, ctx)
         waiting = len(self.queue) + sum(len(p) for p in self.pending)
         if not waiting:  # continuous batching: nobody is held up while nothing waits
