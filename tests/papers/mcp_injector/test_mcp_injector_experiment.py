@@ -32,3 +32,26 @@ def test_smoke_run_and_claims():
         assert 0 <= iv["lo"] <= iv["hi"] <= 1
     else:
         assert "recovery_transient" not in r.intervals
+
+
+def test_p_value_diagnostics_leave_the_grid_metrics_alone():
+    """The p-value claims' diagnostics are measured on a reduced grid, and running the
+    extra tasks (their own seed) changes no other metric."""
+    import dataclasses
+
+    cfg = dataclasses.replace(
+        e.TIERS["smoke"], stacks=("plan_execute", "obs_loop"),
+        conditions=("none", "calibrated", "uniform_severe"), num_tasks=3, num_extra_tasks=2)
+    with_extra = e.run(cfg)
+    without = e.run(dataclasses.replace(cfg, num_extra_tasks=0))
+    m = with_extra.metrics
+    for claim in get_paper("mcp_injector").claims:
+        if claim.id in ("completion_drop_significant", "stack_size_interaction"):
+            assert claim.diagnostics
+            for name in claim.diagnostics:
+                assert 0 <= m[name] <= 1, name
+    assert m["num_cells_more_cells"] == m["num_cells"] + 3 * 2 * 2 * 2
+    new = {"mannwhitney_p_more_cells", "interaction_p_more_cells", "num_cells_more_cells"}
+    assert set(m) - set(without.metrics) == new
+    stable = without.stable_metrics()
+    assert {k: v for k, v in with_extra.stable_metrics().items() if k not in new} == stable

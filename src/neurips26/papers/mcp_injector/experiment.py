@@ -21,8 +21,21 @@ Mann-Whitney p-value is far from the paper's; our placeholder profile's incident
 incident rate but also makes every mode and persistence class equally likely, cuts
 completion much further than the calibrated profile (``completion_uniform_severe_*``
 against ``completion_none_*``, the drop's diagnostics): that points at the fault
-intensity, but does not separate the rate from the mix. No run varies the number of
-cells, so why the p-value falls short is not yet diagnosed.
+intensity, but does not separate the rate from the mix.
+The p-value claim (``completion_drop_significant``) has two diagnostics, one per cause.
+The cell count: ``mannwhitney_p_more_cells`` is the same test on the grid's cells pooled
+with ``num_extra_tasks`` more tasks per group (every condition, size and stack, drawn
+with their own seed: ``num_cells_more_cells`` cells in all); a p-value below the target
+there supports "too few cells". The fault intensity: ``mannwhitney_p_uniform_severe`` is
+the test against the uniform-severe arm on our own cell count; below the target supports
+"our calibrated faults are too mild" (with the rate and mix caveat above).
+The stack x size interaction (``stack_size_interaction``) has two diagnostics. The cell
+count: ``interaction_p_more_cells``, the same ANOVA on the pooled cells; a p-value that
+falls toward the target with more cells supports "too few cells". Our inferred choice of
+the cells that enter the ANOVA (both faulted conditions pooled): ``interaction_p_calibrated``
+is the interaction on the calibrated cells alone; below the target supports that reading.
+Whether our scripted stacks handle faults independently of the agent's size (so that
+there is no interaction to find) is not yet diagnosed.
 The large agent does not fall below the small one under calibrated faults; the claim's
 control is the same difference without faults, where the large agent is better by
 construction. The stack claims are judged against the same ANOVA on the fault-free cells
@@ -98,6 +111,11 @@ class Config:
         200, help="task-cluster bootstrap replicates of the grid claims' 95% intervals",
         min=2, max=100_000,
     )
+    num_extra_tasks: int = param(
+        12, help="tasks per group of the cell-count diagnostic: the grid's conditions, "
+        "sizes and stacks again on new tasks (seed + EXTRA_SEED), pooled with the grid's "
+        "cells for the two tests (0: not run)", min=0,
+    )
 
 
 TIERS = {
@@ -109,11 +127,15 @@ TIERS = {
         num_replay_tasks=2,
         num_stdio_tasks=0,
         num_bootstrap=20,
+        num_extra_tasks=2,
     ),
     "small": Config(),
     "paper": Config(num_tasks=75, num_replay_tasks=25, num_stdio_tasks=15),
 }
 
+
+#: Seed offset of the cell-count diagnostic's extra tasks (their own tasks, faults, agents).
+EXTRA_SEED = 1000
 
 #: Grid metrics that get a task-cluster bootstrap interval.
 BOOTSTRAPPED = (
@@ -360,6 +382,11 @@ METRICS: tuple[str, ...] = (
     "fidelity_persistence_p",
     "interaction_p",
     "interaction_p_none",
+    "interaction_p_calibrated",
+    "interaction_p_more_cells",
+    "mannwhitney_p_uniform_severe",
+    "mannwhitney_p_more_cells",
+    "num_cells_more_cells",
     "intermittent_abs_z",
     "intermittent_rate",
     "large_minus_small_none",
@@ -403,7 +430,9 @@ class McpInjector(Experiment):
 
     Units: the schedule-fidelity check, the replay check and the grid (one
     :func:`run_grid` over every condition, size, stack and task: the task is the
-    independent unit, resampled by the task-cluster bootstrap). The grid's row carries the
+    independent unit, resampled by the task-cluster bootstrap), and, when
+    ``num_extra_tasks > 0``, the same grid on extra tasks of their own seed (the p-value
+    claims' cell-count diagnostic, used nowhere else). The grid's row carries the
     :class:`GridResult`, so the unit table is not given to the report.
     """
 
@@ -413,7 +442,10 @@ class McpInjector(Experiment):
     UNIT_TABLE = None
 
     def grid(self, config: Config):
-        return [{"part": "fidelity"}, {"part": "replay"}, {"part": "grid"}]
+        units = [{"part": "fidelity"}, {"part": "replay"}, {"part": "grid"}]
+        if config.num_extra_tasks > 0:
+            units.append({"part": "extra"})  # the p-value claims' cell-count diagnostic
+        return units
 
     def measure(self, unit, state, ctx):
         c0 = time.process_time()
@@ -423,12 +455,13 @@ class McpInjector(Experiment):
         elif unit["part"] == "replay":
             row = dict(_replay(cfg))
         else:
+            extra = unit["part"] == "extra"
             row = {"grid": run_grid(
                 sizes=cfg.sizes,
                 stacks=cfg.stacks,
                 conditions=cfg.conditions,
-                num_tasks=cfg.num_tasks,
-                seed=cfg.seed,
+                num_tasks=cfg.num_extra_tasks if extra else cfg.num_tasks,
+                seed=cfg.seed + EXTRA_SEED if extra else cfg.seed,
                 client_timeout=cfg.client_timeout,
             )}
         row["cpu_s"] = time.process_time() - c0
@@ -487,6 +520,7 @@ class McpInjector(Experiment):
                 metrics["interaction_p_none"] = an_none.interaction_p
         for q, v in an.recovery.items():
             metrics[f"recovery_{q}"] = v
+        metrics.update(_p_value_diagnostics(grid, table, cfg))
         metrics = {
             k: (
                 bool(v)
@@ -562,6 +596,51 @@ class McpInjector(Experiment):
 
 def _anova_conditions(cfg: Config) -> tuple:
     return tuple(c for c in cfg.conditions if c != "none")
+
+
+def _p_value_diagnostics(grid, table: Table, cfg: Config) -> dict[str, float]:
+    """Diagnostics of the two p-value claims (tests in their own right, no intervals).
+
+    ``mannwhitney_p_uniform_severe``: the drop's test against the uniform-severe arm on
+    the same cells (fault intensity). ``interaction_p_calibrated``: the interaction on the
+    calibrated cells alone (the other reading of "faulted cells"). ``*_more_cells``: both
+    tests on the grid's cells pooled with the extra tasks' cells (the cell count).
+    """
+    from scipy.stats import mannwhitneyu
+
+    from .harness import GridResult
+
+    def mw(df, faulted):
+        a = df[df.condition == "none"].completion.to_numpy(float)
+        b = df[df.condition == faulted].completion.to_numpy(float)
+        return float(mannwhitneyu(a, b, alternative="two-sided").pvalue) if len(a) and len(
+            b) else math.nan
+
+    def interaction(df, conditions):
+        try:
+            return analyse(GridResult(cells=df), anova_conditions=conditions).interaction_p
+        except (ValueError, np.linalg.LinAlgError):
+            return math.nan
+
+    df = grid.cells
+    out: dict[str, float] = {}
+    if "uniform_severe" in cfg.conditions:
+        out["mannwhitney_p_uniform_severe"] = mw(df, "uniform_severe")
+    anova = _anova_conditions(cfg)
+    if "calibrated" in anova and len(anova) > 1:
+        out["interaction_p_calibrated"] = interaction(df, ("calibrated",))
+    extra = table.where(part="extra")
+    if len(extra):
+        import pandas as pd
+
+        (row,) = extra.rows
+        more = row["grid"].cells.copy()
+        more["task"] = more["task"] + int(df.task.max()) + 1  # tasks of their own
+        pooled = pd.concat([df, more], ignore_index=True)
+        out["num_cells_more_cells"] = len(pooled)
+        out["mannwhitney_p_more_cells"] = mw(pooled, "calibrated")
+        out["interaction_p_more_cells"] = interaction(pooled, anova)
+    return {k: v for k, v in out.items() if not (isinstance(v, float) and math.isnan(v))}
 
 
 EXPERIMENT = McpInjector()

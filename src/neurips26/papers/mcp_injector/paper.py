@@ -88,6 +88,7 @@ PAPER = Paper(
             ),
             comparison="<",
             target=1e-6,
+            diagnostics=("mannwhitney_p_more_cells", "mannwhitney_p_uniform_severe"),
             tiers=_SMALL,
         ),
         Claim(
@@ -149,6 +150,7 @@ PAPER = Paper(
             control="interaction_p_none",
             comparison="<",
             target=0.05,
+            diagnostics=("interaction_p_more_cells", "interaction_p_calibrated"),
             tiers=_SMALL,
         ),
         Claim(
