@@ -121,3 +121,23 @@ def test_dataframe_in_gives_labelled_series_out():
         plain = fn(df.to_numpy(), order=0)
         assert isinstance(plain, np.ndarray)
         np.testing.assert_array_equal(plain, out.to_numpy())
+
+
+def test_debate_gain_diagnostics_leave_the_other_metrics_alone():
+    """The debate-gain claim's diagnostics are measured (the claim's bootstrap), and the
+    shared-evidence reruns change no other metric."""
+    cfg = _mf_config(N_grid=(1, 2, 4), task_types=("mcq", "free_form"), num_questions=60)
+    with_diag = experiment.run(cfg)
+    without = experiment.run(dataclasses.replace(cfg, shared_evidence_concentration=0.0))
+    m = with_diag.metrics
+    claim = next(c for c in get_paper("multiagent_neff").claims
+                 if c.id == "debate_gain_is_reevaluation")
+    assert claim.diagnostics
+    for name in claim.diagnostics:
+        iv = with_diag.intervals[name]
+        assert np.isfinite(m[name]) and iv["lo"] <= m[name] <= iv["hi"], name
+        assert "runs" in iv["method"], name
+    new = set(m) - set(without.metrics)
+    assert new == {"debate_vs_selfcorr_max_gap_points_shared_evidence"}
+    assert {k: v for k, v in with_diag.stable_metrics().items() if k not in new} == (
+        without.stable_metrics())

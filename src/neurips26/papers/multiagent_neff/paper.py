@@ -136,6 +136,10 @@ PAPER = Paper(
             comparison="<=",
             target=2.0,
             control="reeval_vs_sc_max_gap_points",
+            diagnostics=(
+                "debate_vs_selfcorr_max_gap_points_one_peer",
+                "debate_vs_selfcorr_max_gap_points_shared_evidence",
+            ),
             tiers=_ST,
         ),
         Claim(
