@@ -6,6 +6,11 @@ _SMALL = ("small", "paper")
 #: The small tier's routers: each noisy one (``<base>@<T>``) beside its noise-free base.
 _ROUTERS = ("minilm", "minilm@0.5", "tfidf", "tfidf@0.5", "bm25", "bm25@1.0", "char",
             "char@0.5")
+#: The routing law refitted without one or both of the ingredients that may bend it:
+#: the vague queries left out, libraries grown uniformly, both.
+_LAW_VARIANTS = {m: tuple(f"{m}_{v}" for v in ("plain_queries", "uniform_growth",
+                                               "uniform_plain"))
+                 for m in ("min_r2", "frac_log_best_aic")}
 
 PAPER = Paper(
     slug="skill_laws",
@@ -33,6 +38,7 @@ PAPER = Paper(
             comparison=">=",
             target=0.97,
             control="min_r2_shuffled_sizes",
+            diagnostics=_LAW_VARIANTS["min_r2"],
             tiers=_SMALL,
         ),
         Claim(
@@ -50,6 +56,7 @@ PAPER = Paper(
                 "alternatives (a power law and a law linear in N) fitted by AIC to the same "
                 "accuracy curves, so the alternatives are the comparison."
             ),
+            diagnostics=_LAW_VARIANTS["frac_log_best_aic"],
             tiers=_SMALL,
         ),
         Claim(
@@ -139,6 +146,8 @@ PAPER = Paper(
                 "unoptimised library, routing the same held-out queries at the same size "
                 "(paired), so the only difference between the arms is the optimisation."
             ),
+            diagnostics=tuple(f"opt_{m}_{g}" for m in ("acc_gain_points", "hijack_before")
+                              for g in ("embedding", "lexical")),
             tiers=_SMALL,
         ),
         Claim(
