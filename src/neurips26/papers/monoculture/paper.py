@@ -88,6 +88,7 @@ PAPER = Paper(
             target=1.0,
             tiers=("small", "paper"),
             control="zoo_digits_shuffled_clone_shift_ratio",
+            diagnostics=("zoo_digits_clone_shift_paired",),
         ),
         Claim(
             id="model_population_changes_verdict_synthetic",
@@ -99,6 +100,7 @@ PAPER = Paper(
             target=1.0,
             tiers=("small", "paper"),
             control="synth_independent_shift_ratio",
+            diagnostics=("synth_clone_shift_paired", "synth_clone_shift_ratio_more_clones"),
         ),
         Claim(
             id="item_population_changes_verdict",
