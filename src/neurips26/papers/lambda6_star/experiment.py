@@ -68,10 +68,10 @@ What reproduces and what does not, and why
   (``digits_greedy_mean_gain`` and ``digits_redundancy_mean_gain``, the diagnostics of the
   gain claim), so the shortfall is not the choice among these three rules. Why items
   chosen on one digits run do not rank models stably on the others is not yet
-  diagnosed. Our reading, untested by any metric of this run: the run-to-run noise is an
-  independent perturbation of every test image, so an image's difficulty and its item
-  reliability on run A (``R*_j^2``) carry little over to the other runs; a diagnostic
-  would correlate the per-item statistics of two runs. The gain also swings from one
+  diagnosed for this claim. Our reading: the run-to-run noise is an independent
+  perturbation of every test image, so an image's difficulty and its item reliability
+  on run A (``R*_j^2``) carry little over to the other runs; the transfer metrics of
+  claim smaller_subsets_match (below) measure that carry-over. The gain also swings from one
   realisation of the zoo to the next, and the replicates put that swing into the
   interval (ten at the small tier, enough for
   the gain's interval to decide: it lies below the bar, so on the benchmark with the
@@ -85,13 +85,26 @@ What reproduces and what does not, and why
   ``tune_strata_collapse_min_gain``). The simulation's discriminations, guessing floors
   and no-signal share are our choice (the paper's LLM leaderboards are not available
   offline).
-- Smaller subsets match a random 200-item subset: the claim holds on ImageNet only (1 of
-  the 3); on digits and on the IRT simulation no λ6★ subset of at most 100 items reaches
-  the random 200-item stability. Why is not yet diagnosed. Untested readings: on digits,
-  the transfer between runs discussed above; on the IRT simulation, the 2PL
-  discriminations vary only moderately (log-normal, sd 0.3), so even the most
-  informative 100 items may carry about the information of 200 random ones (a run that
-  varies the discriminations would test it).
+- Smaller subsets match a random 200-item subset: the claim counts the benchmarks on
+  which a λ6★ subset of at most 100 items reaches the random 200-item stability. The
+  diagnostics locate and test the shortfall. ``<bench>_small_subset_gap`` (irt,
+  imagenet, digits) is the stability of the λ6★ subset of the largest budget up to
+  100 minus that of the random reference subsets, mean over replicates with a
+  Student-t interval (>= 0 where the subset reaches the reference). Two causes are
+  tested. (a) On the IRT simulation the 2PL discriminations vary only moderately
+  (our choice, log-sd 0.3), so even the most informative 100 items may carry about
+  the information of 200 random ones: ``irt_wide_disc_small_subset_gap`` is the same
+  gap on the claims' first ``diag_num_replicates`` IRT realisations with the
+  discriminations' log-sd set to ``diag_discrimination_sd`` (every other draw the
+  same; random subsets from a generator of their own); a gap that turns
+  non-negative there while ``irt_small_subset_gap`` is negative supports it. (b) On
+  digits the run-to-run noise perturbs every test image independently, so the item
+  statistics the strata rule picks by on run A may carry little over to the other
+  runs: ``<bench>_difficulty_transfer`` and ``<bench>_item_r2_transfer`` are the
+  Spearman correlations, over items, of the item difficulty and of the item
+  reliability ``R*_j^2`` between run A and run 1 (mean over replicates, Student-t
+  interval); transfer on digits well below that on the IRT simulation and on
+  ImageNet supports it.
 - Population dependence: the between-model variance shrinks markedly in the higher
   cohort, which lowers its reliability.
 """
@@ -105,6 +118,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
@@ -142,6 +156,10 @@ TUNING_BENCHES = ("irt", "fewmodel")
 DUPLICATES = ("keep", "collapse")
 #: Seed offset of the few-model simulation from the run's (or the realisation's) seed.
 FEWMODEL_SEED_OFFSET = 2
+#: The ``bench`` value of the units of the IRT diagnostic with wider discriminations.
+DIAG = "_diag_irt_wide"
+#: The subset size claim smaller_subsets_match allows (its diagnostics' budget).
+SMALL_SUBSET = 100
 
 
 @dataclass(frozen=True)
@@ -265,6 +283,12 @@ class Config:
         None,
         help="paper tier: a local CSV/TSV response matrix (models as rows), an extra benchmark",
     )
+    diag_discrimination_sd: float = param(
+        0.6, help="log-sd of the discriminations of the IRT diagnostic realisations (the "
+        "claims' IRT simulation uses simulate_irt's 0.3)", min=0.0, max=3.0)
+    diag_num_replicates: int = param(
+        5, help="realisations of the IRT diagnostic with wider discriminations (the claims' "
+        "first IRT seeds; 0: not run)", min=0)
 
 
 TIERS = {
@@ -280,6 +304,7 @@ TIERS = {
         num_replicates=1,
         few_num_items=200,
         tuning_seeds=(1_000_000,),
+        diag_num_replicates=2,
     ),
     "small": Config(),
     "paper": Config(
@@ -399,6 +424,78 @@ def _selection(runs: np.ndarray, cfg: Config, rng: np.random.Generator,
 
 #: Seed offset between the independent realisations of a multi-run benchmark.
 REPLICATE_STRIDE = 7919
+
+
+def _small_subset_gap(sel: dict) -> float:
+    """Stability of the λ6★ subset of the largest budget <= :data:`SMALL_SUBSET` minus that
+    of the random reference subsets, in one :func:`_selection` result (NaN without such a
+    budget): >= 0 where that subset reaches the reference."""
+    rows = [r for r in sel["rows"] if r["budget"] <= SMALL_SUBSET]
+    if not rows:
+        return float("nan")
+    best = max(rows, key=lambda r: r["budget"])
+    return float(best["tau_lambda6_star"] - sel["ref_random_tau"])
+
+
+def _wide_disc_gap(cfg: Config, r: int, setting: tuple[str, str]) -> float:
+    """:func:`_small_subset_gap` on the IRT realisation of replicate ``r`` with the
+    discriminations' log-sd set to ``cfg.diag_discrimination_sd``.
+
+    The realisation has the claims' seed of replicate ``r``, so every other draw is the
+    claims' one (the discriminations are the same normal draws, scaled); the random
+    subsets come from a generator of their own, never the claims' one.
+    """
+    sim = simulate_irt(num_models=cfg.irt_num_models, num_items=cfg.irt_num_items,
+                       num_runs=cfg.num_runs, discrimination_sd=cfg.diag_discrimination_sd,
+                       seed=cfg.seed + REPLICATE_STRIDE * r)
+    rng = np.random.default_rng([cfg.seed, 4247, r])
+    return _small_subset_gap(_selection(sim.scores, cfg, rng, setting))
+
+
+def _transfer(runs: np.ndarray) -> dict[str, float]:
+    """How well run A's item statistics carry over to another run (run 1).
+
+    Spearman correlations, over the items with variance on both runs, of the item
+    difficulty (mean score) and of the λ6★ item reliability ``R*_j^2`` (each run's own
+    :func:`lambda6_star` on its items), the two statistics the strata rule picks by.
+    """
+    a, b = runs[0], runs[1]
+    both = np.flatnonzero((np.ptp(a, axis=0) > 0) & (np.ptp(b, axis=0) > 0))
+    if both.size < 3:
+        return {"transfer_difficulty": float("nan"), "transfer_r2": float("nan")}
+    r2 = [lambda6_star(y[:, both]).item_r2 for y in (a, b)]
+    return {
+        "transfer_difficulty": float(stats.spearmanr(a[:, both].mean(axis=0),
+                                                     b[:, both].mean(axis=0))[0]),
+        "transfer_r2": float(stats.spearmanr(r2[0], r2[1])[0]),
+    }
+
+
+def _subset_diagnostics(table: Table, cfg: Config) -> dict[str, Estimate]:
+    """The diagnostics of claim smaller_subsets_match, each a mean over replicates with
+    its Student-t interval: per claim benchmark the gap of the small λ6★ subset to the
+    random reference (``<bench>_small_subset_gap``) and the transfer of item statistics
+    from run A to run 1 (``<bench>_difficulty_transfer``, ``<bench>_item_r2_transfer``);
+    and the gap on IRT realisations with wider discriminations
+    (``irt_wide_disc_small_subset_gap``)."""
+    out: dict = {}
+    for name in CLAIM_BENCHES:
+        rows = [r for r in table.where(bench=name) if "sel" in r]
+        if not rows:
+            continue
+        per = Table([{"replicate": r["replicate"], "gap": _small_subset_gap(r["sel"]),
+                      "difficulty": r.get("transfer_difficulty", float("nan")),
+                      "r2": r.get("transfer_r2", float("nan"))} for r in rows])
+        out[f"{name}_small_subset_gap"] = per.mean_over("gap", unit="replicate")
+        out[f"{name}_difficulty_transfer"] = per.mean_over("difficulty", unit="replicate")
+        out[f"{name}_item_r2_transfer"] = per.mean_over("r2", unit="replicate")
+    diag = table.where(bench=DIAG)
+    if len(diag):
+        out["irt_wide_disc_small_subset_gap"] = diag.mean_over("gap", unit="replicate")
+    elif "irt" in cfg.benchmarks:
+        out["irt_wide_disc_small_subset_gap"] = Estimate.missing(
+            "diag_num_replicates is 0")
+    return out
 
 
 def _other_rules(rule: str) -> list[str]:
@@ -667,6 +764,19 @@ METRICS: tuple[str, ...] = (
     "digits_redundancy_mean_gain",
     "tune_*_min_gain",
     "*_win_share",
+    "digits_difficulty_transfer",
+    "digits_item_r2_transfer",
+    "digits_small_subset_gap",
+    "imagenet_difficulty_transfer",
+    "imagenet_item_r2_transfer",
+    "imagenet_small_subset_gap",
+    "irt_difficulty_transfer",
+    "irt_item_r2_transfer",
+    "irt_small_subset_gap",
+    "irt_wide_disc_small_subset_gap",
+    "*_difficulty_transfer",
+    "*_item_r2_transfer",
+    "*_small_subset_gap",
     "*_ctrl_win_share",
     "*_ctrl_mean_gain",
     "split_half_tau_max_abs_error",
@@ -766,6 +876,9 @@ class Lambda6Star(Experiment):
             if name in MULTI_RUN:
                 units += [{"bench": name, "index": i, "replicate": r}
                           for r in range(1, _num_replicates(name, config))]
+        if "irt" in config.benchmarks:  # the diagnostic, last: its own generators
+            units += [{"bench": DIAG, "replicate": r}
+                      for r in range(config.diag_num_replicates)]
         return units
 
     def measure(self, unit, state, ctx):
@@ -779,12 +892,15 @@ class Lambda6Star(Experiment):
         if "setting" not in state:  # every tuning unit came first
             state["setting"] = _choose(state["tune_rows"], cfg)[0]
         setting = state["setting"]
+        if name == DIAG:
+            return {"gap": _wide_disc_gap(cfg, r, setting)}
         if r > 0:
             if not state["runs"].get(name):
                 return {}
             runs_r, _ = _load(name, cfg, seed=cfg.seed + REPLICATE_STRIDE * r)
             return {"sel": _selection(runs_r, cfg, rng, setting),
-                    "seconds": time.perf_counter() - t0}
+                    "seconds": time.perf_counter() - t0,
+                    **(_transfer(runs_r) if name in CLAIM_BENCHES else {})}
         runs, extra = _read_local(cfg.local_matrix) if name == "local" else _load(name, cfg)
         res = _summary(runs[0], cfg, seed=cfg.seed + 100 + unit["index"])
         res.update(extra)
@@ -798,6 +914,8 @@ class Lambda6Star(Experiment):
             perm = np.random.default_rng([cfg.seed, 77, unit["index"]]).permutation(
                 runs.shape[1])
             row["cohort_random"] = cohort_reliability(runs[0][perm], runs[1])
+            if name in CLAIM_BENCHES:
+                row.update(_transfer(runs))
         row["seconds"] = time.perf_counter() - t0
         return row
 
@@ -805,7 +923,7 @@ class Lambda6Star(Experiment):
         results: dict[str, dict] = {}
         rule = _choose(table.where(bench=TUNE).rows, config)[0][0]
         for name, g in table.groups("bench").items():
-            if name == TUNE:
+            if name in (TUNE, DIAG):
                 continue
             first = g.where(replicate=0).rows[0]
             res = dict(first["summary"])
@@ -904,6 +1022,7 @@ class Lambda6Star(Experiment):
             metrics[f"tune_{rule}_{dup}_min_gain"] = value
         metrics["num_tuning_realisations"] = len({(r["tune_bench"], r["tune_seed"])
                                                   for r in tune})  # fmt: skip
+        metrics.update(_subset_diagnostics(table, config))
         return metrics
 
     def tables(self, table: Table, summary: dict, config: Config) -> dict:

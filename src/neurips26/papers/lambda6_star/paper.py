@@ -127,6 +127,13 @@ PAPER = Paper(
             comparison=">=",
             target=2,
             control="num_small_subset_match_random",
+            diagnostics=(
+                "irt_small_subset_gap", "irt_wide_disc_small_subset_gap",
+                "digits_small_subset_gap", "imagenet_small_subset_gap",
+                "digits_difficulty_transfer", "digits_item_r2_transfer",
+                "irt_difficulty_transfer", "irt_item_r2_transfer",
+                "imagenet_difficulty_transfer", "imagenet_item_r2_transfer",
+            ),
             tiers=("small", "paper"),
         ),
         Claim(
