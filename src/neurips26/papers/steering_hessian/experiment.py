@@ -70,10 +70,23 @@ What does not reproduce at the small tier, and what the run measures about it
   behaviours, or Gemma-3-270M, were not tried.
 - The anti-steer rate's worst condition: ``anti_steer_rate_median`` shows the other
   conditions.
-- The KL attribution during generation: why the sharp part does not drive a
-  disproportionate share of the steered-vs-unsteered KL is not yet diagnosed; no metric
-  of this run tests a cause (the premise above, CAA barely moving the behaviour, is one
-  untested reading).
+- The KL attribution during generation (the sharp part's KL over the full vector's,
+  per unit of its share of ``||v||^2``). Two causes are tested. (a) Where the Hessian
+  is evaluated (our reading: at ``alpha v_CAA``): the sharp part alone is a small
+  vector whose KL is measured against the unsteered model, so the curvature near the
+  unsteered point, not at ``alpha v_CAA``, may be what decides it. Diagnostic
+  ``kl_attribution_h0_median``: the same statistic with the sharp subspace (same
+  ``k``) of the Hessian at ``v = 0`` (``h0_num_steps`` Lanczos steps), removed from
+  the same ``v`` and scored on the same continuations; reaching the target there
+  (and exceeding the random-subspace control) supports it. (b) The reading of the
+  statistic: "the sharp part drives a share of the KL" read as the KL lost when the
+  sharp part is removed, ``(KL(v) - KL(v'))/KL(v)`` per unit of share
+  (``kl_removal_attribution_median``, its control
+  ``random_kl_removal_attribution_median`` with the random subspace removed; both
+  bootstraps over conditions); a removal attribution that passes where the
+  part-alone one fails would make the verdict depend on that reading. Whether our
+  behavioural loss (the answer letter's NLL on multiple-choice prompts) ranks the
+  directions that matter for open-ended generation at all is not yet diagnosed.
 The verdicts of a real run are in the store; this docstring does not quote numbers.
 """
 
@@ -141,6 +154,8 @@ class Config:
     gen_samples: int = param(2, help="continuations per prompt", min=1, max=1000)
     max_new_tokens: int = param(16, help="tokens per continuation", min=1, max=4096)
     temperature: float = param(1.0, help="sampling temperature", min=0.0, max=10.0)
+    h0_num_steps: int = param(16, help="Lanczos steps (HVPs) of the diagnostic Hessian at the "
+                              "unsteered point", min=1, max=100_000)
 
 
 TIERS = {
@@ -163,6 +178,8 @@ METRICS = (
     "sharp_share_median", "random_share_median",
     "anti_steer_rate_min", "anti_steer_rate_median", "random_anti_steer_rate_min",
     "kl_attribution_median", "random_kl_attribution_median",
+    "kl_attribution_h0_median", "kl_removal_attribution_median",
+    "random_kl_removal_attribution_median",
     "generation_win_frac", "random_generation_win_frac", "behaviour_gain_median",
     "polarity_noise_frac", "random_polarity_noise_frac", "num_hvp_per_condition",
     "hessian_seconds", "caa_seconds", "hessian_cost_ratio",
@@ -238,6 +255,12 @@ def _measure(lm: LM, data, behaviour: str, layer: int, positions: str, cfg: Conf
     rnds = [random_subspace_removal(v, H, k=rem.k, seed=cfg.seed * 1000 + i)
             for i in range(cfg.num_random)]  # fmt: skip
     rnd = rnds[0]  # the control of the direction-based statistics
+    # diagnostic of the KL attribution: the sharp subspace of the Hessian at the unsteered
+    # point (v = 0), the same k, removed from the same v
+    H0 = steering_hessian(obj, torch.zeros_like(v).to(dev), method=cfg.method,
+                          num_steps=cfg.h0_num_steps, seed=cfg.seed,
+                          label=f"{label}, at v = 0")  # fmt: skip
+    rem0 = sharp_removal(v, H0, k=rem.k)
     held_obj = SteeringObjective(lm.model, held.prompts.to(dev), held.targets.to(dev),
                                  layer=layer, positions=positions,
                                  attention_mask=held.mask.to(dev))  # fmt: skip
@@ -267,7 +290,10 @@ def _measure(lm: LM, data, behaviour: str, layer: int, positions: str, cfg: Conf
     seed = cfg.seed * 7919 + layer
     ev = generation_eval(lm.model, ids.to(dev), v.to(dev), seed=seed,
                          others={"sharp": vec(rem.sharp_part), "clean": vec(rem.v_clean),
-                                 "random": vec(rnd.sharp_part)}, **common)  # fmt: skip
+                                 "random": vec(rnd.sharp_part),
+                                 # the diagnostics' vectors (each KL on its own)
+                                 "sharp_h0": vec(rem0.sharp_part),
+                                 "random_clean": vec(rnd.v_clean)}, **common)  # fmt: skip
     ev_c = generation_eval(lm.model, ids.to(dev), vec(rem.v_clean), seed=seed, **common)
     ev_r = generation_eval(lm.model, ids.to(dev), vec(rnd.v_clean), seed=seed, **common)
     kl_full = ev.mean_kl("self")
@@ -294,6 +320,13 @@ def _measure(lm: LM, data, behaviour: str, layer: int, positions: str, cfg: Conf
         "kl_attribution": _attribution(ev.mean_kl("sharp"), kl_full, rem.sharp_share),
         "random_kl_attribution": _attribution(ev.mean_kl("random"), kl_full,
                                               rnd.sharp_share),
+        "sharp_share_h0": rem0.sharp_share, "kl_sharp_h0": ev.mean_kl("sharp_h0"),
+        "kl_attribution_h0": _attribution(ev.mean_kl("sharp_h0"), kl_full, rem0.sharp_share),
+        "kl_random_clean": ev.mean_kl("random_clean"),
+        "kl_removal_attribution": _attribution(kl_full - ev.mean_kl("clean"), kl_full,
+                                               rem.sharp_share),
+        "random_kl_removal_attribution": _attribution(kl_full - ev.mean_kl("random_clean"),
+                                                      kl_full, rnd.sharp_share),
         "behaviour_v": ev.behaviour, "behaviour_clean": ev_c.behaviour,
         "behaviour_random": ev_r.behaviour, "nll_v": ev.coherence_nll,
         "nll_clean": ev_c.coherence_nll, "nll_random": ev_r.coherence_nll,
@@ -422,6 +455,10 @@ class SteeringHessianExperiment(Experiment):
             "anti_steer_rate_median": float(np.median(t.column("anti_steer"))),
             "kl_attribution_median": boot(_median("kl_attribution")),
             "random_kl_attribution_median": boot(_median("random_kl_attribution")),
+            "kl_attribution_h0_median": boot(_median("kl_attribution_h0")),
+            "kl_removal_attribution_median": boot(_median("kl_removal_attribution")),
+            "random_kl_removal_attribution_median": boot(
+                _median("random_kl_removal_attribution")),
             "generation_win_frac": boot(_wins("clean")),
             "random_generation_win_frac": boot(_wins("random")),
             "behaviour_gain_median": float(np.median(t.column("behaviour_clean")

@@ -75,6 +75,8 @@ PAPER = Paper(
             paper_value="disproportionate (spec: at least 3x its squared-norm share)",
             metric="kl_attribution_median", comparison=">=", target=3.0,
             tiers=_REAL, control="random_kl_attribution_median",
+            diagnostics=("kl_attribution_h0_median", "kl_removal_attribution_median",
+                         "random_kl_removal_attribution_median"),
         ),
         Claim(
             id="removal_beats_caa_generation",
