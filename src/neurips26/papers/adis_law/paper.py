@@ -126,6 +126,8 @@ PAPER = Paper(
             target=0.7,
             tiers=_TIERS,
             control="rise_fall_fraction_shuffled",
+            diagnostics=("rise_fall_fraction_longest", "rise_fall_fraction_shuffled_longest",
+                         "rise_fall_fraction_low_mix", "rise_fall_fraction_shuffled_low_mix"),
         ),
         Claim(
             id="forgetting_law_fit",

@@ -106,6 +106,9 @@ PAPER = Paper(
             target=0.0,
             tiers=("small", "paper"),
             control="spikes_excess_worst_frozen",
+            diagnostics=("spikes_mnist_asvq_k4096", "spikes_mnist_asvq_ema_stats_k4096",
+                         "usage_mnist_asvq_ema_stats_k4096", "spikes_mnist_asvq_frozen_k4096",
+                         "long_spikes_mnist_simvq_k4096", "spikes_mnist_ema_k4096"),
         ),
         Claim(
             id="flops_vs_simvq",

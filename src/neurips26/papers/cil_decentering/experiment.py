@@ -56,8 +56,19 @@ Deviations from the paper
   weight decay.
 - The permuted-task control (claim ``invariance_falsifiable``) can fail on trained heads of
   real features: there the sequential-joint offsets also vary within a task block, on some
-  seeds and sets close to what random task labels give; why is not yet diagnosed. The
-  synthetic runs pass it cleanly.
+  seeds and sets close to what random task labels give, while the synthetic runs pass it
+  cleanly. The cause tested: the offset identity holds at the optimum of the
+  l2-regularised population loss, and with our weak weight decay on (nearly) separable
+  real features each head's optimum is set by the few inputs near its margins rather than
+  by the class means. The diagnostic refits the sequential and joint heads of one run
+  (``wd_diag_set``, the seed of index ``wd_diag_seed``) with ``wd_diag_factor`` times the
+  weight decay on the same features and class order: ``diag_control_quantile_strong_wd``
+  is its control quantile, ``diag_control_quantile_strong_wd_base`` that of the same run
+  as fitted for the claim (both with the Wilson interval over the 200 permuted task
+  assignments). A refit quantile far below 0.05 beside a base above it would support
+  weak regularisation as the cause; a refit quantile about as high would not. That the
+  real features are not shared-covariance Gaussian is another candidate, not yet
+  diagnosed.
 - De-centred versus Bayes confusion on the failure construction (``failure_decentered_bayes``)
   misses 0.02 at finite samples; not yet diagnosed.
 - The abstract does not name its five CIL methods. We diagnose five we can build offline on
@@ -121,6 +132,7 @@ METRICS: tuple[str, ...] = (
     "offset_over_weight_fashion_mnist", "offset_over_weight_effnet_photos",
     "offset_over_weight_effnet_fashion_mnist",
     "diag_control_quantile_max", "diag_dispersion_max",
+    "diag_control_quantile_strong_wd", "diag_control_quantile_strong_wd_base",
     "failure_min_confusion_at_max_ratio", "failure_min_confusion_at_min_ratio",
     "failure_max_dec_bayes_diff",
     "bound_max_excess", "bound_num_instances",
@@ -199,6 +211,16 @@ class Config:
                                          "CIL part's draw)", min=10)
     methods_memory_per_class: int = param(20, help="exemplars per class of replay and WA",
                                           min=1)
+    wd_diag_set: str = param("effnet_fashion_mnist", choices=("synthetic", *REAL),
+                             help="diagnostic: the data set whose sequential and joint heads "
+                             "are refitted with a stronger weight decay for the permuted-task "
+                             "control")
+    wd_diag_seed: int = param(2, help="diagnostic: index of that run among the run's seeds "
+                              "(the small tier's default is the run with the highest control "
+                              "quantile in an earlier small run; not run when out of range)",
+                              min=0)
+    wd_diag_factor: float = param(100.0, help="diagnostic: the refit's weight decay over "
+                                  "weight_decay", min=1.0)
 
 
 TIERS = {
@@ -206,7 +228,8 @@ TIERS = {
                     synth_test_per_class=200, offset_train_per_class=0, mnist_datasets=(),
                     effnet_datasets=(), failure_ratios=(1.0, 100.0), failure_distances=(1.0, 4.0),
                     failure_train_per_class=300, failure_test_per_class=1000,
-                    bound_instances=2, methods_train_per_class=50),
+                    bound_instances=2, methods_train_per_class=50, wd_diag_set="digits",
+                    wd_diag_seed=0),
     "small": Config(),
     "paper": Config(num_seeds=5, synth_train_per_class=5000, synth_test_per_class=2000,
                     offset_train_per_class=200_000, offset_num_tasks=5, offset_dim=32,
@@ -361,6 +384,27 @@ def _digits_row(cfg: Config, s: int, data) -> dict:
     return cil_run("digits", s, Xtr, ytr, Xte, yte, order, 2, cfg)
 
 
+def offset_refit(dataset: str, seed: int, Xtr, ytr, order, classes_per_task: int,
+                 cfg: Config) -> dict[str, Any]:
+    """The offset diagnostic's permuted-task control on sequential and joint heads refitted
+    with ``wd_diag_factor`` times the weight decay (the diagnostic of claim
+    ``invariance_falsifiable``: whether the offsets become block-constant when the
+    regularised optimum is less dominated by (near) separability)."""
+    wd = cfg.weight_decay * cfg.wd_diag_factor
+    seq, joint = SequentialSoftmax(weight_decay=wd), JointSoftmax(weight_decay=wd)
+    for t in range(len(order) // classes_per_task):
+        keep = np.isin(ytr, order[t * classes_per_task:(t + 1) * classes_per_task])
+        seq.partial_fit(Xtr[keep], ytr[keep], task_id=t)
+        joint.partial_fit(Xtr[keep], ytr[keep], task_id=t)
+    diag = offset_diagnostic(seq.head_, joint.head_, seq.stats_, num_permutations=200,
+                             seed=seed)
+    return {"dataset": dataset, "seed": seed, "weight_decay": wd,
+            "diag_control_quantile": diag.control_quantile,
+            "diag_control_count": int(np.sum(diag.permutation_dispersion
+                                             <= diag.mean_dispersion)),
+            "diag_num_permutations": len(diag.permutation_dispersion)}
+
+
 def _first_per_class(y: np.ndarray, m: int) -> np.ndarray:
     """Mask of the first ``m`` samples of every class of ``y``."""
     keep = np.zeros(len(y), dtype=bool)
@@ -432,7 +476,8 @@ def _mnist_data(cfg: Config, name: str):
                      seed=0).flat()
 
 
-def _mnist_row(cfg: Config, name: str, s: int, data, device: str) -> dict:
+def _mnist_features(cfg: Config, name: str, s: int, data, device: str):
+    """Features of seed ``s``'s task-1 MLP: train and test features and labels, order."""
     import torch
 
     from neurips26.common.cache import cache_key, cached_module
@@ -464,6 +509,11 @@ def _mnist_row(cfg: Config, name: str, s: int, data, device: str) -> dict:
     net = net.to(torch.device(device))
     ftr = network_features(net, xtr, device=device)
     fte = network_features(net, xte, device=device)
+    return ftr, ytr, fte, yte, order
+
+
+def _mnist_row(cfg: Config, name: str, s: int, data, device: str) -> dict:
+    ftr, ytr, fte, yte, order = _mnist_features(cfg, name, s, data, device)
     return cil_run(name, s, ftr, ytr, fte, yte, order, 2, cfg)
 
 
@@ -514,14 +564,40 @@ def effnet_features(cfg: Config, name: str, device: str = "cpu") -> dict[str, np
     return arrays
 
 
-def _effnet_row(cfg: Config, name: str, s: int, arrays) -> dict:
+def _effnet_split(cfg: Config, name: str, s: int, arrays):
+    """Seed ``s``'s class order over the EfficientNet features: train and test features
+    and labels, the order and the classes per task."""
     F, y, tr = arrays["features"], arrays["labels"], arrays["is_train"].astype(bool)
     C = int(y.max()) + 1
     k = cfg.photo_classes_per_task if name == "photos" else 2
     order = np.random.default_rng([s, 4]).permutation(C)[: (C // k) * k]
     keep = np.isin(y, order)
-    return cil_run(f"effnet_{name}", s, F[tr & keep], y[tr & keep], F[~tr & keep],
-                   y[~tr & keep], order, k, cfg)
+    return F[tr & keep], y[tr & keep], F[~tr & keep], y[~tr & keep], order, k
+
+
+def _effnet_row(cfg: Config, name: str, s: int, arrays) -> dict:
+    Xtr, ytr, Xte, yte, order, k = _effnet_split(cfg, name, s, arrays)
+    return cil_run(f"effnet_{name}", s, Xtr, ytr, Xte, yte, order, k, cfg)
+
+
+def _wd_diag_row(cfg: Config, d: str, s: int, device: str) -> dict:
+    """The stronger-weight-decay refit (:func:`offset_refit`) of data set ``d``, seed ``s``,
+    on the same features, labels and class order as its CIL run."""
+    if d == "synthetic":
+        _, Xtr, ytr, _, _ = _synthetic_data(cfg, s)
+        return offset_refit(d, s, Xtr, ytr, np.arange(20), 4, cfg)
+    if d == "digits":
+        from neurips26.common.data import load_digits
+
+        Xtr, ytr, _, _, order = _digits_data(cfg, s, load_digits().flat())
+        return offset_refit(d, s, Xtr, ytr, order, 2, cfg)
+    if d in ("mnist", "fashion_mnist"):
+        Xtr, ytr, _, _, order = _mnist_features(cfg, d, s, _mnist_data(cfg, d), device)
+        return offset_refit(d, s, Xtr, ytr, order, 2, cfg)
+    name = d.removeprefix("effnet_")
+    Xtr, ytr, _, _, order, k = _effnet_split(cfg, name, s,
+                                             effnet_features(cfg, name, device))
+    return offset_refit(d, s, Xtr, ytr, order, k, cfg)
 
 
 def _failure_rows(cfg: Config, rng: np.random.Generator) -> list[dict]:
@@ -629,7 +705,11 @@ class CILDecenteringExperiment(Experiment):
         units += [{"part": "cil", "dataset": d, "seed": s} for d in sets for s in seeds]
         units += [{"part": "methods", "dataset": d, "seed": s} for d in cfg.methods_datasets
                   for s in seeds[: cfg.methods_num_seeds]]
-        return [*units, {"part": "failure"}, {"part": "bound"}]
+        units = [*units, {"part": "failure"}, {"part": "bound"}]
+        if cfg.wd_diag_set in sets and cfg.wd_diag_seed < len(seeds):  # the diagnostic, last
+            units.append({"part": "wd_diag", "dataset": cfg.wd_diag_set,
+                          "seed": seeds[cfg.wd_diag_seed]})
+        return units
 
     def measure(self, unit, st: State, ctx):
         cfg, part = st.cfg, unit["part"]
@@ -644,6 +724,9 @@ class CILDecenteringExperiment(Experiment):
         if part == "methods":
             return [{"kind": "methods", **r}
                     for r in _methods_rows(cfg, unit["dataset"], unit["seed"], st)]
+        if part == "wd_diag":
+            return {"kind": "wd_diag", **_wd_diag_row(cfg, unit["dataset"], unit["seed"],
+                                                      ctx.device)}
         d, s = unit["dataset"], unit["seed"]
         if d == "synthetic":
             row = _synthetic_row(cfg, s)
@@ -718,6 +801,16 @@ def _summarize(t, cfg: Config) -> dict:
         metrics["placebo_gap_real_mean"] = real.mean_over("placebo_gap_recovered", unit="seed")
         metrics["diag_control_quantile_max"] = _worst_control_quantile(real)
         metrics["diag_dispersion_max"] = float(real.column("diag_dispersion").max())
+    refit = t.where(kind="wd_diag").rows
+    if refit:
+        (r,) = refit
+        (base,) = cil.where(dataset=r["dataset"], seed=r["seed"]).rows
+        for name, row in (("diag_control_quantile_strong_wd", r),
+                          ("diag_control_quantile_strong_wd_base", base)):
+            metrics[name] = replace(binomial_interval(
+                int(row["diag_control_count"]), int(row["diag_num_permutations"]),
+                unit=f"permuted task assignments ({r['dataset']}, seed {r['seed']})"),
+                value=float(row["diag_control_quantile"]))
         for m in METHODS:
             metrics[f"acc_{m}_real_mean"] = float(np.mean(real.column(f"acc_{m}")))
     metrics["num_cil_runs"] = len(cil)
@@ -808,6 +901,9 @@ def _reasons(cfg: Config, metrics: dict[str, Any]) -> dict[str, str]:
                        "sequential gap to recover")
             elif name == "bound_max_excess":
                 why = "no instance with kappa > 1 was drawn"
+            elif name.startswith("diag_control_quantile_strong_wd"):
+                why = ("the weight-decay diagnostic's data set (wd_diag_set) or seed "
+                       "(wd_diag_seed) is not run at this tier")
             elif name in METHOD_METRICS:
                 why = ("the CIL-method diagnostic does not run on this data set at this tier "
                        "(methods_datasets), or the method's head had no gap to the joint one")

@@ -61,6 +61,8 @@ PAPER = Paper(
                 "of the trained heads' offsets among 200 random task assignments of the "
                 "same classes (the permuted-task control inside the test)."
             ),
+            diagnostics=("diag_control_quantile_strong_wd",
+                         "diag_control_quantile_strong_wd_base"),
         ),
         Claim(
             id="exact_recovery_population",

@@ -132,6 +132,8 @@ PAPER = Paper(
                 "comparison; its bootstrap interval over seeds must lie wholly at or below "
                 "0.1."
             ),
+            diagnostics=("hf_qnn_offtarget_share", "hf_qnn_mse_last_half",
+                         "hf_mlp_mse_last_half"),
             tiers=_SMALL,
             kind="paper",
         ),

@@ -59,6 +59,9 @@ PAPER = Paper(
             target=0.2,
             tiers=("small", "paper"),
             control="unflipped_acc_max",
+            diagnostics=("flip_acc_max_resnet", "flip_acc_max_mlp", "flip_acc_deep",
+                         "flip_acc_deep_base", "flip_acc_width_narrowest",
+                         "flip_acc_width_widest"),
         ),
         Claim(
             id="regulariser_collapses_test",
@@ -76,6 +79,8 @@ PAPER = Paper(
                 "penalty (mu = 0), which is the comparison itself; regulariser_breaks_overlap "
                 "checks that the penalty did what it is built to do."
             ),
+            diagnostics=("reg_knn_acc", "reg_knn_acc_base", "reg_test_ratio_strong",
+                         "reg_train_acc_strong"),
         ),
         Claim(
             id="regulariser_breaks_overlap",
