@@ -84,9 +84,12 @@ What does not reproduce at the small tier
   ``||grad Phi||^2`` there), then ask whether the single-probe runs reached that floor
   (``single_over_floor_grad`` near 1: the bias is there and the variant stalls on it)
   and whether BROS got below it within the horizon (``floor_over_bros_grad`` above 1).
-  In the stored small run the first holds and the second does not: the variant does
-  stall at its biased point, and the claim misses because bi-probe BROS has not yet
-  converged past that point at this horizon, not because the bias is absent.
+  The claim needs BROS's gradient norm at a fifth of the floor's or less. In the stored
+  small run the single-probe runs sit at the floor (the first ratio's interval contains
+  1), while BROS's final gradient norm is not clearly below the floor's at all (the
+  second ratio's interval reaches from below 1 to just above it, far from 5): the variant
+  does stall on its bias, and the claim misses because bi-probe BROS has not converged
+  far past that point within the horizon, not because the bias is absent.
 - Same order as MA-SOBA (each method at its tuned step-size factor, ``quad_scale_*``; a
   note names any factor at the grid's edge): not yet diagnosed. Under our reading of the
   bi-probe estimator, ``S S^T H T T^T z`` and ``J_xy T T^T z`` have a variance about
