@@ -39,7 +39,8 @@ def test_smoke_run_measures_the_controls():
     assert "runs" in iv["method"]
     # the regime calls carry the nested bootstrap of the call; the shares of cells, Wilson
     cfg = experiment.TIERS["smoke"]
-    for name in ("freeform_sc_sublinear", "freeform_debate_sublinear"):
+    for name in ("freeform_sc_sublinear", "freeform_debate_sublinear",
+                 "freeform_debate_hard_ceiling"):
         iv = res.intervals[name]
         assert m[name] in (0.0, 1.0) and iv["lo"] <= m[name] <= iv["hi"], name
         assert "nested" in iv["method"] and iv["n"] == cfg.num_questions > 1, name

@@ -759,7 +759,8 @@ class MultiagentNeff(Experiment):
             sc_key, db_key = _REGIME_CELLS
             sc, db = curves[sc_key].fit, curves[db_key].fit
             m["freeform_sc_sublinear"] = _regime_estimate(sc, calls[sc_key], "sublinear", nq)
-            m["freeform_debate_hard_ceiling"] = bool(db.regime == "hard_ceiling")
+            m["freeform_debate_hard_ceiling"] = _regime_estimate(db, calls[db_key], "hard_ceiling",
+                                                                 nq)
             m["freeform_debate_sublinear"] = _regime_estimate(db, calls[db_key], "sublinear",
                                                               nq)
             m["beta_lo_freeform_sc"] = float(sc.beta_ci[0])
