@@ -151,6 +151,16 @@ def test_paired_diff_is_the_paired_t_interval():
     assert r.value == pytest.approx(math.exp(np.mean(np.log(a / b))))
 
 
+def test_interval_labels_name_the_unit_as_an_english_plural():
+    rows = [{"query": q, "seed_index": q, "box": q, "err": float(q)} for q in range(4)]
+    t = Table(rows)
+    assert t.mean_over("err", unit="query").method == "t over queries"
+    assert t.mean_over("err", unit="seed_index").method == "t over seed indexes"
+    assert t.mean_over("err", unit="box").method == "t over boxes"
+    assert "over seeds" in _table().paired_diff(
+        "err", {"method": "base"}, {"method": "ours"}).method
+
+
 def test_grouped_bootstrap_keeps_a_units_rows_together_and_strata_apart():
     t = _table()
 

@@ -301,7 +301,20 @@ _MISSING = object()
 
 
 def _plural(unit: str) -> str:
-    return unit if unit.endswith("s") else unit + "s"
+    """The unit's column name as a plural noun for an interval's label.
+
+    ``"seed"`` -> ``"seeds"``, ``"query"`` -> ``"queries"``, ``"seed_index"`` -> ``"seed
+    indexes"``, ``"test inputs"`` unchanged: underscores become spaces and English's regular
+    plural rules apply to the last word.
+    """
+    words = unit.replace("_", " ")
+    if words.endswith("s"):
+        return words
+    if words.endswith(("x", "ch", "sh", "z")):
+        return words + "es"
+    if len(words) > 1 and words[-1] == "y" and words[-2] not in "aeiou":
+        return words[:-1] + "ies"
+    return words + "s"
 
 
 def _relabel(e: Estimate, suffix: str) -> Estimate:
