@@ -16,6 +16,7 @@ from neurips26.papers.monoculture import (
     excess_agreement,
     expected_agreement,
     fit_null,
+    observed_agreement,
     population_sensitivity,
     residual_correlation,
     simulate_population,
@@ -288,6 +289,45 @@ def test_fit_null_rejects_non_numeric_dataframe():
         fit_null(df)
 
 
+def test_resample_seed_pairs_the_item_draws_of_two_nulls():
+    # Oracle: each replicate recomputed by hand on the items default_rng(resample_seed)
+    # draws, for both nulls: one resample_seed resamples the same items in both calls.
+    Y, _ = _rasch_data(5, 300, 3)
+    acc = excess_agreement(Y, "accuracy", num_bootstrap=6, seed=1, resample_seed=9)
+    ras = excess_agreement(Y, "rasch", num_bootstrap=6, seed=2, resample_seed=9)
+    rng, iu = np.random.default_rng(9), np.triu_indices(5, 1)
+    for k in range(6):
+        items = rng.integers(0, 300, size=300)
+        Yb = Y[:, items]
+        for res in (acc, ras):
+            fit = fit_null(Yb, kind=res.null_kind)
+            X = (observed_agreement(Yb) - expected_agreement(fit.prob, obs=~np.isnan(Yb))
+                 - res.null_mean)
+            assert res.mean_excess_replicates[k] == pytest.approx(np.nanmean(X[iu]), rel=1e-9)
+    # the interval is the replicates' (basic-centred) percentile interval
+    lo, hi = np.quantile(ras.mean_excess_replicates, [0.025, 0.975])
+    shift = ras.mean_excess - ras.mean_excess_replicates.mean()
+    assert np.allclose(ras.mean_excess_ci, [lo + shift, hi + shift])
+    # without it the draws follow each call's own stream: other items
+    other = excess_agreement(Y, "accuracy", num_bootstrap=6, seed=1)
+    assert not np.allclose(other.mean_excess_replicates, acc.mean_excess_replicates)
+    none = excess_agreement(Y, "accuracy", num_bootstrap=2, resample="none")
+    assert none.mean_excess_replicates.shape == (0,)
+
+
+def test_a_failed_draw_keeps_its_place_as_nan():
+    # a model right on all but one item: some draws of items leave it right on every
+    # drawn item, where the Rasch null cannot be fitted
+    Y, _ = _rasch_data(4, 12, 5)
+    Y[0] = 1.0
+    Y[0, 0] = 0.0
+    res = excess_agreement(Y, "rasch", num_bootstrap=40, resample_seed=3,
+                           calibration_draws=0)
+    reps = res.mean_excess_replicates
+    assert reps.shape == (40,)
+    assert 0 < np.isnan(reps).sum() <= res.num_failed
+
+
 def test_excess_agreement_bad_input():
     Y, _ = _rasch_data(4, 50, 0)
     with pytest.raises(ValueError, match="num_bootstrap"):
@@ -307,5 +347,9 @@ def test_excess_agreement_bad_input():
         fit_null(Y, kind="2pl", link="probit")
     with pytest.raises(ValueError, match="unknown resample"):
         excess_agreement(Y, "rasch", resample="pairs")
+    with pytest.raises(ValueError, match="resample_seed"):
+        excess_agreement(Y, "rasch", resample_seed=-1)
+    with pytest.raises(TypeError, match="resample_seed"):
+        excess_agreement(Y, "rasch", resample_seed="a")
     with pytest.raises(TypeError, match="NullFit"):
         residual_correlation(Y, "rasch")

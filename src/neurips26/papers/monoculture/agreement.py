@@ -252,6 +252,11 @@ class ExcessAgreement:
         Percentile bootstrap interval of ``mean_excess`` (level ``1 - alpha``).
     mean_excess_se : float
         Bootstrap standard error of ``mean_excess``.
+    mean_excess_replicates : ndarray, shape (num_bootstrap,)
+        The resampling bootstrap's replicates of ``mean_excess``, in draw order, NaN where
+        the draw's refit failed (empty with ``resample="none"``). Two results computed with
+        one ``resample_seed`` resampled the same items (or models) draw by draw, so a
+        statistic of both (a ratio of two nulls' mean excesses) is resampled paired.
     frac_significant : float
         Share of pairs with ``q_value < alpha``.
     null : NullFit
@@ -290,6 +295,7 @@ class ExcessAgreement:
     conditional: bool
     num_failed: int
     model_labels: list
+    mean_excess_replicates: np.ndarray
 
     def pair(self, a, b) -> dict:
         """Summary of one pair by model label: excess, se, z, p, q."""
@@ -417,6 +423,7 @@ def excess_agreement(
     max_iter: int = 500,
     tol: float = 1e-8,
     seed: int = 0,
+    resample_seed: int | None = None,
 ) -> ExcessAgreement:
     """Excess agreement ``X_mm' = O_mm' - E_mm'`` of every pair of models under a null.
 
@@ -469,6 +476,12 @@ def excess_agreement(
         Optimiser settings of the IRT fits.
     seed : int
         Seed of ``numpy.random.default_rng``.
+    resample_seed : int or None
+        Seed of a generator of its own for the resampling bootstrap's draws of items (or
+        models): two calls with one ``resample_seed`` (and one ``Y``, ``num_bootstrap`` and
+        ``resample``) resample the same items draw by draw, whatever their nulls, so their
+        ``mean_excess_replicates`` pair up. None draws them from the stream of ``seed``,
+        after the parametric draws.
 
     Returns
     -------
@@ -497,6 +510,8 @@ def excess_agreement(
     check_size(num_bootstrap, "num_bootstrap", limit=MAX_BOOTSTRAP, what="bootstrap refits")
     if resample not in RESAMPLE:
         raise ValueError(f"unknown resample {resample!r}; valid: {RESAMPLE}")
+    if resample_seed is not None:
+        resample_seed = check_int(resample_seed, "resample_seed", min=0)
     if int(calibration_draws) != calibration_draws or calibration_draws < 0:
         raise ValueError(f"calibration_draws must be an integer >= 0, got {calibration_draws}")
     if not 0 < alpha < 1:
@@ -578,11 +593,13 @@ def excess_agreement(
     q_value.T[iu] = qv
 
     # Resampling bootstrap for the population summary and per-pair standard errors.
+    # A failed draw keeps its place as NaN, so two calls with one resample_seed pair up.
     means = []
+    draw_rng = rng if resample_seed is None else np.random.default_rng(resample_seed)
     s1, s2, cnt = np.zeros((M, M)), np.zeros((M, M)), np.zeros((M, M))
     for _ in range(B if resample != "none" else 0):
         if resample == "items":
-            idx = rng.integers(0, I, size=I)
+            idx = draw_rng.integers(0, I, size=I)
             Yb = Y[:, idx]
             tb = trials if trials is None or np.ndim(trials) == 0 else np.broadcast_to(
                 np.asarray(trials), (M, I))[:, idx]
@@ -590,6 +607,7 @@ def excess_agreement(
                 fb = st.fit(Yb, trials=tb)
             except ValueError:
                 failed += 1
+                means.append(np.nan)
                 continue
             Ob, Eb = st.raw(Yb, fb, None if P is None else P[:, idx],
                             None if lab is None else lab[idx])
@@ -599,17 +617,19 @@ def excess_agreement(
             s2 += np.nan_to_num(Xb) ** 2
             cnt += np.isfinite(Xb)
         else:
-            idx = np.sort(rng.integers(0, M, size=M))
+            idx = np.sort(draw_rng.integers(0, M, size=M))
             Yb = Y[idx]
             tb = trials if trials is None or np.ndim(trials) == 0 else np.broadcast_to(
                 np.asarray(trials), (M, I))[idx]
             if np.unique(idx).size < 2:
                 failed += 1
+                means.append(np.nan)
                 continue
             try:
                 fb = st.fit(Yb, trials=tb)
             except ValueError:
                 failed += 1
+                means.append(np.nan)
                 continue
             Ob, Eb = st.raw(Yb, fb, None if P is None else P[idx], lab)
             Xb = Ob - Eb - null_mean[np.ix_(idx, idx)]  # (M, M) in resampled order
@@ -625,8 +645,9 @@ def excess_agreement(
             np.add.at(cnt, (idx[r[good]], idx[c[good]]), 1.0)
             np.add.at(cnt, (idx[c[good]], idx[r[good]]), 1.0)
     mean_excess = _upper_mean(excess)
+    replicates = np.asarray(means, dtype=float)
+    means = replicates[np.isfinite(replicates)]
     if len(means) >= 2:
-        means = np.asarray(means)
         lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
         # Basic centring: the interval is placed around the point estimate.
         shift = mean_excess - float(np.mean(means))
@@ -665,6 +686,7 @@ def excess_agreement(
         conditional=bool(conditional),
         num_failed=int(failed),
         model_labels=list(model_labels),
+        mean_excess_replicates=replicates,
     )
 
 

@@ -263,47 +263,29 @@ def _benchbench_imagenet(num_classes: int, seed: int) -> pd.DataFrame:
     return Y
 
 
-def _reduction_replicates(Y, accuracy, rasch, num_resamples: int, seed: int) -> np.ndarray:
-    """``1 - mean_excess(rasch) / mean_excess(accuracy)`` on items drawn with replacement.
+def _reduction_replicates(accuracy, rasch) -> np.ndarray:
+    """``1 - mean_excess(rasch) / mean_excess(accuracy)`` on each draw of items.
 
-    Both nulls are refitted on the same draw of items (the two mean excesses share their
-    items, so the ratio is resampled paired); each null's parametric-bootstrap bias
-    correction is held at its value on all items, as the bootstrap over items inside
-    :func:`excess_agreement` does. A draw on which a null cannot be fitted gives NaN.
+    Both results must come from :func:`excess_agreement` on the same ``Y`` with one
+    ``resample_seed`` (and ``resample="items"``): their resampling bootstraps then drew
+    the same items draw by draw, refitting each null on the draw and holding its
+    parametric-bootstrap bias correction at its value on all items, so the ratio is
+    resampled paired. A draw on which either null could not be fitted gives NaN.
 
     Parameters
     ----------
-    Y : array_like, shape (M, I)
-        The correctness matrix both results were fitted on.
     accuracy, rasch : ExcessAgreement
-        The accuracy-null and Rasch-null results on all of ``Y`` (default ridge and
-        optimiser settings, as :func:`excess_agreement` uses them).
-    num_resamples, seed : int
 
     Returns
     -------
-    ndarray, shape (num_resamples,)
+    ndarray, shape (num_bootstrap,)
     """
-    Y = np.asarray(Y, dtype=float)
-    M, I = Y.shape
-    upper = np.triu_indices(M, 1)
-    rng = np.random.default_rng(seed)
-    out = np.full(int(num_resamples), np.nan)
-    for k in range(out.size):
-        items = rng.integers(0, I, size=I)
-        Yb = Y[:, items]
-        observed = observed_agreement(Yb)
-        means = []
-        for res in (rasch, accuracy):
-            try:
-                fit = fit_null(Yb, kind=res.null_kind)
-            except ValueError:  # e.g. a model right on every drawn item
-                break
-            excess = observed - expected_agreement(fit.prob, obs=~np.isnan(Yb)) - res.null_mean
-            means.append(float(np.nanmean(excess[upper])))
-        if len(means) == 2:
-            out[k] = 1 - means[0] / means[1]
-    return out
+    a, r = accuracy.mean_excess_replicates, rasch.mean_excess_replicates
+    if a.shape != r.shape or a.size == 0:
+        raise ValueError("accuracy and rasch need resampling replicates of one length, "
+                         f"got {a.shape} and {r.shape}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1 - r / a
 
 
 def _paired_shift(Y, populations, pair, sens, num_resamples: int, seed: int) -> Estimate:
@@ -550,18 +532,18 @@ class MonocultureExperiment(Experiment):
         metrics["planted_rho_mean_true_params"] = float(R_true[iu][planted[iu]].mean())
         metrics["unplanted_abs_rho_mean_true_params"] = float(
             np.abs(R_true[iu][~planted[iu]]).mean())
+        # both nulls resample the same items (resample_seed): the reduction pairs them
         resb = excess_agreement(popb.Y, "rasch", num_bootstrap=c.num_bootstrap,
-                                seed=c.seed + 7)
+                                seed=c.seed + 7, resample_seed=c.seed + 110)
         sig = resb.q_value[iu] < 0.05
         metrics["planted_pairs_power"] = float(sig[planted[iu]].mean())
         metrics["unplanted_pairs_false_positive"] = float(sig[~planted[iu]].mean())
         # Control of the real-data reduction: the same 1 - rasch/accuracy on this
         # population, whose planted block is real shared error that a null should keep.
         accb = excess_agreement(popb.Y, "accuracy", num_bootstrap=c.num_bootstrap,
-                                seed=c.seed + 8)
+                                seed=c.seed + 8, resample_seed=c.seed + 110)
         metrics["planted_reduction"] = float(1 - resb.mean_excess / accb.mean_excess)
-        rows += _reduction_rows("planted", popb.Y, _reduction_replicates(
-            popb.Y, accb, resb, c.num_bootstrap, c.seed + 110))
+        rows += _reduction_rows("planted", popb.Y, _reduction_replicates(accb, resb))
         metrics["converged"] = bool(fitb.converged and resb.converged and accb.converged)
         rows += [{"row": "rho", "i": int(i), "j": int(j), "rho": float(R[i, j])}
                  for i in range(c.num_models) for j in range(c.num_models)]
@@ -636,7 +618,9 @@ class MonocultureExperiment(Experiment):
         Yb = Yb[(Yb.mean(axis=1) < 1) & (Yb.mean(axis=1) > 0)]
         res_d = {}
         for k, null in enumerate(nulls):
-            r = excess_agreement(Yb, null, num_bootstrap=B, seed=c.seed + 10 + k)
+            # one resample_seed: every null resamples the same items (paired reduction)
+            r = excess_agreement(Yb, null, num_bootstrap=B, seed=c.seed + 10 + k,
+                                 resample_seed=c.seed + 60)
             res_d[null] = r
             rows.append(_ci_row(f"zoo {dname}", null, r))
             conv &= r.converged
@@ -645,7 +629,7 @@ class MonocultureExperiment(Experiment):
         metrics[f"zoo_{dname}_rasch_mean_excess"] = res_d["rasch"].mean_excess
         metrics[f"zoo_{dname}_reduction"] = float(red)
         rows += _reduction_rows(f"zoo {dname}", Yb, _reduction_replicates(
-            Yb, res_d["accuracy"], res_d["rasch"], B, c.seed + 60))
+            res_d["accuracy"], res_d["rasch"]))
         # Same wrong answer (categorical statistic) under the accuracy and Rasch nulls.
         for null in ("accuracy", "rasch"):
             r = excess_agreement(Yb, null, statistic="same_wrong",
