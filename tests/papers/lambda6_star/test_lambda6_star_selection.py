@@ -286,3 +286,45 @@ def test_three_parameter_simulation_has_a_guessing_floor_and_no_signal_items():
                        ({"guessing": "a"}, "guessing")):
         with pytest.raises((ValueError, TypeError), match=match):
             simulate_irt(num_models=5, num_items=5, **bad)
+
+
+def _fake_selection(taus: dict[int, tuple[float, float]], ref: float) -> dict:
+    """A _selection-shaped result: per budget (lambda6* tau, random-pick tau)."""
+    from neurips26.papers.lambda6_star import experiment
+
+    rows = [{"budget": k, "tau_lambda6_star": a, "tau_random_mean": ref - 0.05,
+             "tau_random_std": 0.01, "tau_random_pick": b, "tau_item_rest": a,
+             "lambda6_star_subset": 0.5}
+            | {f"tau_{rule}": a for rule in experiment.SELECTION_RULES}
+            for k, (a, b) in taus.items()]
+    return {"rows": rows, "ref_random_tau": ref, "num_duplicates": 0, "num_eval_pairs": 1,
+            "select_seconds": 0.0}
+
+
+def test_small_subset_count_is_combines_count_with_a_replicate_bootstrap():
+    """The count's point value is what _combine's replicate means decide; its interval
+    redraws each benchmark's replicates, so a benchmark that reaches the reference in
+    only some replicates makes the count uncertain, and one that always does not."""
+    from neurips26.papers.lambda6_star import experiment
+
+    rng = np.random.default_rng(0)
+    sels = {
+        # reaches the reference at 50 items in every replicate
+        "always": [_fake_selection({50: (0.9, 0.1), 200: (0.95, 0.2)}, 0.8)
+                   for _ in range(8)],
+        # half of the replicates reach it at 50 items: their mean does (0.825 >= 0.8),
+        # but a redraw with fewer than four of them does not
+        "sometimes": [_fake_selection({50: (0.95 if r % 2 else 0.70, 0.1),
+                                       400: (0.7, 0.1)}, 0.8) for r in range(8)],
+        "never": [_fake_selection({50: (0.5 + 0.01 * rng.random(), 0.1)}, 0.8)
+                  for _ in range(8)],
+    }
+    combined = {n: experiment._combine(reps, "strata") for n, reps in sels.items()}
+    got = experiment._small_match_intervals(combined, seed=1, num_resamples=400)
+    est = got["num_small_subset_match"]
+    expect = sum(1 for s in combined.values() if 0 < s["min_budget_match"] <= 100)
+    assert est.value == expect == 2
+    assert est.lo == 1 and est.hi == 2
+    assert "bootstrap over replicates, stratified by bench" in est.method and est.n == 24
+    ctrl = got["num_small_subset_match_random"]
+    assert ctrl.value == ctrl.lo == ctrl.hi == 0
