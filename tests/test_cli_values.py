@@ -156,6 +156,21 @@ def test_reproduce_paper_tier_asks_for_yes(tmp_path):
     assert not (tmp_path / "s.sqlite").exists()  # refused before the store is created
 
 
+def test_reproduce_paper_tier_gates_paper_by_paper_as_run_does(tmp_path):
+    """reproduce asks for --yes exactly where `run --tier paper` would: it names the papers
+    of over an hour or unknown cost, not those declared under an hour."""
+    from neurips26.cli import paper_tier_hours
+    from neurips26.registry import all_papers
+
+    short = next(p.slug for p in all_papers()
+                 if (h := paper_tier_hours(p)) is not None and h <= 1)
+    out = cli("--store", str(tmp_path / "s.sqlite"), "reproduce", "--tier", "paper",
+              "--only", short, "geto_lp")
+    assert out.returncode == 2
+    assert "1 of the 2 paper(s)" in out.stderr and "geto_lp" in out.stderr
+    assert short not in out.stderr
+
+
 def readme_cli_examples():
     text = README.read_text()
     for line in re.findall(r"^(?:\.venv/bin/)?neurips26 (.+?)(?:\s+#.*)?$", text, re.M):

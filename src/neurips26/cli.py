@@ -432,9 +432,14 @@ def cmd_reproduce(args) -> int:
         raise UsageError("--ray-address needs --backend ray")
     slugs = [check_slug(s) for s in args.only] if args.only else list(SLUGS)
     if args.tier == "paper" and not args.yes:
-        raise UsageError(
-            f"--tier paper runs {len(slugs)} paper(s) at the paper's scale (hours each, or an "
-            "unknown time); pass --yes to start them, or --only SLUG to pick fewer")
+        # the gate of `run --tier paper` (_check_paper_tier), paper by paper
+        long = [s for s in slugs if (h := paper_tier_hours(get_paper(s))) is None or h > 1]
+        if long:
+            shown = ", ".join(long[:5]) + (f" and {len(long) - 5} more" if len(long) > 5 else "")
+            raise UsageError(
+                f"--tier paper: {len(long)} of the {len(slugs)} paper(s) chosen are expected "
+                f"to take more than an hour or an unknown time ({shown}); pass --yes to "
+                "start them, or --only SLUG to pick papers that take under an hour")
     if args.device == "cuda":
         # Papers that declare no GPU run on the CPU; the device is checked once, here.
         gpu_slugs = [s for s in slugs if get_paper(s).resources.gpu > 0]
@@ -626,7 +631,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--force", action="store_true", help="rerun even if stored")
     p.add_argument("--yes", action="store_true",
-                   help="with --tier paper: start the paper tiers (hours each, or unknown)")
+                   help="with --tier paper: start paper tiers expected to take over an hour "
+                        "or an unknown time")
     p.add_argument(
         "--backend", choices=("local", "ray"), default="local",
         help="local: a process per paper (default); ray: a Ray task per paper",
