@@ -463,9 +463,10 @@ def _bootstrap(data: dict, point: dict, config: Config) -> dict[str, Estimate]:
             ok_d, lambda d: float(100 * d.mean()), seed=seed, unit="held-out queries",
             num_resamples=num_b)
     if math.isfinite(point.get("opt_hijack_ratio", math.nan)):
-        held = Table([{"q": j, "a": float(hij_a[j]), "b": float(hij_b[j])} for j in range(nh)])
+        held = Table([{"held-out query": j, "a": float(hij_a[j]), "b": float(hij_b[j])}
+                      for j in range(nh)])
         out["opt_hijack_ratio"] = held.bootstrap(
-            lambda t: _ratio(t.column("a").sum(), t.column("b").sum()), unit="q",
+            lambda t: _ratio(t.column("a").sum(), t.column("b").sum()), unit="held-out query",
             num_resamples=num_b, seed=seed)
     if math.isfinite(point.get("coupling_spearman_rho", math.nan)):
         both = Table([{"item": (k, i), "kind": k, "idx": i}
