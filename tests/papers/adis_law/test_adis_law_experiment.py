@@ -28,6 +28,13 @@ def test_smoke_run_and_claims():
         iv = res.intervals[name]
         assert iv["lo"] <= m[name] <= iv["hi"] and "bootstrap over runs" in iv["method"]
     assert "stratified by group" in res.intervals["rank_spearman"]["method"]
+    # the worst RMSE ratio over the baselines: its value is the ratio of the RMSEs the run
+    # reports, its interval resamples the held-out runs
+    assert m["rmse_ratio_worst"] == pytest.approx(max(
+        m["heldout_rmse_target"] / m[f"rmse_{b}"] for b in experiment.BASELINES), rel=1e-12)
+    iv = res.intervals["rmse_ratio_worst"]
+    assert iv["lo"] <= m["rmse_ratio_worst"] <= iv["hi"] and iv["n"] == m["num_heldout_runs"]
+    assert "bootstrap over runs, stratified by group" in iv["method"]
     # the controls are measured
     for name in ("traj_spearman_across_decoupled", "traj_spearman_within_decoupled",
                  "tail_rel_error_nopolicy", "rise_fall_fraction_shuffled",
