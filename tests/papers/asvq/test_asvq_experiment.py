@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from _smoke import smoke_fixture
 from neurips26.common.experiment import is_declared
 from neurips26.papers.asvq.experiment import (
@@ -41,6 +43,10 @@ def test_smoke_metrics(smoke):
                  "mse_std_ratio_worst_frozen", "spikes_excess_worst_frozen",
                  "frozen_vs_best_variant"):
         assert name in m, name
+    # the spike excess is paired by seed: its value is the difference of the two means
+    assert m["spikes_excess_worst"] == pytest.approx(
+        m["spikes_digits_asvq_k256"] - m["spikes_digits_vanilla_k256"], abs=1e-12)
+    assert smoke.intervals["spikes_excess_worst"]["method"] == "t over seeds (paired)"
     # ratios are geometric means over seeds, intervalled on the log scale
     iv = smoke.intervals["usage_ratio_vanilla"]
     assert iv["method"] == "t over seeds on the log scale" and iv["n"] == cfg.num_seeds
