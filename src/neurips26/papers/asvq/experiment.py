@@ -351,7 +351,11 @@ def _ratio(at, a, b, k, attr):
 
 
 def _quantizer_costs(cfg: Config, k: int) -> dict:
-    """Parameters, counted FLOPs and interleaved step times of each quantizer at K = k."""
+    """Parameters, counted FLOPs and interleaved step times of each quantizer at K = k.
+
+    Step times are CPU seconds of the process (``time.process_time``: every thread's
+    work, none of the time another process holds the core), so a loaded machine does not
+    move the ratio the way it moves wall-clock time; the tensors are on the CPU."""
     from torch.utils.flop_counter import FlopCounterMode
 
     z0 = torch.randn(cfg.batch_size, 16, cfg.dim, generator=torch.Generator().manual_seed(0))
@@ -371,9 +375,9 @@ def _quantizer_costs(cfg: Config, k: int) -> dict:
         step(q)  # warm-up
     for _ in range(cfg.timing_repeats):  # interleaved, so load changes hit all alike
         for m, q in qs.items():
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             step(q)
-            times[m].append(time.perf_counter() - t0)
+            times[m].append(time.process_time() - t0)
     sec = {m: float(np.median(v)) for m, v in times.items()}
     # The ratio's interval: a bootstrap over the interleaved repeats (each repeat times
     # every method once, so they are resampled as pairs).

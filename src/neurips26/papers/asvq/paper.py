@@ -130,8 +130,8 @@ PAPER = Paper(
         Claim(
             id="step_time_vs_simvq",
             statement=(
-                "Seconds per quantizer step (forward+backward, interleaved, median, in "
-                "one run): ASVQ / SimVQ, with a bootstrap interval over the repeats."
+                "CPU seconds per quantizer step (forward+backward, interleaved, median, "
+                "in one run): ASVQ / SimVQ, with a bootstrap interval over the repeats."
             ),
             paper_value="more efficient (spec: <= 1.05x; at d = 32 the gap may vanish)",
             metric="step_time_ratio_simvq",
