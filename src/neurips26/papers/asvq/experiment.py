@@ -167,7 +167,7 @@ class Config:
     dim: int = param(32, help="code dimension d", min=1, max=1024)
     hidden: int = param(32, help="width of the convolutions", min=1, max=1024)
     commitment_weight: float = param(0.25, help="beta", min=0.0, max=10.0)
-    timing_repeats: int = param(20, help="timed quantizer steps per method", min=1)
+    timing_repeats: int = param(200, help="timed quantizer steps per method", min=1)
     long_iter: int = param(1500, help="steps of the runs that carry the quality claims "
                            "(images, largest K; 0: the sweep's runs carry them)", min=0)
     long_eval_every: int = param(250, help="steps between held-out evaluations of the long "
