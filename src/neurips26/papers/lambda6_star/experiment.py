@@ -406,7 +406,6 @@ def _selection(runs: np.ndarray, cfg: Config, rng: np.random.Generator,
         )
     ref_tau = float(rand_taus(ref_k).mean())
     gains = [r["tau_lambda6_star"] - r["tau_random_mean"] for r in rows]
-    reached = [r["budget"] for r in rows if r["tau_lambda6_star"] >= ref_tau]
     # standard error of the mean gain from the random-subset means (the selected subset's
     # own evaluation noise is averaged over the run pairs)
     gain_se = float(np.sqrt(np.sum(rand_var))) / len(rows) if rows else float("nan")
@@ -421,7 +420,7 @@ def _selection(runs: np.ndarray, cfg: Config, rng: np.random.Generator,
         "num_duplicates": int(sel[budgets[0]].num_duplicates) if budgets else 0,
         "num_eval_pairs": len(pairs),
         "ref_random_tau": ref_tau,
-        "min_budget_match": int(min(reached)) if reached else -1,
+        "min_budget_match": _min_budget_match(rows, "tau_lambda6_star", ref_tau),
         "select_seconds": sel_time,
     }
 
@@ -537,11 +536,10 @@ def _control_summary(rows: list[dict], ref_tau: float) -> dict:
     """The selection claims' control: the same statistics with a random subset (the first
     of the random subsets of each budget) in place of the λ6★ subset."""
     gains = [r["tau_random_pick"] - r["tau_random_mean"] for r in rows]
-    reached = [r["budget"] for r in rows if r["tau_random_pick"] >= ref_tau]
     return {
         "ctrl_wins": int(sum(g > 0 for g in gains)),
         "ctrl_mean_gain": float(np.mean(gains)) if gains else float("nan"),
-        "ctrl_min_budget_match": int(min(reached)) if reached else -1,
+        "ctrl_min_budget_match": _min_budget_match(rows, "tau_random_pick", ref_tau),
     }
 
 
@@ -575,7 +573,6 @@ def _combine(reps: list[dict], rule: str) -> dict:
         for i, p in enumerate(reps) for r in p["rows"] if r["budget"] in budgets
     ]  # fmt: skip
     ref_tau = float(np.mean([p["ref_random_tau"] for p in reps]))
-    reached = [r["budget"] for r in rows if r["tau_lambda6_star"] >= ref_tau]
     per_rep = Table(gain_rows)
     return {
         "win_share": _win_share(gain_rows, "gain"),
@@ -592,7 +589,7 @@ def _combine(reps: list[dict], rule: str) -> dict:
         "num_duplicates": reps[0]["num_duplicates"],
         "num_eval_pairs": reps[0]["num_eval_pairs"],
         "ref_random_tau": ref_tau,
-        "min_budget_match": int(min(reached)) if reached else -1,
+        "min_budget_match": _min_budget_match(rows, "tau_lambda6_star", ref_tau),
         "select_seconds": float(sum(p["select_seconds"] for p in reps)),
         "num_replicates": len(reps),
     }
@@ -607,6 +604,13 @@ def _replicate_mean(gains: list, per_rep: Table, column: str) -> Estimate:
     return Estimate(float(np.mean(gains)), e.lo, e.hi, e.method, e.level, e.n)
 
 
+def _min_budget_match(rows, tau: str, ref_tau: float) -> int:
+    """The smallest budget whose subset stability (column ``tau`` of ``rows``, one row per
+    budget) reaches ``ref_tau``, the random reference; -1 where none does."""
+    reached = [int(r["budget"]) for r in rows if r[tau] >= ref_tau]
+    return min(reached) if reached else -1
+
+
 def _matched_small(rows: Table, tau: str) -> float:
     """How many benchmarks' subset (column ``tau``: the λ6★ subset, or ``tau_pick`` for
     the control) reaches the random reference at a budget of at most
@@ -619,9 +623,9 @@ def _matched_small(rows: Table, tau: str) -> float:
         by_budget: dict[int, list[float]] = {}
         for r in sub:
             by_budget.setdefault(int(r["budget"]), []).append(float(r[tau]))
-        ref = float(np.mean(sub.column("ref")))
-        reached = [k for k, v in by_budget.items() if float(np.mean(v)) >= ref]
-        count += bool(reached) and 0 < min(reached) <= SMALL_SUBSET
+        means = [{"budget": k, tau: float(np.mean(v))} for k, v in by_budget.items()]
+        k = _min_budget_match(means, tau, float(np.mean(sub.column("ref"))))
+        count += 0 < k <= SMALL_SUBSET
     return float(count)
 
 
