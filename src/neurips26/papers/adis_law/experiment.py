@@ -450,25 +450,30 @@ def _ranking(rows: list[Row], mu: float) -> tuple[float, bool, float]:
 BASELINES = ("additive", "nearest", "decoupled")
 
 
+def _rmse(pred, obs) -> float:
+    """Root-mean-square error of ``pred`` against ``obs`` (1-D, one entry per run)."""
+    return float(np.sqrt(np.mean((np.asarray(pred) - np.asarray(obs)) ** 2)))
+
+
 def _rmse_ratio_worst(rows) -> float:
     """The law's held-out RMSE of the final target loss over each baseline's, the largest
     (claim beats_baselines). ``rows``: held-out row dicts carrying the observed and the
     law's target curves (``obs_t``, ``pred_t``) and each baseline's final forecast
     (``final_pred_<baseline>``), so a resample of held-out runs recomputes every RMSE."""
-    obs = np.array([r["obs_t"][-1] for r in rows])
-    law = float(np.sqrt(np.mean((np.array([r["pred_t"][-1] for r in rows]) - obs) ** 2)))
+    obs = [r["obs_t"][-1] for r in rows]
+    law = _rmse([r["pred_t"][-1] for r in rows], obs)
     ratios = []
     for name in BASELINES:
-        rmse = float(np.sqrt(np.mean((np.array([r[f"final_pred_{name}"] for r in rows])
-                                      - obs) ** 2)))
+        rmse = _rmse([r[f"final_pred_{name}"] for r in rows], obs)
         ratios.append(law / rmse if rmse > 0 else float("inf"))
     return float(max(ratios))
 
 
 def _baselines(study: Study, rows: list[Row], cfg: Config, mu: float,
                dec: DecoupledLaw) -> tuple[dict[str, float], dict[str, np.ndarray]]:
-    """The baselines' held-out RMSEs, ranking Spearmans and the worst RMSE ratio, and
-    each baseline's final (target, general) forecast per held-out row, (rows, 2)."""
+    """The law's and the baselines' held-out RMSEs and the baselines' ranking Spearmans,
+    and each baseline's final (target, general) forecast per held-out row, (rows, 2)
+    (the worst RMSE ratio is :func:`_rmse_ratio_worst` on the held-out rows)."""
     grid = [t for t in study.fit_runs if t.policy is not None]
     pols = [t.policy for t in grid]
     finals = np.array([[t.loss_target[-1], t.loss_general[-1]] for t in grid])
@@ -484,23 +489,18 @@ def _baselines(study: Study, rows: list[Row], cfg: Config, mu: float,
         dec_rows.append([p.loss_target[-1], p.loss_general[-1]])
     preds["decoupled"] = np.array(dec_rows)
     out = {}
-    adis = float(np.sqrt(np.mean([(r.pred_t[-1] - r.obs_t[-1]) ** 2 for r in rows])))
-    out["heldout_rmse_target"] = adis
+    out["heldout_rmse_target"] = _rmse([r.pred_t[-1] for r in rows], obs)
     last = max(r.group for r in rows)
     idx = [i for i, r in enumerate(rows) if r.group == last]
     u_obs = np.array([_utility(rows[i].obs_t[-1], rows[i].obs_g[-1], rows[i].base_obs_g, mu)
                       for i in idx])
-    ratios = []
     for name, p in preds.items():
-        rmse = float(np.sqrt(np.mean((p[:, 0] - obs) ** 2)))
-        out[f"rmse_{name}"] = rmse
-        ratios.append(adis / rmse if rmse > 0 else float("inf"))
+        out[f"rmse_{name}"] = _rmse(p[:, 0], obs)
         # the baselines' general "base" is their own prediction for a no-injection run
         base_g = np.array([rows[i].base_obs_g for i in idx]) if name != "decoupled" else \
             p[idx, 1]
         u_pred = _utility(p[idx, 0], p[idx, 1], base_g, mu)
         out[f"rank_spearman_{name}"] = _spearman(u_obs, u_pred)
-    out["rmse_ratio_worst"] = float(max(ratios))
     return out, preds
 
 
