@@ -289,10 +289,17 @@ def paper_tier_hours(paper) -> float | None:
     return None
 
 
+def _paper_tier_needs_yes(paper) -> bool:
+    """Whether ``--tier paper`` of ``paper`` runs only with ``--yes``: expected to take
+    over an hour, or an unknown time (``run`` and ``reproduce`` alike)."""
+    hours = paper_tier_hours(paper)
+    return hours is None or hours > 1
+
+
 def _check_paper_tier(paper, yes: bool) -> None:
     hours = paper_tier_hours(paper)
     text = dict(paper.tiers)["paper"]
-    if (hours is None or hours > 1) and not yes:
+    if _paper_tier_needs_yes(paper) and not yes:
         expected = "more than an hour" if hours is not None else "an unknown time"
         raise UsageError(
             f"the paper tier of {paper.slug} is expected to take {expected} ({text}); "
@@ -432,8 +439,8 @@ def cmd_reproduce(args) -> int:
         raise UsageError("--ray-address needs --backend ray")
     slugs = [check_slug(s) for s in args.only] if args.only else list(SLUGS)
     if args.tier == "paper" and not args.yes:
-        # the gate of `run --tier paper` (_check_paper_tier), paper by paper
-        long = [s for s in slugs if (h := paper_tier_hours(get_paper(s))) is None or h > 1]
+        # the gate of `run --tier paper`, paper by paper
+        long = [s for s in slugs if _paper_tier_needs_yes(get_paper(s))]
         if long:
             shown = ", ".join(long[:5]) + (f" and {len(long) - 5} more" if len(long) > 5 else "")
             raise UsageError(
