@@ -7,12 +7,23 @@ import os
 import socket
 import tempfile
 
-import pytest
-from hypothesis import HealthCheck, settings
+# Under pytest-xdist every worker runs one thread (BLAS, OpenMP, torch): with two workers on
+# two cores, each worker's default pool of two OpenMP threads spins against the other
+# worker's and the suite runs several times slower. Set before numpy or torch is loaded
+# (xdist sets the worker count before it imports this file); an explicit setting is kept.
+# The session fixture `_one_thread_per_worker` below covers libraries loaded earlier; the
+# imports below come after this setting on purpose (E402).
+XDIST_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if XDIST_WORKERS > 1:
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 
-from neurips26.records import RunRecord
-from neurips26.registry import Claim, Paper, evaluate_claim
-from neurips26.store import Store
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+from neurips26.records import RunRecord  # noqa: E402
+from neurips26.registry import Claim, Paper, evaluate_claim  # noqa: E402
+from neurips26.store import Store  # noqa: E402
 
 # No test may depend on a cached trained model: every session starts with an empty cache.
 os.environ["NEURIPS26_CACHE"] = tempfile.mkdtemp(prefix="neurips26-test-cache-")
@@ -119,6 +130,21 @@ def _no_network():
 
 
 # ------------------------------------------------------------------------ one-thread modules
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread_per_worker():
+    """Every test of an xdist worker runs with one BLAS and torch thread (see the top of
+    this file); a single-process run (``TEST_JOBS=0``) keeps the default pools."""
+    if XDIST_WORKERS <= 1 or os.environ.get("OMP_NUM_THREADS") != "1":
+        yield
+        return
+    import torch  # noqa: F401  (imported first, so limit_threads sets torch's pool too)
+
+    from neurips26.common.threads import limit_threads
+
+    with limit_threads(1):
+        yield
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _one_thread_module(request):
     """A test module that sets ``ONE_THREAD = True`` runs single-threaded, as the runner
