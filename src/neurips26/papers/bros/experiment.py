@@ -190,7 +190,7 @@ class Config:
                                  max=1.0)
     pool: int = param(2, help="average-pool factor of the training images", min=1)
     hidden: tuple[int, ...] = param((128, 128), help="MLP hidden widths of Task 1", min=1)
-    hc_iter: int = param(4000, help="iteration cap on Task 1 (each run stops at a plateau "
+    hc_iter: int = param(8000, help="iteration cap on Task 1 (each run stops at a plateau "
                          "of its validation loss before it)", min=1)
     eval_every: int = param(100, help="iterations between validation-loss evaluations of "
                             "the stopping rule (Task 1 and the data mixture)", min=1)
@@ -206,7 +206,7 @@ class Config:
     hc_bros_lr_y: float = param(0.4, help="BROS lr_y on Task 1", min=1e-8)
     hc_bros_lr_z: float = param(0.01, help="BROS lr_z on Task 1", min=1e-8)
     hc_scales: tuple[float, ...] = param(
-        (0.25, 0.5, 1.0, 2.0), min=1e-6,
+        (0.125, 0.25, 0.5, 1.0, 2.0, 4.0), min=1e-6,
         help="factors on each method's Task 1 lr_y and lr_z, tuned per method on the "
              "tuning seed")
     # 5. data mixture (after Task 1 in the docstring's order: it reuses its data and MLP)
