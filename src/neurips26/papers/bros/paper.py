@@ -203,7 +203,7 @@ PAPER = Paper(
                   "plateau (cap 8,000 iterations); data mixture on the same images in 4 "
                   "domains, each run to a plateau of its validation loss (cap 4,000 "
                   "iterations); "
-                  "5 seeds; Task 2 and mixture step sizes tuned on one more seed; memory "
+                  "5 seeds; every task's step sizes tuned per method on one more seed; memory "
                   "at width 1024 only (resident peak of one subprocess per method, about "
                   "half a minute each; benchmarks/bros.py adds 4096)"),
         ("paper", "quadratic d_y=500, 20,000 iterations; hyper-cleaning on 20,000 full "
