@@ -331,6 +331,11 @@ def test_smoke_run():
         "memory_ratio_total_first"]
     # one seed at the smoke tier: the seed intervals are infinite, never zero-width
     assert res.intervals["slope_gap"]["hi"] == math.inf
+    # the smoke tier's caps (5 and 6 iterations) stop every run before a plateau: the notes
+    # name each capped method with its share of seeds
+    assert res.metrics["hc_plateau_bros"] == 0.0
+    capped = [n for n in res.notes if "-iteration cap" in n]
+    assert len(capped) == 2 and all("bros (100% of seeds)" in n for n in capped)
 
 
 # --- the data-mixture task ----------------------------------------------------------------

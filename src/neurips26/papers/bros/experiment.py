@@ -848,6 +848,14 @@ class BROSExperiment(Experiment):
             if at_edge:
                 out.append(f"{task} step-size factor at the edge of the grid {tuple(g)} "
                            f"for: {', '.join(at_edge)} (a wider grid might do better)")
+        for task, key, cap, methods in (
+                ("Task 1 (hyper-cleaning)", "hc_plateau", cfg.hc_iter, HC_METHODS),
+                ("data-mixture", "mix_plateau", cfg.mix_iter, MIX_METHODS)):  # fmt: skip
+            capped = [f"{m} ({1 - summary[f'{key}_{m}']:.0%} of seeds)" for m in methods
+                      if summary.get(f"{key}_{m}", 1.0) < 1.0]  # fmt: skip
+            if capped:
+                out.append(f"{task}: runs stopped at the {cap}-iteration cap before their "
+                           f"validation loss plateaued for: {', '.join(capped)}")
         if cfg.rss:
             out.append(f"resident peaks: one fresh process per method at widths "
                        f"{cfg.memory_widths}, a single measurement each (no interval)")
