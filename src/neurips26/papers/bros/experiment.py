@@ -190,7 +190,7 @@ class Config:
                                  max=1.0)
     pool: int = param(2, help="average-pool factor of the training images", min=1)
     hidden: tuple[int, ...] = param((128, 128), help="MLP hidden widths of Task 1", min=1)
-    hc_iter: int = param(8000, help="iteration cap on Task 1 (each run stops at a plateau "
+    hc_iter: int = param(16000, help="iteration cap on Task 1 (each run stops at a plateau "
                          "of its validation loss before it)", min=1)
     eval_every: int = param(100, help="iterations between validation-loss evaluations of "
                             "the stopping rule (Task 1 and the data mixture)", min=1)

@@ -168,7 +168,7 @@ PAPER = Paper(
         "Sketches act on the first axis of each weight (r = ceil(m / 8)); biases stay full; "
         "z is stored full size.",
         "Hyper-cleaning runs on 2x2-pooled MNIST subsets with small MLPs, each run to a "
-        "plateau of its validation loss (cap 8,000 iterations), each method's inner step "
+        "plateau of its validation loss (cap 16,000 iterations), each method's inner step "
         "sizes tuned over six factors (1/8 to 4) by the final validation loss on a tuning "
         "seed; the paper's CIFAR/ResNet, "
         "hyper-representation and ViT experiments are not run.",
@@ -200,7 +200,7 @@ PAPER = Paper(
                   "hyper-cleaning run, memory at width 64"),
         ("small", "oracle d=24 with 20,000 draws; quadratic d_y=50, 2,000 iterations; "
                   "hyper-cleaning on 2,000 pooled MNIST images, MLP 196-128-128-10, to a "
-                  "plateau (cap 8,000 iterations); data mixture on the same images in 4 "
+                  "plateau (cap 16,000 iterations); data mixture on the same images in 4 "
                   "domains, each run to a plateau of its validation loss (cap 4,000 "
                   "iterations); "
                   "5 seeds; every task's step sizes tuned per method on one more seed; memory "
