@@ -70,9 +70,10 @@ Deviations from the paper
   others re-fitted (the exact score-matching optimum over that sub-family), flagged in
   ``FilterResult.regularised`` (the fallback share). The former fallback (Gaussian part
   pinned, ridge toward a fixed ``-0.01 z^4``) is gone: it ran on most steps and biased
-  a quartic filter away from the Kalman answer on Gaussian problems. The predict
-  closure is a truncated SVD per block anchored at the Isserlis moments,
-  cross-oscillator moments conditional-Gaussian.
+  a quartic filter away from the Kalman answer on Gaussian problems. The paper's
+  (Stein) predict closure is a truncated SVD per block anchored at the Isserlis
+  moments, cross-oscillator moments conditional-Gaussian (the default for one block of
+  at most two coordinates is the quadrature closure below).
 - The moment ODE is integrated (RK4) in central coordinates: the state is the mean
   and the central moments ``E[(x - mu)^a]``, with
   ``d/dt E[(x - mu)^a] = E[L (x - mu)^a] - sum_i a_i mu_i' E[(x - mu)^(a - e_i)]``.
@@ -94,7 +95,28 @@ Deviations from the paper
   and covariance, Isserlis higher moments), then by sigma points (symmetric cubature
   on the discretised model); a failed update is the Kalman update of the projected
   prior. Each use is a bit flag of ``FilterResult.fallback`` with its reason in
-  ``fallback_reasons``; ``on_failure="raise"`` keeps the former error.
+  ``fallback_reasons``; ``on_failure="raise"`` keeps the former error. Predicted
+  moments count as "not those of a distribution" when a coordinate block's
+  standardised moment matrix up to order 6 (``E[z^(a + b)]``, ``|a|, |b| <= 3``) is not
+  positive semi-definite (ours): RK4 on the moment ODE of a broad belief under a stiff
+  drift (``x - x^3`` from ``N(0, 1)`` at two substeps over 0.1 time units) returns a
+  negative sixth moment and a shrunken variance without any other sign of failure.
+- Predict closure of a low-dimensional belief (ours, ``closure="auto"``, the default).
+  The paper closes the moment ODE by Stein's identity for the fitted ``theta`` with the
+  propagated moments. For a near-Gaussian fit the equations that fix the top moments
+  divide by near-zero top-degree coefficients, and the truncated SVD that keeps such
+  directions at their Gaussian value switches them on and off as the moments move, so
+  the ODE's right-hand side jumps. On the x - x^3 showcase a predict from a Gaussian
+  belief then gives a variance that changes with the RK4 substep count (the check
+  ``predict_closure_resolves_step`` and its ``closure_var_error_stein`` diagnostic
+  measure it), or fails and falls back to the Gaussian projection. Where the basis
+  links its coordinates into one block of at most two (``full_basis(1 or 2, d)``), the
+  default therefore takes the moments outside the score set from the fitted member
+  ``exp(theta . T)`` itself, by quadrature over 8 standard deviations of the belief
+  (the bulk :class:`_BlockLead` checks), and from Stein's closure for a stage whose
+  member has mass at that edge. It is a partition function, but of one or two
+  dimensions. ``closure="stein"`` keeps the paper's closure everywhere, and bases of
+  several blocks (:func:`oscillator_basis`) always use it.
 - filterpy idioms (ours): a callable ``model`` is filterpy's ``fx(x, dt)``,
   read as its flow's vector field (Richardson-extrapolated difference at
   ``h = 1e-4 dt``) and projected onto cubic polynomials over a stated region, with
@@ -162,6 +184,7 @@ GRID_MAX_DIM = 2  # largest coordinate block whose posterior moments may come fr
 #                  (the moment evaluation of _grid_moments is written for d <= 2)
 GRID_HALF_WIDTH = 12.0  # grid half-width in Gaussian-part standard deviations
 GRID_POINTS = {1: 1201, 2: 161}  # grid points per axis by block dimension
+CLOSURES = ("auto", "stein", "quadrature")  # predict-step closures (see ScoreKalmanFilter)
 _STEP_ERRORS = (ValueError, np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError)
 
 
@@ -914,6 +937,16 @@ class _Closer:
         self.nS = len(S)
         self._zS = self.std.aff.rows_subset(np.arange(len(S)))
         self._xU = self.std.aff.rows_subset(self.uidx)  # only the rows of U are needed
+        self.W = tuple(W)
+        # the score polynomials d_i (theta . T_z) as (coordinate, exponent, basis index,
+        # factor) entries, for the quadrature closure
+        self._score_terms = [(i, _minus_unit(a, i), m, float(a[i]))
+                             for m, a in enumerate(basis.exponents)
+                             for i in range(basis.dim) if a[i]]
+
+    def quadrature_ok(self) -> bool:
+        """Whether the quadrature closure applies: one block of at most GRID_MAX_DIM."""
+        return len(self.block.blocks) == 1 and self.std.n <= GRID_MAX_DIM
 
     def standardise(self, mS: np.ndarray, step=None):
         ms = self.std.moments(mS)
@@ -922,15 +955,59 @@ class _Closer:
         mu, s = ms
         return mu, s, self._zS.z_apply(mu, s, mS)  # (|S|,) standardised moments
 
-    def close(self, mu, s, mzS, theta_z, ridge) -> np.ndarray:
-        wz = self.block.solve(theta_z, mzS, ridge=ridge)
+    def close(self, mu, s, mzS, theta_z, ridge, quadrature: bool = False) -> np.ndarray:
+        wz = None
+        if quadrature:  # the fitted member's own moments, by quadrature on its bulk
+            zs = [dict() for _ in range(self.std.n)]
+            for i, e, m, f in self._score_terms:
+                zs[i][e] = zs[i].get(e, 0.0) + f * theta_z[m]
+            try:
+                wz = _grid_moments(zs, self.W, half_width=BULK_RADII[-1])
+            except NonIntegrableBeliefError:  # mass beyond the bulk: Stein's closure
+                wz = None
+        if wz is None:  # Stein's identity with the known moments (truncated SVD, Isserlis)
+            wz = self.block.solve(theta_z, mzS, ridge=ridge)
         return self._xU.x_apply(mu, s, np.concatenate([mzS, wz]))
+
+
+class _MomentMatrices:
+    """Per-block moment matrices ``E[z^(a + b)]`` of standardised moments over ``S``.
+
+    For each coordinate block, the monomials ``z^a`` of its coordinates up to degree
+    ``MAX_DEGREE`` (moments up to order 6, the quartic filter's whole score set) whose
+    pairwise products all lie in ``S``. A distribution's moment matrix is positive
+    semi-definite (``E[(c . z^a)^2] >= 0``); propagated moments whose matrix is not
+    cannot be those of any belief. Higher orders are left out: the moment matrices of
+    near-Gaussian beliefs grow too ill-conditioned for a sign test at rounding level.
+    """
+
+    TOL = 1e-8  # smallest eigenvalue allowed, relative to the unit diagonal
+    MAX_DEGREE = 3
+
+    def __init__(self, S, blocks, n: int) -> None:
+        index = {a: j for j, a in enumerate(S)}
+        self.mats = []
+        for blk in blocks:
+            mons = [a for a in S if sum(a) <= self.MAX_DEGREE
+                    and all(a[i] == 0 for i in range(n) if i not in blk)]
+            mons = [a for a in mons if all(_add(a, b) in index for b in mons)]
+            if len(mons) > 2:  # beyond (1, z): the covariance is checked elsewhere
+                self.mats.append(np.array([[index[_add(a, b)] for b in mons] for a in mons]))
+
+    def ok(self, mz: np.ndarray) -> bool:
+        for idx in self.mats:
+            M = mz[idx]
+            d = np.sqrt(np.clip(np.diag(M), 1e-300, None))
+            if np.linalg.eigvalsh(M / np.outer(d, d))[0] < -self.TOL:
+                return False
+        return True
 
 
 class _PredictPlan:
     """Moment ODE (PolySDE) or moment push-forward (PolyMap) over the score set ``S``."""
 
-    def __init__(self, basis: MonomialBasis, model, score: _ScorePlan) -> None:
+    def __init__(self, basis: MonomialBasis, model, score: _ScorePlan,
+                 closure: str = "stein") -> None:
         if model.dim != basis.dim:
             raise ValueError(f"model has dimension {model.dim}, basis has {basis.dim}")
         self.score = score
@@ -966,6 +1043,26 @@ class _PredictPlan:
         else:
             self.closure = _ClosurePlan(basis, S, self.U) if self.U else None
             self.fitter = _Fitter(basis, score)
+        can = self.standardised and self.closure is not None and self.closure.quadrature_ok()
+        if closure == "quadrature" and not can and self.closure is not None:
+            raise ValueError(
+                "closure='quadrature' needs a basis of degree > 2 whose monomials link its "
+                f"coordinates into one block of at most {GRID_MAX_DIM} (full_basis(1 or 2, "
+                "degree)); use closure='stein' or 'auto'")
+        #: the closure the moment ODE uses: "stein" or "quadrature" ("auto" resolved)
+        self.closure_kind = "quadrature" if closure != "stein" and can else "stein"
+        self.moment_matrices = None
+        if self.standardised and self.closure is not None:
+            from .closure import coordinate_blocks
+
+            self.moment_matrices = _MomentMatrices(S, coordinate_blocks(basis), n)
+
+    def moments_realisable(self, mvec: np.ndarray, step=None) -> bool:
+        """Whether the standardised moment matrices of ``mvec`` are positive semi-definite."""
+        if self.moment_matrices is None:
+            return True
+        _, _, mz = self.closure.standardise(mvec, step)
+        return self.moment_matrices.ok(mz)
 
     def fit(self, mvec: np.ndarray, step=None, exact_cond: bool = True):
         return self.fitter.fit(mvec, step, exact_cond)
@@ -980,7 +1077,8 @@ class _PredictPlan:
         if not self.standardised:
             u = self.closure.solve(fit.theta, mvec)
         else:
-            u = self.closure.close(z[0], z[1], z[2], fit.theta, self.ridge)
+            u = self.closure.close(z[0], z[1], z[2], fit.theta, self.ridge,
+                                   quadrature=self.closure_kind == "quadrature")
         return np.concatenate([mvec, u]), fit
 
     def run(self, mvec: np.ndarray, dt: float, num_substeps: int, step=None):
@@ -1325,13 +1423,14 @@ class _UpdatePlan:
         return out, gap
 
 
-def _grid_moments(zs, exps) -> np.ndarray:
-    """Moments over ``exps`` of ``exp(P(z))`` on a grid over ``|z_i| <= GRID_HALF_WIDTH``.
+def _grid_moments(zs, exps, half_width: float = GRID_HALF_WIDTH) -> np.ndarray:
+    """Moments over ``exps`` of ``exp(P(z))`` on a grid over ``|z_i| <= half_width``.
 
     ``P`` is rebuilt from its score polynomials ``zs`` (``d_i P``; coordinates
-    standardised around the Gaussian part of the posterior); the log-density is shifted
-    by its maximum on the grid and the trapezoid sums renormalised (the density is
-    clipped to the grid, its bulk). Refused (``NonIntegrableBeliefError``) when the
+    standardised around the Gaussian part of the posterior in the update, by the
+    belief's own mean and standard deviations in the predict closure); the log-density
+    is shifted by its maximum on the grid and the trapezoid sums renormalised (the
+    density is clipped to the grid, its bulk). Refused (``NonIntegrableBeliefError``) when the
     density at the grid's edge exceeds ``1e-9`` of its maximum: the mass is not inside.
     """
     d = len(zs)
@@ -1343,20 +1442,15 @@ def _grid_moments(zs, exps) -> np.ndarray:
             if any(a[:i]):  # each monomial once: from its first coordinate's derivative
                 continue
             logp[tuple(a)] = c / a[i]
-    g = np.linspace(-GRID_HALF_WIDTH, GRID_HALF_WIDTH, GRID_POINTS[d])
+    g = np.linspace(-half_width, half_width, GRID_POINTS[d])
     E = np.asarray(exps)
     top = int(max(E.max(), max(max(a) for a in logp) if logp else 0))
     pw = g[None, :] ** np.arange(top + 1)[:, None]  # (top + 1, points per axis)
 
-    def grid_poly(a):  # x^a on the grid, shape (points,) * d (an outer product of powers)
-        out = pw[a[0]]
-        for i in range(1, d):
-            out = np.multiply.outer(out, pw[a[i]])
-        return out
-
-    lp = np.zeros((len(g),) * d)
+    coef = np.zeros((top + 1,) * d)  # P's coefficients by exponent
     for a, c in logp.items():
-        lp += c * grid_poly(a)
+        coef[a] += c
+    lp = coef @ pw if d == 1 else pw.T @ coef @ pw  # P on the grid, shape (points,) * d
     if not np.all(np.isfinite(lp)):
         raise NonIntegrableBeliefError("the posterior log-density is not finite on the grid")
     w = np.exp(lp - lp.max())
@@ -1367,14 +1461,23 @@ def _grid_moments(zs, exps) -> np.ndarray:
         edge[tuple(idx)] = True
     if w[edge].max() > 1e-9:
         raise NonIntegrableBeliefError(
-            "the posterior density does not fall inside the grid (its mass is not within "
-            f"{GRID_HALF_WIDTH:g} Gaussian-part standard deviations)")
+            "the density does not fall inside the grid (its mass is not within "
+            f"{half_width:g} standard deviations of the grid's centre)")
     w /= w.sum()
     if d == 1:
         return pw[E[:, 0]] @ w
     # 2-D: E[x^a y^b] = sum_ij w_ij x_i^a y_j^b = (pw_x[a] @ w @ pw_y[b])
     M = pw @ w @ pw.T  # (top + 1, top + 1)
     return M[E[:, 0], E[:, 1]]
+
+
+def _check_closure(closure) -> str:
+    if not isinstance(closure, str):
+        raise TypeError(f"closure must be a str, one of {CLOSURES}, got "
+                        f"{type(closure).__name__}")
+    if closure not in CLOSURES:
+        raise ValueError(f"closure must be one of {CLOSURES}, got {closure!r}")
+    return closure
 
 
 def _check_obs(y, H, R, n) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1427,14 +1530,17 @@ def predict(
     *,
     dt: float,
     num_substeps: int = 10,
+    closure: str = "auto",
 ) -> Moments:
     """Propagate moments through the model, closing the hierarchy by Stein's identity.
 
     For a :class:`PolySDE` the moment ODE ``d/dt E[phi] = E[grad phi . f +
     1/2 tr(G G^T hess phi)]`` is integrated by RK4 over ``dt`` in ``num_substeps``
     steps; at each stage ``theta`` is refitted by score matching and the moments
-    outside the score set are closed by Stein. For a :class:`PolyMap`,
-    ``E[phi(F(x) + w)]`` is expanded with Gaussian moments of ``w`` (``dt`` ignored).
+    outside the score set are closed by Stein (or, with ``closure="quadrature"``, are
+    the fitted member's own moments; see :class:`ScoreKalmanFilter`). For a
+    :class:`PolyMap`, ``E[phi(F(x) + w)]`` is expanded with Gaussian moments of ``w``
+    (``dt`` ignored).
 
     Parameters
     ----------
@@ -1448,6 +1554,8 @@ def predict(
         Time step.
     num_substeps : int
         RK4 steps per ``dt``.
+    closure : {"auto", "stein", "quadrature"}
+        How moments outside the score set are closed (see :class:`ScoreKalmanFilter`).
 
     Returns
     -------
@@ -1468,9 +1576,10 @@ def predict(
         raise TypeError(f"basis must be a MonomialBasis, got {type(basis).__name__}")
     if dt <= 0 or num_substeps < 1:
         raise ValueError(f"need dt > 0 and num_substeps >= 1, got {dt}, {num_substeps}")
+    closure = _check_closure(closure)
     basis.check_normalisable()
     score = _ScorePlan(basis)
-    plan = _PredictPlan(basis, model, score)
+    plan = _PredictPlan(basis, model, score, closure)
     mvec = _check_moments(moments, score.S, "predict")
     out, _ = plan.run(mvec, dt, num_substeps)
     return {a: float(v) for a, v in zip(score.S[1:], out[1:], strict=True)}
@@ -1688,12 +1797,23 @@ class ScoreKalmanFilter:
     model_center, model_scale : float or array of shape (n,)
         Region (mean, standard deviation per coordinate) of that projection: where the
         belief is expected to go.
+    closure : {"auto", "stein", "quadrature"}
+        How the moment ODE of the predict step gets the moments outside the score set.
+        ``"stein"`` is the paper's: Stein's identity for the fitted ``theta`` with the
+        propagated moments, solved as a truncated SVD around the Gaussian (Isserlis)
+        closure. ``"quadrature"`` takes them from the fitted member ``exp(theta . T)``
+        itself, by quadrature on its bulk (the update's grid rule); it needs a basis of
+        degree > 2 whose coordinates form one block of at most two (``full_basis(1 or 2,
+        d)``). ``"auto"`` (default) is ``"quadrature"`` where it applies and
+        ``"stein"`` elsewhere; ``closure_`` says which ran.
 
     Attributes
     ----------
     x, P : arrays
         filterpy's names for the belief's mean and covariance (read, or set to start or
         move the belief). ``filter(ys)`` without a prior starts from them.
+    closure_ : str
+        The predict closure in use, ``"stein"`` or ``"quadrature"``.
 
     References
     ----------
@@ -1734,7 +1854,9 @@ class ScoreKalmanFilter:
         model_degree: int = 3,
         model_center=0.0,
         model_scale=1.0,
+        closure: str = "auto",
     ) -> None:
+        closure = _check_closure(closure)
         if on_failure not in ("project", "raise"):
             raise ValueError(f"on_failure must be 'project' or 'raise', got {on_failure!r}")
         self.on_failure = on_failure
@@ -1780,7 +1902,8 @@ class ScoreKalmanFilter:
         self.truncation = int(truncation)
         self.allow_missing = bool(allow_missing)
         self.score_ = _ScorePlan(basis)
-        self.predict_ = _PredictPlan(basis, model, self.score_)
+        self.predict_ = _PredictPlan(basis, model, self.score_, closure)
+        self.closure_ = self.predict_.closure_kind
         self.update_ = _UpdatePlan(basis, self.score_, support)
 
     @staticmethod
@@ -1856,6 +1979,10 @@ class ScoreKalmanFilter:
         if not _realisable(m, self.score_.index, self.basis.dim):
             raise NonIntegrableBeliefError("predicted covariance is not positive definite"
                                            + _ADVICE, step=step)
+        if not self.predict_.moments_realisable(m, step):
+            raise NonIntegrableBeliefError(
+                "predicted moments are not those of a distribution (a moment matrix is not "
+                "positive semi-definite)" + _ADVICE, step=step)
         theta, cond, reg = self.predict_.prior_theta(m, step=step)
         return m, theta, cond, reg
 
