@@ -322,3 +322,63 @@ def test_randomize_magnitudes_only_touches_the_named_sites():
     with pytest.raises(TypeError, match="only"):
         with randomize_magnitudes(net, rms, only=("0",)):
             pass
+
+
+def _branch(blk, x):
+    return blk.conv2(blk.act2(blk.bn2(blk.conv1(blk.act1(blk.bn1(x))))))
+
+
+@pytest.mark.parametrize(("c_out", "stride"), [(2, 1), (4, 2)])
+def test_a_block_without_skip_is_its_branch_alone(c_out, stride):
+    from neurips26.common.torch import seeded
+    from neurips26.papers.sign_code.networks import PreActBlock
+
+    x = torch.randn(3, 2, 6, 6, generator=torch.Generator().manual_seed(0))
+    with seeded(0):
+        plain = PreActBlock(2, c_out, stride, "leaky_relu", skip=False).eval()
+    with seeded(0):
+        res = PreActBlock(2, c_out, stride, "leaky_relu").eval()
+    with torch.no_grad():
+        assert plain.shortcut is None  # no 1x1 shortcut either
+        assert torch.equal(plain(x), _branch(plain, x))
+        path = x if res.shortcut is None else res.shortcut(res.act1(res.bn1(x)))
+        assert (res.shortcut is None) == (stride == 1)
+        assert torch.equal(res(x), _branch(res, x) + path)
+
+
+def test_resnet_without_skip_is_a_plain_stack_of_the_same_sites():
+    kw = {"in_channels": 1, "num_classes": 3, "channels": (2, 4, 4), "blocks": 2, "seed": 0}
+    plain, res = make_resnet(**kw, skip=False).eval(), make_resnet(**kw).eval()
+    assert [n for n, _ in activation_sites(plain)] == [n for n, _ in activation_sites(res)]
+    assert not any("shortcut" in n for n in plain.state_dict())
+    assert not plain.skip and res.skip and all(not b.skip for b in plain.blocks)
+    x = torch.randn(5, 1, 8, 8, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        out = plain.stem(x)
+        for blk in plain.blocks:
+            out = _branch(blk, out)
+        by_hand = plain.head(plain.act(plain.bn(out)).mean(dim=(2, 3)))
+        assert torch.equal(plain(x), by_hand)
+        assert not torch.allclose(plain(x), res(x))
+
+
+def test_resnet_default_is_unchanged_by_the_skip_option():
+    kw = {"in_channels": 1, "num_classes": 3, "channels": (2, 4, 4), "blocks": 1, "seed": 0}
+    net, explicit = make_resnet(**kw).eval(), make_resnet(**kw, skip=True).eval()
+    a, b = net.state_dict(), explicit.state_dict()
+    assert list(a) == list(b) and all(torch.equal(a[k], b[k]) for k in a)
+    # the parameter layout and the outputs of the network before the option existed
+    assert len(a) == 46 and sum(p.numel() for p in net.parameters()) == 677
+    x = torch.randn(2, 1, 8, 8, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        out = net(x)
+    assert torch.equal(out, explicit(x))
+    ref = torch.tensor([[0.3299033045768738, 0.11300767958164215, 0.15966294705867767],
+                        [0.325531929731369, 0.1140294000506401, 0.1564895212650299]])
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("skip", [1, 0, "no", None])
+def test_resnet_skip_must_be_a_bool(skip):
+    with pytest.raises(TypeError, match="skip"):
+        make_resnet(in_channels=1, num_classes=2, channels=(2,), blocks=1, skip=skip)

@@ -45,7 +45,8 @@ CALLS = [
     Call(
         make_resnet,
         {"in_channels": 1, "num_classes": 2, "channels": (2, 2, 2), "blocks": 1},
-        {"in_channels": S, "num_classes": S, "blocks": S, "activation": ("x", None)},
+        {"in_channels": S, "num_classes": S, "blocks": S, "activation": ("x", None),
+         "skip": S},
     ),
     Call(
         train_classifier,

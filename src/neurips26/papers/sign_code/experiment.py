@@ -59,7 +59,27 @@ What does not reproduce at the small tier, and why we think so
   normalisation shift; and noise at a single site before the last block already costs
   tens of points at most sites, while the sites just before global pooling are robust,
   so the drop does not need many layers to build up. Why one site's magnitudes matter
-  this much in our ResNet remains undiagnosed.
+  this much: the residual additions were the leading candidate (a site's noise reaches
+  the next block's pre-activation as ``x + F(x)``, whose sign depends on the magnitudes
+  of both paths, where a plain stack passes it through weights alone). Two diagnostics
+  test it on the same data set and seed. (a) The same network with every skip path
+  removed (``noskip``: ``make_resnet(skip=False)``, a plain CNN of the same depth,
+  widths, activation sites and training; ``resnet_diag_drop_noskip`` and
+  ``resnet_diag_acc_noskip``) under the same noise: a plain CNN that keeps most of its
+  accuracy would put the cause in the residual additions, one that also falls to about
+  chance would rule them out. (b) The share of pre-activation signs that one site's
+  noise leaves as they were at the next site and at the last site (the one global
+  pooling reads), per site in table ``resnet_sign_propagation`` and as the mean over
+  sites in ``resnet_diag_next_sign_kept_*`` and ``resnet_diag_last_sign_kept_*``, for the
+  ResNet (``base``) and the plain CNN (``noskip``): fewer signs kept in the ResNet would
+  show the mechanism, about as many would not. In the stored small run the plain CNN is
+  about as accurate as the ResNet and also falls to about chance under magnitude noise;
+  one site's noise changes about as large a share of the next site's signs in both
+  networks, and the plain CNN keeps fewer of the last site's signs than the ResNet. So
+  the skip connections are not the cause. In both networks one site's noise already
+  changes a sizeable share of the signs after it: randomised magnitudes do not keep the
+  downstream sign code of our convolutional networks, with or without skip paths. Why
+  they do not, when the tanh MLP keeps most of its accuracy, remains undiagnosed.
 - 20% of signs flipped reduces every model to chance: it does for the ResNet, not for the
   3-layer MLPs, which stay far above chance under independent per-input flips. Three
   diagnostics, one per cause. (a) Scope, our reading: the abstract's sentence follows the
@@ -151,8 +171,10 @@ class Config:
     lr: float = param(2e-3, help="peak AdamW learning rate", min=1e-8)
     knn_k: int = param(5, help="k of the sign-code kNN", min=1)
     resnet_diag: bool = param(True, help="diagnose the ResNet's magnitude drop: retrain it "
-                              "wider (channels x2) and longer (steps x4) on the first data "
-                              "set, seed 0, beside that set's and seed's main ResNet")
+                              "wider (channels x2), longer (steps x4) and without skip "
+                              "paths on the first data set, seed 0, beside that set's and "
+                              "seed's main ResNet, and count the downstream signs one "
+                              "site's magnitude noise changes")
     magnitude_draws: int = param(3, help="noise draws for magnitude randomisation", min=1)
     flip_fraction: float = param(0.2, help="fraction of signs flipped", min=0.0, max=1.0)
     widths: tuple[int, ...] = param((64, 128, 256, 512), help="MLP widths of the margin sweep",
@@ -193,6 +215,9 @@ METRICS = (
     "resnet_diag_drop_base", "resnet_diag_drop_wide", "resnet_diag_drop_long",
     "resnet_diag_acc_base", "resnet_diag_acc_wide", "resnet_diag_acc_long",
     "resnet_diag_drop_bn_recal", "resnet_diag_acc_bn_recal",
+    "resnet_diag_drop_noskip", "resnet_diag_acc_noskip",
+    "resnet_diag_next_sign_kept_base", "resnet_diag_next_sign_kept_noskip",
+    "resnet_diag_last_sign_kept_base", "resnet_diag_last_sign_kept_noskip",
     "resnet_site_acc_min", "resnet_site_acc_median", "resnet_site_acc_last",
     "flip_acc_max", "unflipped_acc_max",
     "flip_acc_max_resnet", "flip_acc_max_mlp", "flip_acc_deep", "flip_acc_deep_base",
@@ -305,24 +330,67 @@ def _magnitude_correct(model, xtr, xte, yte, cfg: Config, seed: int, *, rms=None
 
 def _resnet_main_diagnostics(net, ptr, pte, yte, cfg: Config, seed: int) -> list[dict]:
     """On a main ResNet: its magnitude noise scored after BatchNorm is re-estimated under
-    the noise (the ``bn_recal`` row of the ResNet diagnostic), and noise at one activation
-    site at a time with the others clean (the ``resnet_site`` rows)."""
+    the noise (the ``bn_recal`` row of the ResNet diagnostic), noise at one activation
+    site at a time with the others clean (the ``resnet_site`` rows), and the downstream
+    signs that one site's noise changes (the ``base`` rows of :func:`_sign_propagation`)."""
     rms = calibrate_magnitudes(net, ptr)
     mag = _magnitude_correct(net, ptr, pte, yte, cfg, seed, rms=rms, recalibrate_bn=True)
     rows = [{"kind": "resnet_diag", "variant": "bn_recal", "channels": cfg.resnet_channels,
-             "steps": cfg.resnet_iter, "test_acc": float((_correct(net, pte) == yte).mean()),
+             "steps": cfg.resnet_iter, "skip": True,
+             "test_acc": float((_correct(net, pte) == yte).mean()),
              "magnitude_acc": float(np.mean(mag))}]  # fmt: skip
     for i, (name, _) in enumerate(activation_sites(net)):
         mag = _magnitude_correct(net, ptr, pte, yte, cfg, seed, rms=rms, only=(i,))
         rows.append({"kind": "resnet_site", "site": i, "name": name,
                      "magnitude_acc": float(np.mean(mag))})
+    return rows + _sign_propagation(net, pte, rms, cfg, seed, "base")
+
+
+@torch.no_grad()
+def _sign_propagation(net, pte, rms, cfg: Config, seed: int, variant: str) -> list[dict]:
+    """For every activation site but the last, the share of the pre-activation signs at
+    the next site (``next_kept``) and at the last site, the one global pooling reads
+    (``last_kept``), that stay as in the clean network when that one site's magnitudes
+    are replaced by noise (the draws of :func:`_magnitude_correct`, averaged); one
+    ``kind="resnet_sign"`` row per site, tagged ``variant``. The signs a site's noise
+    leaves intact at the sites after it: what its magnitudes decide downstream."""
+    sites = activation_sites(net)
+    x = torch.as_tensor(pte)
+    signs: list = [None] * len(sites)
+
+    def capture(m, inp, out, j):
+        signs[j] = inp[0] >= 0
+
+    handles = [m.register_forward_hook(partial(capture, j=j))
+               for j, (_, m) in enumerate(sites)]  # fmt: skip
+    was = net.training
+    net.eval()
+    rows = []
+    try:
+        net(x)
+        clean = list(signs)
+        for i, (name, _) in enumerate(sites[:-1]):
+            nxt = last = 0.0
+            for d in range(cfg.magnitude_draws):
+                with randomize_magnitudes(net, rms, seed=1000 * seed + d, only=(i,)):
+                    net(x)
+                nxt += float((signs[i + 1] == clean[i + 1]).double().mean())
+                last += float((signs[-1] == clean[-1]).double().mean())
+            rows.append({"kind": "resnet_sign", "variant": variant, "site": i, "name": name,
+                         "next_kept": nxt / cfg.magnitude_draws,
+                         "last_kept": last / cfg.magnitude_draws})  # fmt: skip
+    finally:
+        for h in handles:
+            h.remove()
+        net.train(was)
     return rows
 
 
 def _train_resnet(cfg: Config, ptr, ytr, seed: int, device: str, *,
-                  channels: tuple[int, ...], steps: int):  # fmt: skip
-    """The ResNet of stage widths ``channels`` trained ``steps`` steps, on the CPU."""
-    net = make_resnet(in_channels=1, num_classes=10, channels=channels, seed=seed)
+                  channels: tuple[int, ...], steps: int, skip: bool = True):  # fmt: skip
+    """The ResNet of stage widths ``channels`` trained ``steps`` steps, on the CPU
+    (``skip=False``: without its skip paths)."""
+    net = make_resnet(in_channels=1, num_classes=10, channels=channels, seed=seed, skip=skip)
     train_classifier(net, ptr, ytr, max_iter=steps, lr=cfg.lr,
                      batch_size=min(64, cfg.batch_size), seed=seed, device=device)
     return net.cpu()
@@ -364,24 +432,33 @@ def _train_one(st: State, dname: str, s: int, arch: str, act: str, device: str) 
 
 def _resnet_diagnostic(cfg: Config, device: str) -> list[dict]:
     """The ResNet's accuracy and its accuracy with every magnitude replaced by noise, with
-    every stage twice as wide (``wide``) and trained four times as long (``long``): whether
-    the magnitude drop shrinks with width or training length. First data set, seed 0 of
-    the main models (the same data and initialisation seed); the main model of that data
-    set and seed is the ``base`` it is compared with (:func:`_resnet_diag_rows`; its own
-    ``bn_recal`` and per-site rows come from :func:`_resnet_main_diagnostics`)."""
+    every stage twice as wide (``wide``), trained four times as long (``long``), and with
+    every skip path removed (``noskip``: a plain CNN of the same depth, widths, sites and
+    training): whether the magnitude drop shrinks with width or training length, or
+    needs the residual additions. First data set, seed 0 of the main models (the same
+    data and initialisation seed); the main model of that data set and seed is the
+    ``base`` it is compared with (:func:`_resnet_diag_rows`; its own ``bn_recal``,
+    per-site and sign-propagation rows come from :func:`_resnet_main_diagnostics`). The
+    ``noskip`` network's sign-propagation rows come from here."""
     seed = cfg.seed * 1000
     ds = _data(cfg.datasets[0], cfg, cfg.num_train, seed)
     _, ytr, _, yte = ds.flat()
     ptr, pte = _pool(ds.x_train, cfg.resnet_pool), _pool(ds.x_test, cfg.resnet_pool)
     rows = []
-    variants = {"wide": (tuple(2 * c for c in cfg.resnet_channels), cfg.resnet_iter),
-                "long": (cfg.resnet_channels, 4 * cfg.resnet_iter)}  # fmt: skip
-    for name, (channels, steps) in variants.items():
-        net = _train_resnet(cfg, ptr, ytr, seed, device, channels=channels, steps=steps)
-        mag = _magnitude_correct(net, ptr, pte, yte, cfg, seed)
+    variants = {"wide": (tuple(2 * c for c in cfg.resnet_channels), cfg.resnet_iter, True),
+                "long": (cfg.resnet_channels, 4 * cfg.resnet_iter, True),
+                "noskip": (cfg.resnet_channels, cfg.resnet_iter, False)}  # fmt: skip
+    for name, (channels, steps, skip) in variants.items():
+        net = _train_resnet(cfg, ptr, ytr, seed, device, channels=channels, steps=steps,
+                            skip=skip)  # fmt: skip
+        rms = calibrate_magnitudes(net, ptr)
+        mag = _magnitude_correct(net, ptr, pte, yte, cfg, seed, rms=rms)
         rows.append({"kind": "resnet_diag", "variant": name, "channels": channels,
-                     "steps": steps, "test_acc": float((_correct(net, pte) == yte).mean()),
-                     "magnitude_acc": float(np.mean(mag))})
+                     "steps": steps, "skip": skip,
+                     "test_acc": float((_correct(net, pte) == yte).mean()),
+                     "magnitude_acc": float(np.mean(mag))})  # fmt: skip
+        if not skip:
+            rows += _sign_propagation(net, pte, rms, cfg, seed, name)
     return rows
 
 
@@ -393,9 +470,9 @@ def _resnet_diag_rows(t, cfg: Config) -> list[dict]:
     (main,) = t.where(kind="model", arch="resnet", dataset=cfg.datasets[0],
                       seed=cfg.seed * 1000).rows
     base = {"variant": "base", "channels": cfg.resnet_channels, "steps": cfg.resnet_iter,
-            "test_acc": main["test_acc"], "magnitude_acc": main["magnitude_acc"]}
-    order = ("wide", "long", "bn_recal")
-    return [base] + [{k: r[k] for k in ("variant", "channels", "steps", "test_acc",
+            "skip": True, "test_acc": main["test_acc"], "magnitude_acc": main["magnitude_acc"]}
+    order = ("wide", "long", "noskip", "bn_recal")
+    return [base] + [{k: r[k] for k in ("variant", "channels", "steps", "skip", "test_acc",
                                         "magnitude_acc")}
                      for r in sorted(t.where(kind="resnet_diag"),
                                      key=lambda r: order.index(r["variant"]))]
@@ -558,7 +635,11 @@ class SignCodeExperiment(Experiment):
                 "resnet_sites": [{"site": r["site"], "name": r["name"],
                                   "magnitude_acc": r["magnitude_acc"]}
                                  for r in sorted(t.where(kind="resnet_site"),
-                                                 key=lambda r: r["site"])]}
+                                                 key=lambda r: r["site"])],
+                "resnet_sign_propagation": [
+                    {k: r[k] for k in ("variant", "site", "name", "next_kept", "last_kept")}
+                    for r in sorted(t.where(kind="resnet_sign"),
+                                    key=lambda r: (r["variant"] != "base", r["site"]))]}
 
     def figures(self, t, summary, cfg) -> dict:
         g, acc, _ = _overlap_points(t)
@@ -662,9 +743,16 @@ def _summarize(t, cfg: Config) -> dict:
     for r in _resnet_diag_rows(t, cfg):
         m[f"resnet_diag_drop_{r['variant']}"] = r["test_acc"] - r["magnitude_acc"]
         m[f"resnet_diag_acc_{r['variant']}"] = r["test_acc"]
-    for v in ("base", "wide", "long", "bn_recal"):
+    for v in ("base", "wide", "long", "noskip", "bn_recal"):
         m.setdefault(f"resnet_diag_drop_{v}", Estimate.missing("resnet_diag is off"))
         m.setdefault(f"resnet_diag_acc_{v}", Estimate.missing("resnet_diag is off"))
+    # the mean over randomised sites of the share of signs kept at the next / last site
+    for v in ("base", "noskip"):
+        sign_rows = t.where(kind="resnet_sign", variant=v).rows
+        for where in ("next", "last"):
+            m[f"resnet_diag_{where}_sign_kept_{v}"] = (
+                float(np.mean([r[f"{where}_kept"] for r in sign_rows])) if sign_rows
+                else Estimate.missing("resnet_diag is off"))
     sites = sorted(t.where(kind="resnet_site"), key=lambda r: r["site"])
     if sites:
         accs = np.array([r["magnitude_acc"] for r in sites])

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from neurips26.common.torch import seeded
-from neurips26.common.validation import check_int
+from neurips26.common.validation import check_bool, check_int
 
 #: Activation name -> module factory. ``leaky_relu`` uses the spec's slope 0.1.
 ACTIVATIONS = {
@@ -112,10 +112,17 @@ class SignMLP(nn.Module):
 
 
 class PreActBlock(nn.Module):
-    """Pre-activation residual block: ``x + conv(phi(bn(conv(phi(bn(x))))))`` (He et al. 2016)."""
+    """Pre-activation residual block: ``x + conv(phi(bn(conv(phi(bn(x))))))`` (He et al. 2016).
 
-    def __init__(self, c_in: int, c_out: int, stride: int, activation: str) -> None:
+    With ``skip=False`` the block is the residual branch alone (no skip path and no 1x1
+    shortcut convolution): ``conv(phi(bn(conv(phi(bn(x))))))``, a plain feed-forward
+    stack of the same activation sites.
+    """
+
+    def __init__(self, c_in: int, c_out: int, stride: int, activation: str, *,
+                 skip: bool = True) -> None:  # fmt: skip
         super().__init__()
+        self.skip = check_bool(skip, "skip")
         self.bn1 = nn.BatchNorm2d(c_in)
         self.act1 = ACTIVATIONS[activation]()
         self.conv1 = nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1, bias=False)
@@ -123,15 +130,17 @@ class PreActBlock(nn.Module):
         self.act2 = ACTIVATIONS[activation]()
         self.conv2 = nn.Conv2d(c_out, c_out, 3, padding=1, bias=False)
         self.shortcut = None
-        if stride != 1 or c_in != c_out:
+        if self.skip and (stride != 1 or c_in != c_out):
             self.shortcut = nn.Conv2d(c_in, c_out, 1, stride=stride, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = self.act1(self.bn1(x))
-        skip = x if self.shortcut is None else self.shortcut(out)
+        path = None
+        if self.skip:
+            path = x if self.shortcut is None else self.shortcut(out)
         out = self.conv1(out)
         out = self.conv2(self.act2(self.bn2(out)))
-        return out + skip
+        return out if path is None else out + path
 
 
 class SignResNet(nn.Module):
@@ -146,13 +155,18 @@ class SignResNet(nn.Module):
     blocks : int
         Blocks per stage.
     activation : str
+    skip : bool
+        Whether the blocks add their skip path (default). ``False`` removes every skip
+        path and shortcut convolution, leaving a plain CNN of the same depth, widths and
+        activation sites (a diagnostic: the residual additions' part in a result).
     """
 
     def __init__(self, in_channels: int, num_classes: int, *,
                  channels: tuple[int, ...] = (16, 32, 64), blocks: int = 2,
-                 activation: str = "leaky_relu") -> None:  # fmt: skip
+                 activation: str = "leaky_relu", skip: bool = True) -> None:  # fmt: skip
         super().__init__()
         _check_activation(activation)
+        skip = check_bool(skip, "skip")
         _positive("in_channels", in_channels)
         _positive("num_classes", num_classes)
         _positive("blocks", blocks)
@@ -165,7 +179,8 @@ class SignResNet(nn.Module):
         c_in = channels[0]
         for s, c in enumerate(channels):
             for b in range(blocks):
-                layers.append(PreActBlock(c_in, c, 2 if (s > 0 and b == 0) else 1, activation))
+                layers.append(PreActBlock(c_in, c, 2 if (s > 0 and b == 0) else 1, activation,
+                                          skip=skip))
                 c_in = c
         self.blocks = nn.Sequential(*layers)
         self.bn = nn.BatchNorm2d(c_in)
@@ -173,6 +188,7 @@ class SignResNet(nn.Module):
         self.head = nn.Linear(c_in, num_classes)
         self.activation = activation
         self.in_channels = in_channels
+        self.skip = skip
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         """Pooled final activations ``h`` (B, channels[-1])."""
@@ -195,8 +211,10 @@ def make_mlp(*, dim_in: int, width: int, num_classes: int, depth: int = 3,
 
 
 def make_resnet(*, in_channels: int, num_classes: int, channels=(16, 32, 64), blocks: int = 2,
-                activation: str = "leaky_relu", seed: int = 0) -> SignResNet:  # fmt: skip
-    """A :class:`SignResNet` whose initial weights are a function of ``seed`` only."""
+                activation: str = "leaky_relu", seed: int = 0,
+                skip: bool = True) -> SignResNet:  # fmt: skip
+    """A :class:`SignResNet` whose initial weights are a function of ``seed`` only
+    (``skip=False``: the same network without skip paths, see :class:`SignResNet`)."""
     with seeded(seed):
         return SignResNet(in_channels, num_classes, channels=tuple(channels), blocks=blocks,
-                          activation=activation)  # fmt: skip
+                          activation=activation, skip=skip)  # fmt: skip

@@ -48,7 +48,11 @@ PAPER = Paper(
             diagnostics=("resnet_diag_drop_base", "resnet_diag_drop_wide",
                          "resnet_diag_drop_long", "resnet_diag_acc_base",
                          "resnet_diag_acc_wide", "resnet_diag_acc_long",
-                         "resnet_diag_drop_bn_recal"),
+                         "resnet_diag_drop_bn_recal", "resnet_diag_drop_noskip",
+                         "resnet_diag_acc_noskip", "resnet_diag_next_sign_kept_base",
+                         "resnet_diag_next_sign_kept_noskip",
+                         "resnet_diag_last_sign_kept_base",
+                         "resnet_diag_last_sign_kept_noskip"),
         ),
         Claim(
             id="flips_destroy",
