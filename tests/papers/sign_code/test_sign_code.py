@@ -382,3 +382,47 @@ def test_resnet_default_is_unchanged_by_the_skip_option():
 def test_resnet_skip_must_be_a_bool(skip):
     with pytest.raises(TypeError, match="skip"):
         make_resnet(in_channels=1, num_classes=2, channels=(2,), blocks=1, skip=skip)
+
+
+def test_resnet_without_norm_has_no_batchnorm_and_the_default_is_unchanged():
+    kw = {"in_channels": 1, "num_classes": 3, "channels": (2, 4, 4), "blocks": 1, "seed": 0}
+    plain, net = make_resnet(**kw, norm=False).eval(), make_resnet(**kw).eval()
+    assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in plain.modules())
+    assert [n for n, _ in activation_sites(plain)] == [n for n, _ in activation_sites(net)]
+    # the same convolution weights (BatchNorm draws no random numbers), so with BatchNorm
+    # at its initial identity in eval mode the two networks compute the same function
+    a = {k: v for k, v in net.state_dict().items() if "bn" not in k}
+    b = plain.state_dict()
+    assert list(a) == list(b) and all(torch.equal(a[k], b[k]) for k in a)
+    x = torch.randn(2, 1, 8, 8, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        torch.testing.assert_close(plain(x), net(x), rtol=1e-4, atol=1e-4)
+
+
+def test_mlp_with_norm_standardises_every_pre_activation():
+    from neurips26.papers.sign_code import make_mlp
+
+    plain = make_mlp(dim_in=5, width=7, num_classes=3, depth=2, seed=0)
+    normed = make_mlp(dim_in=5, width=7, num_classes=3, depth=2, seed=0, norm=True)
+    assert plain.norms is None and len(normed.norms) == 2
+    for lin_a, lin_b in zip(plain.hidden, normed.hidden, strict=True):
+        assert torch.equal(lin_a.weight, lin_b.weight)  # same draws as the default
+    x = torch.randn(64, 5, generator=torch.Generator().manual_seed(1))
+    seen = []
+    handle = normed.acts[1].register_forward_hook(lambda m, i, o: seen.append(i[0]))
+    normed.train()
+    normed(x)
+    handle.remove()
+    z = seen[0]  # the second activation's input: a batch-standardised pre-activation
+    torch.testing.assert_close(z.mean(0), torch.zeros(7), atol=1e-5, rtol=0)
+    torch.testing.assert_close(z.var(0, unbiased=False), torch.ones(7), atol=1e-3, rtol=0)
+
+
+@pytest.mark.parametrize("norm", [1, "yes", None])
+def test_norm_must_be_a_bool(norm):
+    from neurips26.papers.sign_code import make_mlp
+
+    with pytest.raises(TypeError, match="norm"):
+        make_resnet(in_channels=1, num_classes=2, channels=(2,), blocks=1, norm=norm)
+    with pytest.raises(TypeError, match="norm"):
+        make_mlp(dim_in=2, width=2, num_classes=2, norm=norm)

@@ -40,13 +40,14 @@ CALLS = [
     Call(
         make_mlp,
         {"dim_in": 4, "width": 4, "num_classes": 2},
-        {"dim_in": S, "width": S, "num_classes": S, "depth": S, "activation": ("x", None)},
+        {"dim_in": S, "width": S, "num_classes": S, "depth": S, "activation": ("x", None),
+         "norm": S},
     ),
     Call(
         make_resnet,
         {"in_channels": 1, "num_classes": 2, "channels": (2, 2, 2), "blocks": 1},
         {"in_channels": S, "num_classes": S, "blocks": S, "activation": ("x", None),
-         "skip": S},
+         "skip": S, "norm": S},
     ),
     Call(
         train_classifier,

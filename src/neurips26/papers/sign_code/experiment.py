@@ -86,9 +86,23 @@ What does not reproduce at the small tier, and why we think so
   that keeps most of its accuracy would support the activation, one that also falls to
   about chance would point at the architecture. In the stored small run the tanh ResNet
   is about as accurate as the LeakyReLU one and also falls to about chance, so the
-  activation is not the cause either: in our runs the drop goes with the convolutional
-  network itself (with or without skip paths, with either activation), and what in it
-  makes one site's magnitudes decide the downstream signs remains undiagnosed.
+  activation is not the cause either. (d)
+  Normalisation: every activation of the ResNet reads a BatchNorm's output, a
+  pre-activation standardised per channel (so many sit near zero, where noise upstream
+  flips their sign), and no MLP activation does. Two diagnostics: the ResNet without
+  BatchNorm (``nonorm``; ``resnet_diag_drop_nonorm``, ``resnet_diag_acc_nonorm``) and the
+  main MLP recipe with a BatchNorm before every activation (table
+  ``mlp_norm_diagnostic``; ``mlp_norm_diag_drop_*`` beside the plain MLP's
+  ``mlp_plain_diag_drop_*``, same data set, seed and activation). A ResNet without
+  BatchNorm that keeps most of its accuracy, or an MLP that loses it once BatchNorm is
+  added, would put the cause in the normalisation; neither would rule it out. In the
+  stored small run BatchNorm makes the LeakyReLU MLP lose much more of its accuracy
+  under magnitude noise than the plain one (the tanh MLP stays robust with it), but the
+  ResNet without BatchNorm still falls to near chance. So normalisation adds fragility
+  where it is present, yet it is not what makes our ResNet fail: across these
+  diagnostics the drop goes with the convolutional network itself (with or without skip
+  paths or BatchNorm, with either activation), and what in it makes one site's
+  magnitudes decide the downstream signs remains undiagnosed.
 - 20% of signs flipped reduces every model to chance: it does for the ResNet, not for the
   3-layer MLPs, which stay far above chance under independent per-input flips. Three
   diagnostics, one per cause. (a) Scope, our reading: the abstract's sentence follows the
@@ -180,10 +194,11 @@ class Config:
     lr: float = param(2e-3, help="peak AdamW learning rate", min=1e-8)
     knn_k: int = param(5, help="k of the sign-code kNN", min=1)
     resnet_diag: bool = param(True, help="diagnose the ResNet's magnitude drop: retrain it "
-                              "wider (channels x2), longer (steps x4) and without skip "
-                              "paths on the first data set, seed 0, beside that set's and "
-                              "seed's main ResNet, and count the downstream signs one "
-                              "site's magnitude noise changes")
+                              "wider (channels x2), longer (steps x4), without skip paths, "
+                              "with tanh and without BatchNorm on the first data set, seed "
+                              "0, beside that set's and seed's main ResNet; count the "
+                              "downstream signs one site's magnitude noise changes; and "
+                              "train the main MLPs with BatchNorm before every activation")
     magnitude_draws: int = param(3, help="noise draws for magnitude randomisation", min=1)
     flip_fraction: float = param(0.2, help="fraction of signs flipped", min=0.0, max=1.0)
     widths: tuple[int, ...] = param((64, 128, 256, 512), help="MLP widths of the margin sweep",
@@ -226,6 +241,10 @@ METRICS = (
     "resnet_diag_drop_bn_recal", "resnet_diag_acc_bn_recal",
     "resnet_diag_drop_noskip", "resnet_diag_acc_noskip",
     "resnet_diag_drop_tanh", "resnet_diag_acc_tanh",
+    "resnet_diag_drop_nonorm", "resnet_diag_acc_nonorm",
+    "mlp_norm_diag_drop_leaky_relu", "mlp_plain_diag_drop_leaky_relu",
+    "mlp_norm_diag_drop_tanh", "mlp_plain_diag_drop_tanh",
+    "mlp_norm_diag_drop_*", "mlp_norm_diag_acc_*", "mlp_plain_diag_drop_*",
     "resnet_diag_next_sign_kept_base", "resnet_diag_next_sign_kept_noskip",
     "resnet_diag_last_sign_kept_base", "resnet_diag_last_sign_kept_noskip",
     "resnet_site_acc_min", "resnet_site_acc_median", "resnet_site_acc_last",
@@ -347,7 +366,7 @@ def _resnet_main_diagnostics(net, ptr, pte, yte, cfg: Config, seed: int) -> list
     mag = _magnitude_correct(net, ptr, pte, yte, cfg, seed, rms=rms, recalibrate_bn=True)
     rows = [{"kind": "resnet_diag", "variant": "bn_recal", "channels": cfg.resnet_channels,
              "steps": cfg.resnet_iter, "skip": True, "activation": "leaky_relu",
-             "test_acc": float((_correct(net, pte) == yte).mean()),
+             "norm": True, "test_acc": float((_correct(net, pte) == yte).mean()),
              "magnitude_acc": float(np.mean(mag))}]  # fmt: skip
     for i, (name, _) in enumerate(activation_sites(net)):
         mag = _magnitude_correct(net, ptr, pte, yte, cfg, seed, rms=rms, only=(i,))
@@ -398,11 +417,12 @@ def _sign_propagation(net, pte, rms, cfg: Config, seed: int, variant: str) -> li
 
 def _train_resnet(cfg: Config, ptr, ytr, seed: int, device: str, *,
                   channels: tuple[int, ...], steps: int, skip: bool = True,
-                  activation: str = "leaky_relu"):  # fmt: skip
+                  activation: str = "leaky_relu", norm: bool = True):  # fmt: skip
     """The ResNet of stage widths ``channels`` trained ``steps`` steps, on the CPU
-    (``skip=False``: without its skip paths; ``activation``: its nonlinearity)."""
+    (``skip=False``: without its skip paths; ``activation``: its nonlinearity;
+    ``norm=False``: without BatchNorm)."""
     net = make_resnet(in_channels=1, num_classes=10, channels=channels, seed=seed, skip=skip,
-                      activation=activation)
+                      activation=activation, norm=norm)
     train_classifier(net, ptr, ytr, max_iter=steps, lr=cfg.lr,
                      batch_size=min(64, cfg.batch_size), seed=seed, device=device)
     return net.cpu()
@@ -457,22 +477,44 @@ def _resnet_diagnostic(cfg: Config, device: str) -> list[dict]:
     _, ytr, _, yte = ds.flat()
     ptr, pte = _pool(ds.x_train, cfg.resnet_pool), _pool(ds.x_test, cfg.resnet_pool)
     rows = []
-    lr = "leaky_relu"
-    variants = {"wide": (tuple(2 * c for c in cfg.resnet_channels), cfg.resnet_iter, True, lr),
-                "long": (cfg.resnet_channels, 4 * cfg.resnet_iter, True, lr),
-                "noskip": (cfg.resnet_channels, cfg.resnet_iter, False, lr),
-                "tanh": (cfg.resnet_channels, cfg.resnet_iter, True, "tanh")}  # fmt: skip
-    for name, (channels, steps, skip, act) in variants.items():
+    lr, c, n = "leaky_relu", cfg.resnet_channels, cfg.resnet_iter
+    variants = {"wide": (tuple(2 * w for w in c), n, True, lr, True),
+                "long": (c, 4 * n, True, lr, True),
+                "noskip": (c, n, False, lr, True),
+                "tanh": (c, n, True, "tanh", True),
+                "nonorm": (c, n, True, lr, False)}  # fmt: skip
+    for name, (channels, steps, skip, act, norm) in variants.items():
         net = _train_resnet(cfg, ptr, ytr, seed, device, channels=channels, steps=steps,
-                            skip=skip, activation=act)  # fmt: skip
+                            skip=skip, activation=act, norm=norm)  # fmt: skip
         rms = calibrate_magnitudes(net, ptr)
         mag = _magnitude_correct(net, ptr, pte, yte, cfg, seed, rms=rms)
         rows.append({"kind": "resnet_diag", "variant": name, "channels": channels,
-                     "steps": steps, "skip": skip, "activation": act,
+                     "steps": steps, "skip": skip, "activation": act, "norm": norm,
                      "test_acc": float((_correct(net, pte) == yte).mean()),
                      "magnitude_acc": float(np.mean(mag))})  # fmt: skip
         if not skip:
             rows += _sign_propagation(net, pte, rms, cfg, seed, name)
+    return rows + _mlp_norm_diagnostic(cfg, ds, seed, device)
+
+
+def _mlp_norm_diagnostic(cfg: Config, ds, seed: int, device: str) -> list[dict]:
+    """The main MLP recipe (first data set, seed 0) with a BatchNorm before every
+    activation (``make_mlp(norm=True)``), for each main MLP activation that preserves
+    signs: its accuracy and its accuracy under magnitude noise, to set beside the plain
+    MLP of the same data, seed and activation (whether standardised pre-activations,
+    which the ResNet has at every site and the MLP has not, carry the drop)."""
+    xtr, ytr, xte, yte = ds.flat()
+    rows = []
+    for act in (a for a in cfg.mlp_activations if a in SIGN_PRESERVING):
+        net = make_mlp(dim_in=xtr.shape[1], width=cfg.mlp_width, num_classes=10,
+                       activation=act, seed=seed, norm=True)  # fmt: skip
+        train_classifier(net, xtr, ytr, max_iter=cfg.max_iter, lr=cfg.lr,
+                         batch_size=cfg.batch_size, seed=seed, device=device)
+        net = net.cpu()
+        mag = _magnitude_correct(net, xtr, xte, yte, cfg, seed)
+        rows.append({"kind": "mlp_norm_diag", "activation": act,
+                     "test_acc": float((_correct(net, xte) == yte).mean()),
+                     "magnitude_acc": float(np.mean(mag))})  # fmt: skip
     return rows
 
 
@@ -484,11 +526,11 @@ def _resnet_diag_rows(t, cfg: Config) -> list[dict]:
     (main,) = t.where(kind="model", arch="resnet", dataset=cfg.datasets[0],
                       seed=cfg.seed * 1000).rows
     base = {"variant": "base", "channels": cfg.resnet_channels, "steps": cfg.resnet_iter,
-            "skip": True, "activation": "leaky_relu", "test_acc": main["test_acc"],
-            "magnitude_acc": main["magnitude_acc"]}
-    order = ("wide", "long", "noskip", "tanh", "bn_recal")
+            "skip": True, "activation": "leaky_relu", "norm": True,
+            "test_acc": main["test_acc"], "magnitude_acc": main["magnitude_acc"]}
+    order = ("wide", "long", "noskip", "tanh", "nonorm", "bn_recal")
     return [base] + [{k: r[k] for k in ("variant", "channels", "steps", "skip", "activation",
-                                        "test_acc", "magnitude_acc")}
+                                        "norm", "test_acc", "magnitude_acc")}
                      for r in sorted(t.where(kind="resnet_diag"),
                                      key=lambda r: order.index(r["variant"]))]
 
@@ -651,6 +693,10 @@ class SignCodeExperiment(Experiment):
                                   "magnitude_acc": r["magnitude_acc"]}
                                  for r in sorted(t.where(kind="resnet_site"),
                                                  key=lambda r: r["site"])],
+                "mlp_norm_diagnostic": [
+                    {"activation": r["activation"], "norm": True, "test_acc": r["test_acc"],
+                     "magnitude_acc": r["magnitude_acc"]}
+                    for r in t.where(kind="mlp_norm_diag")],
                 "resnet_sign_propagation": [
                     {k: r[k] for k in ("variant", "site", "name", "next_kept", "last_kept")}
                     for r in sorted(t.where(kind="resnet_sign"),
@@ -758,7 +804,7 @@ def _summarize(t, cfg: Config) -> dict:
     for r in _resnet_diag_rows(t, cfg):
         m[f"resnet_diag_drop_{r['variant']}"] = r["test_acc"] - r["magnitude_acc"]
         m[f"resnet_diag_acc_{r['variant']}"] = r["test_acc"]
-    for v in ("base", "wide", "long", "noskip", "tanh", "bn_recal"):
+    for v in ("base", "wide", "long", "noskip", "tanh", "nonorm", "bn_recal"):
         m.setdefault(f"resnet_diag_drop_{v}", Estimate.missing("resnet_diag is off"))
         m.setdefault(f"resnet_diag_acc_{v}", Estimate.missing("resnet_diag is off"))
     # the mean over randomised sites of the share of signs kept at the next / last site
@@ -768,6 +814,15 @@ def _summarize(t, cfg: Config) -> dict:
             m[f"resnet_diag_{where}_sign_kept_{v}"] = (
                 float(np.mean([r[f"{where}_kept"] for r in sign_rows])) if sign_rows
                 else Estimate.missing("resnet_diag is off"))
+    # the MLP with BatchNorm before every activation beside the plain MLP of the same
+    # first data set, seed 0 and activation
+    for r in t.where(kind="mlp_norm_diag"):
+        act = r["activation"]
+        m[f"mlp_norm_diag_drop_{act}"] = r["test_acc"] - r["magnitude_acc"]
+        m[f"mlp_norm_diag_acc_{act}"] = r["test_acc"]
+        (plain,) = t.where(kind="model", arch="mlp", activation=act, dataset=cfg.datasets[0],
+                           seed=cfg.seed * 1000).rows
+        m[f"mlp_plain_diag_drop_{act}"] = plain["test_acc"] - plain["magnitude_acc"]
     sites = sorted(t.where(kind="resnet_site"), key=lambda r: r["site"])
     if sites:
         accs = np.array([r["magnitude_acc"] for r in sites])

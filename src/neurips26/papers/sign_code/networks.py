@@ -76,23 +76,30 @@ def activation_sites(model: nn.Module) -> list[tuple[str, nn.Module]]:
 class SignMLP(nn.Module):
     """``depth`` hidden layers ``Linear -> phi`` of width ``d``, then a linear head.
 
+    With ``norm=True`` each hidden layer is ``Linear -> BatchNorm1d -> phi``: every
+    pre-activation standardised per unit over the batch, as the ResNet's are (a
+    diagnostic: normalisation's part in a result).
+
     Attributes
     ----------
     hidden : nn.ModuleList of nn.Linear
+    norms : nn.ModuleList of nn.BatchNorm1d, or None (``norm=False``, the default)
     acts : nn.ModuleList of activation modules (the sites)
     head : nn.Linear, weights ``W`` (K, d) whose rows are the ``w_k`` of the margin split
     """
 
     def __init__(self, dim_in: int, width: int, num_classes: int, *, depth: int = 3,
-                 activation: str = "leaky_relu") -> None:  # fmt: skip
+                 activation: str = "leaky_relu", norm: bool = False) -> None:  # fmt: skip
         super().__init__()
         _check_activation(activation)
+        norm = check_bool(norm, "norm")
         _positive("dim_in", dim_in)
         _positive("width", width)
         _positive("num_classes", num_classes)
         _positive("depth", depth)
         dims = [dim_in] + [width] * depth
         self.hidden = nn.ModuleList(nn.Linear(a, b) for a, b in itertools.pairwise(dims))
+        self.norms = nn.ModuleList(nn.BatchNorm1d(width) for _ in range(depth)) if norm else None
         self.acts = nn.ModuleList(ACTIVATIONS[activation]() for _ in range(depth))
         self.head = nn.Linear(width, num_classes)
         self.activation = activation
@@ -103,8 +110,9 @@ class SignMLP(nn.Module):
         x = x.flatten(1)
         if x.shape[1] != self.dim_in:
             raise ValueError(f"x: expected {self.dim_in} input features, got {x.shape[1]}")
-        for lin, act in zip(self.hidden, self.acts, strict=True):
-            x = act(lin(x))
+        for k, (lin, act) in enumerate(zip(self.hidden, self.acts, strict=True)):
+            x = lin(x)
+            x = act(x if self.norms is None else self.norms[k](x))
         return x
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -116,17 +124,18 @@ class PreActBlock(nn.Module):
 
     With ``skip=False`` the block is the residual branch alone (no skip path and no 1x1
     shortcut convolution): ``conv(phi(bn(conv(phi(bn(x))))))``, a plain feed-forward
-    stack of the same activation sites.
+    stack of the same activation sites. With ``norm=False`` every ``bn`` is the identity.
     """
 
     def __init__(self, c_in: int, c_out: int, stride: int, activation: str, *,
-                 skip: bool = True) -> None:  # fmt: skip
+                 skip: bool = True, norm: bool = True) -> None:  # fmt: skip
         super().__init__()
         self.skip = check_bool(skip, "skip")
-        self.bn1 = nn.BatchNorm2d(c_in)
+        norm = check_bool(norm, "norm")
+        self.bn1 = nn.BatchNorm2d(c_in) if norm else nn.Identity()
         self.act1 = ACTIVATIONS[activation]()
         self.conv1 = nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(c_out)
+        self.bn2 = nn.BatchNorm2d(c_out) if norm else nn.Identity()
         self.act2 = ACTIVATIONS[activation]()
         self.conv2 = nn.Conv2d(c_out, c_out, 3, padding=1, bias=False)
         self.shortcut = None
@@ -159,14 +168,19 @@ class SignResNet(nn.Module):
         Whether the blocks add their skip path (default). ``False`` removes every skip
         path and shortcut convolution, leaving a plain CNN of the same depth, widths and
         activation sites (a diagnostic: the residual additions' part in a result).
+    norm : bool
+        Whether a BatchNorm precedes every activation (default). ``False`` makes every
+        BatchNorm the identity (a diagnostic: normalisation's part in a result).
     """
 
     def __init__(self, in_channels: int, num_classes: int, *,
                  channels: tuple[int, ...] = (16, 32, 64), blocks: int = 2,
-                 activation: str = "leaky_relu", skip: bool = True) -> None:  # fmt: skip
+                 activation: str = "leaky_relu", skip: bool = True,
+                 norm: bool = True) -> None:  # fmt: skip
         super().__init__()
         _check_activation(activation)
         skip = check_bool(skip, "skip")
+        norm = check_bool(norm, "norm")
         _positive("in_channels", in_channels)
         _positive("num_classes", num_classes)
         _positive("blocks", blocks)
@@ -180,15 +194,16 @@ class SignResNet(nn.Module):
         for s, c in enumerate(channels):
             for b in range(blocks):
                 layers.append(PreActBlock(c_in, c, 2 if (s > 0 and b == 0) else 1, activation,
-                                          skip=skip))
+                                          skip=skip, norm=norm))
                 c_in = c
         self.blocks = nn.Sequential(*layers)
-        self.bn = nn.BatchNorm2d(c_in)
+        self.bn = nn.BatchNorm2d(c_in) if norm else nn.Identity()
         self.act = ACTIVATIONS[activation]()
         self.head = nn.Linear(c_in, num_classes)
         self.activation = activation
         self.in_channels = in_channels
         self.skip = skip
+        self.norm = norm
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         """Pooled final activations ``h`` (B, channels[-1])."""
@@ -204,17 +219,21 @@ class SignResNet(nn.Module):
 
 
 def make_mlp(*, dim_in: int, width: int, num_classes: int, depth: int = 3,
-             activation: str = "leaky_relu", seed: int = 0) -> SignMLP:  # fmt: skip
-    """A :class:`SignMLP` whose initial weights are a function of ``seed`` only."""
+             activation: str = "leaky_relu", seed: int = 0,
+             norm: bool = False) -> SignMLP:  # fmt: skip
+    """A :class:`SignMLP` whose initial weights are a function of ``seed`` only
+    (``norm=True``: BatchNorm before every activation, see :class:`SignMLP`)."""
     with seeded(seed):
-        return SignMLP(dim_in, width, num_classes, depth=depth, activation=activation)
+        return SignMLP(dim_in, width, num_classes, depth=depth, activation=activation,
+                       norm=norm)
 
 
 def make_resnet(*, in_channels: int, num_classes: int, channels=(16, 32, 64), blocks: int = 2,
-                activation: str = "leaky_relu", seed: int = 0,
-                skip: bool = True) -> SignResNet:  # fmt: skip
+                activation: str = "leaky_relu", seed: int = 0, skip: bool = True,
+                norm: bool = True) -> SignResNet:  # fmt: skip
     """A :class:`SignResNet` whose initial weights are a function of ``seed`` only
-    (``skip=False``: the same network without skip paths, see :class:`SignResNet`)."""
+    (``skip=False``: the same network without skip paths; ``norm=False``: without
+    BatchNorm; see :class:`SignResNet`)."""
     with seeded(seed):
         return SignResNet(in_channels, num_classes, channels=tuple(channels), blocks=blocks,
-                          activation=activation, skip=skip)  # fmt: skip
+                          activation=activation, skip=skip, norm=norm)  # fmt: skip
