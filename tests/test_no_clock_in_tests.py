@@ -17,9 +17,16 @@ CLOCKS = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "proce
 TIMED_ATTRS = {"wall_seconds", "cpu_seconds", "elapsed"}
 
 
+#: Event-loop clocks: ``anyio.current_time()``, ``trio.current_time()``.
+LOOP_CLOCKS = {"current_time"}
+
+
 def _is_clock_call(node) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr in CLOCKS and isinstance(node.func.value, ast.Name)
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    if node.func.attr in LOOP_CLOCKS:
+        return True
+    return (node.func.attr in CLOCKS and isinstance(node.func.value, ast.Name)
             and node.func.value.id == "time")
 
 
@@ -79,8 +86,12 @@ def test_the_checker_finds_a_timed_assert():
            "    deadline = time.monotonic() + 5\n"
            "    while time.monotonic() < deadline:\n"
            "        pass\n"
-           "    assert done()\n")
-    assert timed_asserts(src) == [6, 8]
+           "    assert done()\n"
+           "async def test_loop():\n"
+           "    t0 = anyio.current_time()\n"
+           "    dt = anyio.current_time() - t0\n"
+           "    assert dt < 2.0\n")
+    assert timed_asserts(src) == [6, 8, 17]
 
 
 def test_no_test_asserts_on_a_clock():

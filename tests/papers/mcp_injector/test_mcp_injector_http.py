@@ -226,16 +226,15 @@ def test_http_connection_drop_ends_the_session(upstream, proxy):
     async def go():
         with anyio.fail_after(T):
             async with Client(p.url, mode="legacy", read_timeout_seconds=5.0) as c:
-                t0 = anyio.current_time()
+                # a closed connection, not the read timeout's error: the stream ended
                 with pytest.raises(MCPError) as first:
                     await c.call_tool("record", {"note": "x"})
-                dt = anyio.current_time() - t0
                 with pytest.raises(MCPError) as later:
                     await c.list_tools()
-                return first.value.code, dt, later.value.message
+                return first.value.code, later.value.message
 
-    code, dt, later = anyio.run(go)
-    assert code == CONNECTION_CLOSED and dt < 2.0 and "terminated" in later.lower()
+    code, later = anyio.run(go)
+    assert code == CONNECTION_CLOSED and "terminated" in later.lower()
     assert _seen(seen) == []
 
 
