@@ -215,11 +215,7 @@ def parse_request(raw: bytes, drop: frozenset = REQUEST_HOP) -> Head:
     ProtocolError
         400 for a malformed head, 501 for an unsupported transfer coding.
     """
-    i = raw.find(b"\r\n")
-    line, block = (raw, b"") if i < 0 else (raw[:i], raw[i + 2:])
-    m = _REQUEST_LINE.fullmatch(line)
-    if m is None:
-        raise ProtocolError(400, "malformed request line")
+    line, block, m = _start_line(raw, _REQUEST_LINE, "request line")
     h = Head()
     h.line, h.status = line, 0
     h.method, h.target, minor = m.groups()
@@ -234,17 +230,23 @@ def parse_response(raw: bytes, drop: frozenset = RESPONSE_HOP) -> Head:
     A response without ``Content-Length`` or chunked coding has :attr:`Head.until_close`
     set; whether it has a body at all (``HEAD``, 1xx, 204, 304) is the caller's to know.
     """
-    i = raw.find(b"\r\n")
-    line, block = (raw, b"") if i < 0 else (raw[:i], raw[i + 2:])
-    m = _STATUS_LINE.fullmatch(line)
-    if m is None:
-        raise ProtocolError(400, "malformed status line")
+    line, block, m = _start_line(raw, _STATUS_LINE, "status line")
     h = Head()
     h.line, h.method, h.target = line, b"", b""
     h.minor = 1 if m.group(1) == b"1" else 0
     h.status = int(m.group(2))
     _parse_fields(h, block, drop, True)
     return h
+
+
+def _start_line(raw: bytes, pattern: re.Pattern, what: str):
+    """``(start line, field block, match)`` of a head; 400 when the line is malformed."""
+    i = raw.find(b"\r\n")
+    line, block = (raw, b"") if i < 0 else (raw[:i], raw[i + 2:])
+    m = pattern.fullmatch(line)
+    if m is None:
+        raise ProtocolError(400, f"malformed {what}")
+    return line, block, m
 
 
 def encode_chunk(data: bytes) -> bytes:
