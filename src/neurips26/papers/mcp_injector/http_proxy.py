@@ -321,15 +321,12 @@ class _Proxy:
             out = json.loads(raw)
         except (ValueError, UnicodeDecodeError, RecursionError):
             return _SEND, raw, "ok", 0.0
-        with self.lock:
+        if d is None or not (isinstance(out, dict) and ("result" in out or "error" in out)):
             if d is None or d.method == "tools/list":
-                self.note(out)
-            if d is None or not (isinstance(out, dict) and ("result" in out or "error" in out)):
-                return _SEND, raw, response_outcome(out), 0.0
-            schema = self.inj.output_schema(d.tool) if d.method == "tools/call" else None
-            new = apply_fault(d, out, output_schema=schema)
-            if new == DISCONNECT and call.sid:
-                self.dropped.add(call.conn)
+                with self.lock:
+                    self.note(out)
+            return _SEND, raw, response_outcome(out), 0.0
+        new = self._apply(call, out)
         if new == DROP:
             call.hold_key = (call.conn, json.dumps(out.get("id")))
             return _HOLD, None, None, 0.0
@@ -338,8 +335,7 @@ class _Proxy:
         if d.cut_bytes is not None:
             return _SEND, raw[: d.cut_bytes], "cut", 0.0
         data = raw if new is out else json.dumps(new, separators=(",", ":")).encode()
-        delay = d.hang_s if d.mode is FaultMode.TIMEOUT and d.hang_s is not None else 0.0
-        return _SEND, data, response_outcome(new), delay
+        return _SEND, data, response_outcome(new), _delay(d)
 
     def on_event(self, call: _Call, ev: bytes) -> tuple[str, bytes | None, str | None, float]:
         """What to send for one complete event ``ev`` of a ``text/event-stream`` response.
@@ -369,13 +365,7 @@ class _Proxy:
             return _SEND, ev, None, 0.0
         if d is None:
             return _SEND, ev, response_outcome(m), 0.0
-        with self.lock:
-            if d.method == "tools/list":
-                self.note(m)
-            schema = self.inj.output_schema(d.tool) if d.method == "tools/call" else None
-            new = apply_fault(d, m, output_schema=schema)
-            if new == DISCONNECT and call.sid:
-                self.dropped.add(call.conn)
+        new = self._apply(call, m)
         if new == DROP:  # withhold the answer; keep the stream open
             call.hold_key = (call.conn, call.rid)
             return _HOLD, None, None, 0.0
@@ -386,9 +376,22 @@ class _Proxy:
             if d.cut_then == "close":
                 return _END, b"".join(x + b"\n" for x in other) + b"data: " + cut, "cut", 0.0
             return _SEND, _event(other, cut), "cut", 0.0
-        delay = d.hang_s if d.mode is FaultMode.TIMEOUT and d.hang_s is not None else 0.0
         out = ev if new is m else _event(other, json.dumps(new, separators=(",", ":")).encode())
-        return _SEND, out, response_outcome(new), delay
+        return _SEND, out, response_outcome(new), _delay(call.d)
+
+    def _apply(self, call: _Call, answer: dict) -> Any:
+        """The fault's rewrite of the server's ``answer`` to ``call`` (its decision
+        ``call.d``), as :func:`~.injector.apply_fault` returns it; a tool list is noted,
+        and a disconnect ends the call's session."""
+        d = call.d
+        with self.lock:
+            if d.method == "tools/list":
+                self.note(answer)
+            schema = self.inj.output_schema(d.tool) if d.method == "tools/call" else None
+            new = apply_fault(d, answer, output_schema=schema)
+            if new == DISCONNECT and call.sid:
+                self.dropped.add(call.conn)
+        return new
 
     def hold(self, key: tuple[str, Any], waiter: Any) -> None:
         """Register a held request; a ``notifications/cancelled`` for it sets ``waiter``."""
@@ -409,6 +412,11 @@ class _Proxy:
         msg = call.msg
         return {"jsonrpc": "2.0", "id": msg.get("id") if isinstance(msg, dict) else None,
                 "error": {"code": -32603, "message": f"upstream unreachable: {err}"}}
+
+
+def _delay(d: Any) -> float:
+    """Seconds a delayed ``timeout`` (one with ``hang_s``) holds the answer back."""
+    return d.hang_s if d.mode is FaultMode.TIMEOUT and d.hang_s is not None else 0.0
 
 
 class _ClientGone(Exception):
