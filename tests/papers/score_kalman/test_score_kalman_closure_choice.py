@@ -103,7 +103,8 @@ def test_point_mass_filter_is_the_kalman_filter_of_the_chain_on_a_linear_model()
         k = P / (P + r)
         m, P = m + k * (y - m), (1 - k) * P
         means.append(m)
-    got = _point_mass_filter(ys, drift, s, 0.2, 0.5, r, dt=dt, num_substeps=sub)
+    chain = _point_mass_chain(drift, s, dt=dt, num_substeps=sub)
+    got = _point_mass_filter(ys, chain, 0.2, 0.5, r)
     np.testing.assert_allclose(got, means, atol=1e-4)
 
 

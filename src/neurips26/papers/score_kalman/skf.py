@@ -938,11 +938,7 @@ class _Closer:
         self._zS = self.std.aff.rows_subset(np.arange(len(S)))
         self._xU = self.std.aff.rows_subset(self.uidx)  # only the rows of U are needed
         self.W = tuple(W)
-        # the score polynomials d_i (theta . T_z) as (coordinate, exponent, basis index,
-        # factor) entries, for the quadrature closure
-        self._score_terms = [(i, _minus_unit(a, i), m, float(a[i]))
-                             for m, a in enumerate(basis.exponents)
-                             for i in range(basis.dim) if a[i]]
+        self.exponents = basis.exponents  # of theta_z: the log-density's monomials
 
     def quadrature_ok(self) -> bool:
         """Whether the quadrature closure applies: one block of at most GRID_MAX_DIM."""
@@ -958,11 +954,9 @@ class _Closer:
     def close(self, mu, s, mzS, theta_z, ridge, quadrature: bool = False) -> np.ndarray:
         wz = None
         if quadrature:  # the fitted member's own moments, by quadrature on its bulk
-            zs = [dict() for _ in range(self.std.n)]
-            for i, e, m, f in self._score_terms:
-                zs[i][e] = zs[i].get(e, 0.0) + f * theta_z[m]
+            logp = dict(zip(self.exponents, theta_z, strict=True))  # theta_z . T_z
             try:
-                wz = _grid_moments(zs, self.W, half_width=BULK_RADII[-1])
+                wz = _grid_moments(logp, self.std.n, self.W, half_width=BULK_RADII[-1])
             except NonIntegrableBeliefError:  # mass beyond the bulk: Stein's closure
                 wz = None
         if wz is None:  # Stein's identity with the known moments (truncated SVD, Isserlis)
@@ -1053,9 +1047,7 @@ class _PredictPlan:
         self.closure_kind = "quadrature" if closure != "stein" and can else "stein"
         self.moment_matrices = None
         if self.standardised and self.closure is not None:
-            from .closure import coordinate_blocks
-
-            self.moment_matrices = _MomentMatrices(S, coordinate_blocks(basis), n)
+            self.moment_matrices = _MomentMatrices(S, self.closure.block.blocks, n)
 
     def moments_realisable(self, mvec: np.ndarray, step=None) -> bool:
         """Whether the standardised moment matrices of ``mvec`` are positive semi-definite."""
@@ -1342,7 +1334,7 @@ class _UpdatePlan:
         # the last sweep's truncated Stein solution has not converged (or an earlier
         # sweep's failed): quadrature on the bulk
         if not gap <= GRID_GAP and d <= GRID_MAX_DIM:
-            vz = _grid_moments(zs, aff.E)
+            vz = _grid_moments(_log_density(zs), d, aff.E)
             if with_gap:
                 self.grid_blocks += 1
         vx = aff.x_apply(mb, sb, vz)
@@ -1423,17 +1415,9 @@ class _UpdatePlan:
         return out, gap
 
 
-def _grid_moments(zs, exps, half_width: float = GRID_HALF_WIDTH) -> np.ndarray:
-    """Moments over ``exps`` of ``exp(P(z))`` on a grid over ``|z_i| <= half_width``.
-
-    ``P`` is rebuilt from its score polynomials ``zs`` (``d_i P``; coordinates
-    standardised around the Gaussian part of the posterior in the update, by the
-    belief's own mean and standard deviations in the predict closure); the log-density
-    is shifted by its maximum on the grid and the trapezoid sums renormalised (the
-    density is clipped to the grid, its bulk). Refused (``NonIntegrableBeliefError``) when the
-    density at the grid's edge exceeds ``1e-9`` of its maximum: the mass is not inside.
-    """
-    d = len(zs)
+def _log_density(zs) -> dict:
+    """The polynomial ``P`` (exponent -> coefficient, up to a constant) whose partial
+    derivatives are the score polynomials ``zs`` (``d_i P``)."""
     logp: dict = {}
     for i, p in enumerate(zs):
         for e, c in p.items():
@@ -1442,6 +1426,19 @@ def _grid_moments(zs, exps, half_width: float = GRID_HALF_WIDTH) -> np.ndarray:
             if any(a[:i]):  # each monomial once: from its first coordinate's derivative
                 continue
             logp[tuple(a)] = c / a[i]
+    return logp
+
+
+def _grid_moments(logp: dict, d: int, exps, half_width: float = GRID_HALF_WIDTH) -> np.ndarray:
+    """Moments over ``exps`` of ``exp(P(z))`` on a grid over ``|z_i| <= half_width``.
+
+    ``P`` is ``logp`` (exponent -> coefficient) in ``d`` coordinates, standardised around
+    the Gaussian part of the posterior in the update, by the belief's own mean and
+    standard deviations in the predict closure; the log-density is shifted by its
+    maximum on the grid and the trapezoid sums renormalised (the density is clipped to
+    the grid, its bulk). Refused (``NonIntegrableBeliefError``) when the density at the
+    grid's edge exceeds ``1e-9`` of its maximum: the mass is not inside.
+    """
     g = np.linspace(-half_width, half_width, GRID_POINTS[d])
     E = np.asarray(exps)
     top = int(max(E.max(), max(max(a) for a in logp) if logp else 0))
