@@ -415,6 +415,17 @@ def _sign_propagation(net, pte, rms, cfg: Config, seed: int, variant: str) -> li
     return rows
 
 
+def _train_mlp(cfg: Config, xtr, ytr, seed: int, device: str, *, activation: str,
+               depth: int = 3, norm: bool = False):
+    """The main MLP recipe (width ``mlp_width``, ``max_iter`` steps) trained, on the CPU
+    (``depth`` hidden layers; ``norm=True``: BatchNorm before every activation)."""
+    net = make_mlp(dim_in=xtr.shape[1], width=cfg.mlp_width, num_classes=10, depth=depth,
+                   activation=activation, seed=seed, norm=norm)
+    train_classifier(net, xtr, ytr, max_iter=cfg.max_iter, lr=cfg.lr,
+                     batch_size=cfg.batch_size, seed=seed, device=device)
+    return net.cpu()
+
+
 def _train_resnet(cfg: Config, ptr, ytr, seed: int, device: str, *,
                   channels: tuple[int, ...], steps: int, skip: bool = True,
                   activation: str = "leaky_relu", norm: bool = True):  # fmt: skip
@@ -447,11 +458,8 @@ def _train_one(st: State, dname: str, s: int, arch: str, act: str, device: str) 
     ds = _dataset(st, dname, seed)
     xtr, ytr, xte, yte = ds.flat()
     if arch == "mlp":
-        net = make_mlp(dim_in=xtr.shape[1], width=cfg.mlp_width, num_classes=10,
-                       activation=act, seed=seed)  # fmt: skip
-        train_classifier(net, xtr, ytr, max_iter=cfg.max_iter, lr=cfg.lr,
-                         batch_size=cfg.batch_size, seed=seed, device=device)
-        return _measure_model(net.cpu(), "mlp", act, dname, seed, xtr, ytr, xte, yte, cfg)
+        net = _train_mlp(cfg, xtr, ytr, seed, device, activation=act)
+        return _measure_model(net, "mlp", act, dname, seed, xtr, ytr, xte, yte, cfg)
     ptr, pte = _pool(ds.x_train, cfg.resnet_pool), _pool(ds.x_test, cfg.resnet_pool)
     net = _train_resnet(cfg, ptr, ytr, seed, device, channels=cfg.resnet_channels,
                         steps=cfg.resnet_iter)  # fmt: skip
@@ -506,16 +514,17 @@ def _mlp_norm_diagnostic(cfg: Config, ds, seed: int, device: str) -> list[dict]:
     xtr, ytr, xte, yte = ds.flat()
     rows = []
     for act in (a for a in cfg.mlp_activations if a in SIGN_PRESERVING):
-        net = make_mlp(dim_in=xtr.shape[1], width=cfg.mlp_width, num_classes=10,
-                       activation=act, seed=seed, norm=True)  # fmt: skip
-        train_classifier(net, xtr, ytr, max_iter=cfg.max_iter, lr=cfg.lr,
-                         batch_size=cfg.batch_size, seed=seed, device=device)
-        net = net.cpu()
+        net = _train_mlp(cfg, xtr, ytr, seed, device, activation=act, norm=True)
         mag = _magnitude_correct(net, xtr, xte, yte, cfg, seed)
         rows.append({"kind": "mlp_norm_diag", "activation": act,
                      "test_acc": float((_correct(net, xte) == yte).mean()),
                      "magnitude_acc": float(np.mean(mag))})  # fmt: skip
     return rows
+
+
+#: The ResNet diagnostic's variants in table order: the main model, the retrained
+#: variants of :func:`_resnet_diagnostic`, and the main model with BatchNorm re-estimated.
+RESNET_DIAG_VARIANTS = ("base", "wide", "long", "noskip", "tanh", "nonorm", "bn_recal")
 
 
 def _resnet_diag_rows(t, cfg: Config) -> list[dict]:
@@ -528,7 +537,7 @@ def _resnet_diag_rows(t, cfg: Config) -> list[dict]:
     base = {"variant": "base", "channels": cfg.resnet_channels, "steps": cfg.resnet_iter,
             "skip": True, "activation": "leaky_relu", "norm": True,
             "test_acc": main["test_acc"], "magnitude_acc": main["magnitude_acc"]}
-    order = ("wide", "long", "noskip", "tanh", "nonorm", "bn_recal")
+    order = RESNET_DIAG_VARIANTS[1:]
     return [base] + [{k: r[k] for k in ("variant", "channels", "steps", "skip", "activation",
                                         "norm", "test_acc", "magnitude_acc")}
                      for r in sorted(t.where(kind="resnet_diag"),
@@ -598,11 +607,8 @@ def _flip_diagnostic(cfg: Config, device: str) -> dict:
     one)."""
     seed = cfg.seed * 1000
     xtr, ytr, xte, yte = _data(cfg.datasets[0], cfg, cfg.num_train, seed).flat()
-    net = make_mlp(dim_in=xtr.shape[1], width=cfg.mlp_width, num_classes=10,
-                   depth=cfg.flip_diag_depth, activation=cfg.flip_diag_activation, seed=seed)
-    train_classifier(net, xtr, ytr, max_iter=cfg.max_iter, lr=cfg.lr,
-                     batch_size=cfg.batch_size, seed=seed, device=device)  # fmt: skip
-    net = net.cpu()
+    net = _train_mlp(cfg, xtr, ytr, seed, device, activation=cfg.flip_diag_activation,
+                     depth=cfg.flip_diag_depth)
     with flip_signs(net, fraction=cfg.flip_fraction, seed=seed):
         flip_correct = (_correct(net, xte) == yte).astype(float)
     return {"kind": "flip_diag", "test_acc": float((_correct(net, xte) == yte).mean()),
@@ -804,7 +810,7 @@ def _summarize(t, cfg: Config) -> dict:
     for r in _resnet_diag_rows(t, cfg):
         m[f"resnet_diag_drop_{r['variant']}"] = r["test_acc"] - r["magnitude_acc"]
         m[f"resnet_diag_acc_{r['variant']}"] = r["test_acc"]
-    for v in ("base", "wide", "long", "noskip", "tanh", "nonorm", "bn_recal"):
+    for v in RESNET_DIAG_VARIANTS:
         m.setdefault(f"resnet_diag_drop_{v}", Estimate.missing("resnet_diag is off"))
         m.setdefault(f"resnet_diag_acc_{v}", Estimate.missing("resnet_diag is off"))
     # the mean over randomised sites of the share of signs kept at the next / last site
