@@ -8,6 +8,7 @@ import pytest
 
 from neurips26.papers.mcp_injector import (
     BurstParams,
+    FaultInjector,
     FaultMode,
     FaultProfile,
     FaultRule,
@@ -137,6 +138,24 @@ def test_apply_fault_shapes():
     assert apply_fault(d, resp) == {"jsonrpc": "2.0", "id": 7,
                                     "error": {"code": -32099, "message": "boom"}}
     assert apply_fault(None, resp) is resp
+
+
+def test_injector_rewrite_applies_the_called_tools_listed_schema_only_to_tools_call():
+    """``FaultInjector.rewrite`` is apply_fault with the tool's last-listed outputSchema for
+    a ``tools/call`` decision, and with none for another method (whose target is no tool)."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    inj = FaultInjector(FaultProfile(rules=()))
+    inj.note_tools([{"name": "t", "outputSchema": schema}])
+    d = FaultDecision("c", "t", 0, FaultMode.EMPTY_RESULT, Persistence.PERMANENT, "rule:0",
+                      True, -32000, "x")
+    resp = {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}
+    got = inj.rewrite(d, resp)
+    assert got == apply_fault(d, resp, output_schema=schema)
+    assert got != apply_fault(d, resp)  # the schema made a difference: structuredContent
+    other = FaultDecision("c", "t", 0, FaultMode.EMPTY_RESULT, Persistence.PERMANENT,
+                          "rule:0", True, -32000, "x", method="resources/read")
+    assert inj.rewrite(other, resp) == apply_fault(other, resp)
+    assert inj.rewrite(None, resp) is resp
 
 
 @pytest.mark.parametrize(

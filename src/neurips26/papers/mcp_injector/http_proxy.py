@@ -65,6 +65,8 @@ from ._http1 import (
     LAST_CHUNK,
     MAX_BODY,
     MAX_HEAD,
+    REQUEST_HOP,
+    RESPONSE_HOP,
     Head,
     ProtocolError,
     Stream,
@@ -77,18 +79,16 @@ from .injector import (
     DISCONNECT,
     DROP,
     FaultInjector,
-    apply_fault,
     request_target,
     response_outcome,
 )
 
 __all__ = ["build_http_proxy_app", "run_http_proxy", "run_http_proxy_async"]
 
-# Header names the ASGI application does not pass on (the relay's are in ._http1).
-_HOP = {"host", "content-length", "connection", "transfer-encoding", "keep-alive",
-        "accept-encoding", "upgrade", "te", "trailer", "proxy-connection"}
-_DROP_RESPONSE = {"content-length", "transfer-encoding", "connection", "content-encoding",
-                  "keep-alive"}
+# Header names the ASGI application does not pass on: the relay's (._http1), and, in a
+# response, ``Content-Encoding`` (httpx hands the application a decoded body).
+_HOP = frozenset(name.decode() for name in REQUEST_HOP)
+_DROP_RESPONSE = frozenset({*(name.decode() for name in RESPONSE_HOP), "content-encoding"})
 #: The longest a ``timeout`` fault holds a POST whose client never gives up (seconds).
 MAX_HOLD_S = 3600.0
 #: Seconds to open an upstream connection before the request is answered with 502.
@@ -293,8 +293,7 @@ class _Proxy:
                     self.dropped.add(conn)
                 self.say(f"injected connection drop on {method} {target!r}")
                 return _END, call
-            schema = self.inj.output_schema(target) if method == "tools/call" else None
-            new = apply_fault(d, {"jsonrpc": "2.0", "id": msg["id"]}, output_schema=schema)
+            new = self.inj.rewrite(d, {"jsonrpc": "2.0", "id": msg["id"]})
         if new == DROP:
             call.hold_key = (conn, json.dumps(msg["id"]))
             return _HOLD, call
@@ -387,8 +386,7 @@ class _Proxy:
         with self.lock:
             if d.method == "tools/list":
                 self.note(answer)
-            schema = self.inj.output_schema(d.tool) if d.method == "tools/call" else None
-            new = apply_fault(d, answer, output_schema=schema)
+            new = self.inj.rewrite(d, answer)
             if new == DISCONNECT and call.sid:
                 self.dropped.add(call.conn)
         return new

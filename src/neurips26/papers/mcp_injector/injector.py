@@ -503,6 +503,15 @@ class FaultInjector:
         """The ``outputSchema`` last listed for ``tool``, or None."""
         return self.output_schemas_.get(tool) if isinstance(tool, str) else None
 
+    def rewrite(self, decision: FaultDecision | None, response: Mapping[str, Any]) -> Any:
+        """:func:`apply_fault` of ``decision`` to ``response``, with the called tool's
+        ``outputSchema`` (last listed, :meth:`output_schema`) where ``decision`` answers a
+        ``tools/call``: what every proxy does with a server's (or its own stand-in)
+        response. Returns what :func:`apply_fault` returns."""
+        schema = (self.output_schema(decision.tool)
+                  if decision is not None and decision.method == "tools/call" else None)
+        return apply_fault(decision, response, output_schema=schema)
+
     def record_anomaly(self, direction: str, detail: str, *, connection: str = "default") -> None:
         """Log unexpected traffic (unparsable lines, unknown ids, batches) passed through."""
         self._append(
@@ -776,8 +785,7 @@ class FaultInjectingTransport:
                             if d.mode is FaultMode.CONNECTION_DROP:
                                 await self._disconnect()
                                 break
-                            new = apply_fault(d, {"jsonrpc": "2.0", "id": m.id},
-                                              output_schema=self.injector.output_schema(tool))
+                            new = self.injector.rewrite(d, {"jsonrpc": "2.0", "id": m.id})
                             if new != DROP:
                                 reply = SessionMessage(
                                     message=jsonrpc_message_adapter.validate_python(new)
@@ -808,8 +816,7 @@ class FaultInjectingTransport:
                     d = self._pending.pop(m.id)
                     if d is not None:
                         wire = m.model_dump(by_alias=True, mode="json", exclude_unset=True)
-                        new = apply_fault(d, wire,
-                                          output_schema=self.injector.output_schema(d.tool))
+                        new = self.injector.rewrite(d, wire)
                         if new == DROP:
                             continue
                         if new == DISCONNECT:  # connection_drop with after_server

@@ -51,7 +51,6 @@ from .injector import (
     DISCONNECT,
     DROP,
     FaultInjector,
-    apply_fault,
     request_target,
     response_outcome,
 )
@@ -606,9 +605,7 @@ def _note_client(relay: _Relay, line: bytes) -> bool:
                         relay.call_done(key, "disconnected")
                         _disconnect(relay, f"injected connection drop on {method} {tool!r}")
                         return False
-                    schema = relay.inj.output_schema(tool) if method == "tools/call" else None
-                    new = apply_fault(d, {"jsonrpc": "2.0", "id": msg["id"]},
-                                      output_schema=schema)
+                    new = relay.inj.rewrite(d, {"jsonrpc": "2.0", "id": msg["id"]})
                     if new == DROP:
                         relay.swallowed.add(key)
                         relay.call_done(key, "no_response")
@@ -687,8 +684,7 @@ def _from_server(relay: _Relay, line: bytes) -> bool:
         d = relay.pending.pop(key)
         if d is not None and d.method == "tools/list" and isinstance(msg.get("result"), dict):
             relay.inj.note_tools(msg["result"].get("tools"))  # the real schemas, then the fault
-        schema = relay.inj.output_schema(d.tool) if d and d.method == "tools/call" else None
-        new = apply_fault(d, msg, output_schema=schema)
+        new = relay.inj.rewrite(d, msg)
         if new == DROP:
             relay.call_done(key, "no_response")
             return True
