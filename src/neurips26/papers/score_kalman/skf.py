@@ -890,6 +890,16 @@ def stein_closure(
 # --------------------------------------------------------------------------------------
 
 
+def _standardise(std, zS, mS: np.ndarray, step=None):
+    """``(mu, s, standardised moments over S)`` of raw moments ``mS`` (``std``: the
+    :class:`~.closure.Standardiser`, ``zS``: its rows over S)."""
+    ms = std.moments(mS)
+    if ms is None:
+        raise NonIntegrableBeliefError("a variance is not positive" + _ADVICE, step=step)
+    mu, s = ms
+    return mu, s, zS.z_apply(mu, s, mS)  # (|S|,)
+
+
 class _Fitter:
     """Score-matching fit used by the filter: raw (degree 2) or standardised + robust."""
 
@@ -902,21 +912,23 @@ class _Fitter:
         if self.standardised:  # rows of T_z over S (S is downward closed: columns in S too)
             self._zS = self.std.aff.rows_subset(np.arange(len(score.S)))
 
-    def fit(self, mvec: np.ndarray, step=None, exact_cond: bool = True):
-        """``(fit, regularised, (mu, s, standardised moments) or None)``."""
+    def standardise(self, mvec: np.ndarray, step=None):
+        """``(mu, s, standardised moments over S)``, or None for a degree-2 basis."""
+        return _standardise(self.std, self._zS, mvec, step) if self.standardised else None
+
+    def fit(self, mvec: np.ndarray, step=None, exact_cond: bool = True, z=None):
+        """``(fit, regularised, (mu, s, standardised moments) or None)``; ``z`` is
+        :meth:`standardise`'s result where the caller has it already."""
         if not self.standardised:
             return self.score.fit(mvec, step), False, None
-        ms = self.std.moments(mvec)
-        if ms is None:
-            raise NonIntegrableBeliefError("a variance is not positive" + _ADVICE, step=step)
-        mu, s = ms
-        mz = self._zS.z_apply(mu, s, mvec)  # standardised moments over S
+        mu, s, mz = z if z is not None else self.standardise(mvec, step)
         fz, reg = self.score.fit_robust(mz, step, exact_cond=exact_cond)
         return fz, reg, (mu, s, mz)
 
-    def prior_theta(self, mvec: np.ndarray, step=None) -> tuple[np.ndarray, float, bool]:
+    def prior_theta(self, mvec: np.ndarray, step=None,
+                    z=None) -> tuple[np.ndarray, float, bool]:  # fmt: skip
         """Raw natural parameters of the fit, ``cond`` of the solved matrix, regularised."""
-        fit, reg, z = self.fit(mvec, step)
+        fit, reg, z = self.fit(mvec, step, z=z)
         if z is None:
             return fit.theta, fit.cond, reg
         return self.std.theta_to_x(fit.theta, z[0], z[1]), fit.cond, reg
@@ -945,11 +957,7 @@ class _Closer:
         return len(self.block.blocks) == 1 and self.std.n <= GRID_MAX_DIM
 
     def standardise(self, mS: np.ndarray, step=None):
-        ms = self.std.moments(mS)
-        if ms is None:
-            raise NonIntegrableBeliefError("a variance is not positive" + _ADVICE, step=step)
-        mu, s = ms
-        return mu, s, self._zS.z_apply(mu, s, mS)  # (|S|,) standardised moments
+        return _standardise(self.std, self._zS, mS, step)
 
     def close(self, mu, s, mzS, theta_z, ridge, quadrature: bool = False) -> np.ndarray:
         wz = None
@@ -1049,18 +1057,22 @@ class _PredictPlan:
         if self.standardised and self.closure is not None:
             self.moment_matrices = _MomentMatrices(S, self.closure.block.blocks, n)
 
-    def moments_realisable(self, mvec: np.ndarray, step=None) -> bool:
-        """Whether the standardised moment matrices of ``mvec`` are positive semi-definite."""
+    def moments_realisable(self, mvec: np.ndarray, step=None, z=None) -> bool:
+        """Whether the standardised moment matrices of ``mvec`` are positive semi-definite
+        (``z``: :meth:`standardise`'s result where the caller has it already)."""
         if self.moment_matrices is None:
             return True
-        _, _, mz = self.closure.standardise(mvec, step)
-        return self.moment_matrices.ok(mz)
+        return self.moment_matrices.ok((z or self.standardise(mvec, step))[2])
+
+    def standardise(self, mvec: np.ndarray, step=None):
+        """``(mu, s, standardised moments over S)``, or None for a degree-2 basis."""
+        return self.fitter.standardise(mvec, step)
 
     def fit(self, mvec: np.ndarray, step=None, exact_cond: bool = True):
         return self.fitter.fit(mvec, step, exact_cond)
 
-    def prior_theta(self, mvec: np.ndarray, step=None):
-        return self.fitter.prior_theta(mvec, step)
+    def prior_theta(self, mvec: np.ndarray, step=None, z=None):
+        return self.fitter.prior_theta(mvec, step, z=z)
 
     def _expand(self, mvec: np.ndarray, step) -> tuple[np.ndarray, ScoreFit]:
         fit, _, z = self.fit(mvec, step, exact_cond=False)  # stage fit: cond not reported
@@ -1976,11 +1988,12 @@ class ScoreKalmanFilter:
         if not _realisable(m, self.score_.index, self.basis.dim):
             raise NonIntegrableBeliefError("predicted covariance is not positive definite"
                                            + _ADVICE, step=step)
-        if not self.predict_.moments_realisable(m, step):
+        z = self.predict_.standardise(m, step)  # once, for the test and the fit
+        if not self.predict_.moments_realisable(m, step, z=z):
             raise NonIntegrableBeliefError(
                 "predicted moments are not those of a distribution (a moment matrix is not "
                 "positive semi-definite)" + _ADVICE, step=step)
-        theta, cond, reg = self.predict_.prior_theta(m, step=step)
+        theta, cond, reg = self.predict_.prior_theta(m, step=step, z=z)
         return m, theta, cond, reg
 
     def _obs_model(self, m: np.ndarray):
