@@ -24,7 +24,9 @@ def test_smoke_metrics(smoke):
     assert 0 <= m["sharp_share_median"] <= 1 and -1 <= m["removal_cosine_median"] <= 1
     assert 0 <= m["anti_steer_rate_min"] <= 1 and 0 <= m["generation_win_frac"] <= 1
     assert m["num_hvp_per_condition"] == 32  # dense: one HVP per dimension of the tiny model
-    finite = {k: v for k, v in m.items() if not k.endswith("_ci")}
+    # the smoke tier steers one behaviour: the other's unsteered choice accuracy is missing
+    assert math.isnan(m["choice_acc_refusal"]) and 0 <= m["choice_acc_sentiment"] <= 1
+    finite = {k: v for k, v in m.items() if not k.endswith("_ci") and k != "choice_acc_refusal"}
     assert all(math.isfinite(v) for v in finite.values()), finite
     assert "curvature" in smoke.figures
 
@@ -48,3 +50,17 @@ def test_tiers_are_configs():
     assert all(isinstance(c, Config) for c in TIERS.values())
     assert TIERS["smoke"].model == "tiny" and TIERS["small"].model == "smollm2"
     assert TIERS["paper"].model == "path" and not hasattr(TIERS["paper"], "device")
+
+
+def test_premise_diagnostics_are_measured_per_condition(smoke):
+    """The choice between the two answers (normalised over both letters) and the behaviour
+    of unsteered and randomly steered generations are measured for every condition."""
+    for row in smoke.tables["conditions"]:
+        assert 0 <= row["choice_correct"] <= row["num_held"]
+        for k in ("caa_choice_effect", "random_choice_effect"):
+            assert -1 <= row[k] <= 1, k
+        for k in ("caa_generation_gain", "random_generation_gain"):
+            assert -1 <= row[k] <= 1 and math.isfinite(row[k]), k
+    for k in ("caa_choice_effect_median", "random_choice_effect_median",
+              "caa_generation_gain_median", "random_generation_gain_median"):
+        assert k in smoke.intervals, k

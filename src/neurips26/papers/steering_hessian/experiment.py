@@ -103,7 +103,7 @@ from neurips26.common.data.text import ByteTokenizer
 from neurips26.common.experiment import param
 from neurips26.common.models.llm import load_lm, tiny_causal_lm
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.experiment import Experiment, binomial_interval
+from neurips26.experiment import Estimate, Experiment, binomial_interval
 
 from . import (
     BEHAVIOURS,
@@ -177,6 +177,8 @@ METRICS = (
     "caa_curvature_over_top_median", "curvature_sign_flip_frac",
     "sharp_share_median", "random_share_median",
     "anti_steer_rate_min", "anti_steer_rate_median", "random_anti_steer_rate_min",
+    "caa_choice_effect_median", "random_choice_effect_median", "choice_acc_sentiment",
+    "choice_acc_refusal", "caa_generation_gain_median", "random_generation_gain_median",
     "kl_attribution_median", "random_kl_attribution_median",
     "kl_attribution_h0_median", "kl_removal_attribution_median",
     "random_kl_removal_attribution_median",
@@ -268,10 +270,18 @@ def _measure(lm: LM, data, behaviour: str, layer: int, positions: str, cfg: Conf
     g = torch.Generator().manual_seed(cfg.seed * 1000 + layer)
     u = torch.randn(v.shape, generator=g, dtype=v.dtype)
     u = u * (v.norm() / u.norm())
+    # the premise's diagnostic: the other answer letter's probability, so that the choice
+    # between the two answers (the matching letter's probability normalised over both)
+    # is measured apart from the probability mass steering moves off the two letters
+    held_other = SteeringObjective(lm.model, held.prompts.to(dev), held.neg_ids[:, -1].to(dev),
+                                   layer=layer, positions=positions,
+                                   attention_mask=held.mask.to(dev))  # fmt: skip
     with torch.no_grad():
         p0 = held_obj.log_probs(None).exp()
         pv = held_obj.log_probs(v.to(dev)).exp()
         pu = held_obj.log_probs(u.to(dev)).exp()
+        c0, cv, cu = (p / (p + held_other.log_probs(x).exp())
+                      for p, x in ((p0, None), (pv, v.to(dev)), (pu, u.to(dev))))
     anti = anti_steer_rate(held_obj, rem.sharp_direction())
     pol = polarity_test(held_obj, rem)
     anti_r = anti_steer_rate(held_obj, _direction(rnd.sharp_part, rnd.v))
@@ -296,11 +306,20 @@ def _measure(lm: LM, data, behaviour: str, layer: int, positions: str, cfg: Conf
                                  "random_clean": vec(rnd.v_clean)}, **common)  # fmt: skip
     ev_c = generation_eval(lm.model, ids.to(dev), vec(rem.v_clean), seed=seed, **common)
     ev_r = generation_eval(lm.model, ids.to(dev), vec(rnd.v_clean), seed=seed, **common)
+    # the premise in generation: the behaviour unsteered and under the random direction
+    ev_0 = generation_eval(lm.model, ids.to(dev), torch.zeros_like(v).to(dev), seed=seed,
+                           **common)  # fmt: skip
+    ev_u = generation_eval(lm.model, ids.to(dev), u.to(dev), seed=seed, **common)
     kl_full = ev.mean_kl("self")
     return {
         "condition": label, "k": rem.k, "caa_norm": float(v.norm()),
         "caa_effect": float((pv - p0).mean()),
         "random_effect": float((pu - p0).mean()),
+        "choice_correct": int((c0 > 0.5).sum()),
+        "caa_choice_effect": float((cv - c0).mean()),
+        "random_choice_effect": float((cu - c0).mean()),
+        "caa_generation_gain": ev.behaviour - ev_0.behaviour,
+        "random_generation_gain": ev_u.behaviour - ev_0.behaviour,
         "cosine": rem.cosine, "norm_reduction": rem.norm_reduction,
         "sharp_share": rem.sharp_share, "curvature_before": rem.curvature_before,
         "curvature_after": rem.curvature_after,
@@ -433,6 +452,10 @@ class SteeringHessianExperiment(Experiment):
             "num_conditions": len(t), "k_mean": float(np.mean(t.column("k"))),
             "caa_effect_median": boot(_median("caa_effect")),
             "random_effect_median": boot(_median("random_effect")),
+            "caa_choice_effect_median": boot(_median("caa_choice_effect")),
+            "random_choice_effect_median": boot(_median("random_choice_effect")),
+            "caa_generation_gain_median": boot(_median("caa_generation_gain")),
+            "random_generation_gain_median": boot(_median("random_generation_gain")),
             "removal_cosine_median": boot(_median("cosine")),
             "random_removal_cosine_median": boot(_median("random_cosine")),
             "removal_norm_reduction_median": boot(_median("norm_reduction")),
@@ -470,6 +493,12 @@ class SteeringHessianExperiment(Experiment):
             "hessian_seconds": float(np.sum(t.column("hessian_s"))),
             "caa_seconds": float(np.sum(t.column("caa_s"))),
         }  # fmt: skip
+        for b in BEHAVIOURS:  # unsteered, the held-out prompts are the same at every layer
+            rows = [r for r in t.rows if r["behaviour"] == b]
+            m[f"choice_acc_{b}"] = (
+                binomial_interval(rows[0]["choice_correct"], rows[0]["num_held"],
+                                  unit="held-out prompts")
+                if rows else Estimate.missing(f"behaviour {b} not run at this tier"))
         m["hessian_cost_ratio"] = m["hessian_seconds"] / max(m["caa_seconds"], 1e-12)
         m.update(_checks(cfg.seed))
         return m
