@@ -305,8 +305,13 @@ def test_bad_losses_are_refused_with_the_iteration():
         MASOBA(max_iter=3).fit(nonscalar)
     const = BilevelProblem(lambda x, y, b: (y["w"] ** 2).sum(), lambda x, y, b: (x**2).sum(),
                            x0, y0)  # fmt: skip
-    with pytest.raises(ValueError, match="lower_loss does not depend on y"):
-        BROS(max_iter=3).fit(const)
+    x_only = BilevelProblem(lambda x, y, b: (y["w"] ** 2).sum(),
+                            lambda x, y, b: (x**2).sum() + 0 * x.sum(), x0, y0)  # fmt: skip
+    for est in (BROS(max_iter=3), MASOBA(max_iter=3), SOBA(max_iter=3),
+                FirstOrderBilevel(max_iter=3)):
+        for prob in (const, x_only):  # a lower loss of x alone: no gradient reaches y
+            with pytest.raises(ValueError, match="lower_loss does not depend on y"):
+                est.fit(prob)
     nan = BilevelProblem(lambda x, y, b: (y["w"] ** 2).sum() * float("nan"),
                          lambda x, y, b: (y["w"] ** 2).sum(), x0, y0)  # fmt: skip
     with pytest.raises(ValueError, match="non-finite value at iteration 1"):

@@ -500,12 +500,22 @@ def _embed(y: Params, s: Sketch, t: Sketch, factored: bool = True):
     return y_eff, u, w
 
 
+_NO_Y = "lower_loss does not depend on y (its gradient with respect to y is None)"
+
+
 def _grads(out: torch.Tensor, inputs: list[torch.Tensor], *, create_graph: bool = False,
-           what: str = "lower_loss") -> list[torch.Tensor]:  # fmt: skip
-    """``autograd.grad`` with zeros for unused inputs (and for a constant ``out``)."""
+           need: int = 0) -> list[torch.Tensor]:  # fmt: skip
+    """``autograd.grad`` with zeros for unused inputs (and for a constant ``out``).
+
+    ``need``: ``out`` must reach at least one of the first ``need`` inputs (the lower
+    loss's y), else ValueError; autograd's own unused-input report answers it, so the
+    check costs no walk of the graph."""
     if not out.requires_grad:
-        return [torch.zeros_like(i) for i in inputs]
-    gs = torch.autograd.grad(out, inputs, create_graph=create_graph, allow_unused=True)
+        gs = (None,) * len(inputs)
+    else:
+        gs = torch.autograd.grad(out, inputs, create_graph=create_graph, allow_unused=True)
+    if need and all(g is None for g in gs[:need]):
+        raise ValueError(_NO_Y)
     return [torch.zeros_like(i) if g is None else g for g, i in zip(gs, inputs, strict=True)]
 
 
@@ -524,12 +534,14 @@ def grad_y(loss_fn: Callable, x: torch.Tensor, y: Params, batch, s: Sketch | Non
     else:
         y_eff, leaves = _embed_one(y, s, factored)
     loss = check_loss(loss_fn(xg, y_eff, batch), name, step)
-    if name == "lower_loss" and not _depends(loss, list(leaves.values())):
-        raise ValueError("lower_loss does not depend on y (its gradient with respect to y is None)")
+    lower = name == "lower_loss"
     if not with_y:
+        if lower and not _depends(loss, list(leaves.values())):
+            raise ValueError(_NO_Y)
         gx = _grads(loss, [xg])[0] if with_x else None
         return {}, gx, float(loss.detach())
-    gs = _grads(loss, list(leaves.values()) + ([xg] if with_x else []))
+    gs = _grads(loss, list(leaves.values()) + ([xg] if with_x else []),
+                need=len(leaves) if lower else 0)
     gy = dict(zip(leaves, gs[: len(leaves)], strict=True))
     gx = gs[-1] if with_x else None
     return gy, gx, float(loss.detach())
@@ -593,10 +605,7 @@ def second_order(problem: BilevelProblem, x: torch.Tensor, y: Params, z: Params,
     if s is None and t is None:
         leaves = {k: v.detach().requires_grad_(True) for k, v in y.items()}
         g = check_loss(problem.lower_loss(xg, leaves, batch), "lower_loss", step)
-        if not _depends(g, list(leaves.values())):
-            raise ValueError("lower_loss does not depend on y (its gradient with respect to y "
-                             "is None)")
-        gy = _grads(g, list(leaves.values()), create_graph=True)
+        gy = _grads(g, list(leaves.values()), create_graph=True, need=len(leaves))
         inner = sum((a * z[k]).sum() for a, k in zip(gy, leaves, strict=True))  # <grad_y g, z>
         outs = _grads(inner, list(leaves.values()) + ([xg] if with_cross else []))
         hz = dict(zip(leaves, outs[: len(leaves)], strict=True))
@@ -605,9 +614,7 @@ def second_order(problem: BilevelProblem, x: torch.Tensor, y: Params, z: Params,
     t = t if t is not None else {k: None for k in y}
     y_eff, u, w = _embed(y, s, t, factored)
     g = check_loss(problem.lower_loss(xg, y_eff, batch), "lower_loss", step)
-    if not _depends(g, list(w.values())):
-        raise ValueError("lower_loss does not depend on y (its gradient with respect to y is None)")
-    gw = _grads(g, list(w.values()), create_graph=True)  # T^T grad_y g, (r, *rest) each
+    gw = _grads(g, list(w.values()), create_graph=True, need=len(w))  # T^T grad_y g, (r, ...)
     tz = {k: project(t[k], z[k]) for k in y}  # T^T z
     inner = sum((a * tz[k]).sum() for a, k in zip(gw, w, strict=True))  # <T^T grad_y g, T^T z>
     outs = _grads(inner, list(u.values()) + ([xg] if with_cross else []))

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -109,9 +110,11 @@ class QuadraticBilevel:
     def dim_y(self) -> int:
         return self.coupling.shape[0]
 
-    @property
+    @functools.cached_property
     def hessian(self) -> np.ndarray:
-        """``A = mean_i a_i a_i^T + mu I``, shape (d_y, d_y)."""
+        """``A = mean_i a_i a_i^T + mu I``, shape (d_y, d_y) (computed once: the exact
+        hypergradient reads it twice a call, and the convergence curves call it every step;
+        copy it before writing to it)."""
         return self.rows.T @ self.rows / len(self.rows) + self.mu * np.eye(self.dim_y)
 
     def lower_solution(self, x) -> np.ndarray:
