@@ -66,8 +66,24 @@ What does not reproduce at the small tier, and what the run measures about it
   the answer-letter probabilities at all. The premise itself is not established on
   SmolLM2 with our two behaviours (check ``caa_steers``): CAA's median gain on held-out
   prompts is not distinguishable from zero over the conditions, while a random direction
-  of the same norm (its control) lowers the behaviour-matching probability clearly. Other
-  behaviours, or Gemma-3-270M, were not tried.
+  of the same norm (its control) lowers the behaviour-matching probability clearly.
+  Three diagnostics of the premise, on the same held-out prompts and continuations.
+  (a) Whether the unsteered model tells the two answers apart at all:
+  ``choice_acc_<behaviour>``, the share of held-out prompts on which the matching letter
+  gets more probability than the other (Wilson interval over the prompts); a share at
+  chance means the contrastive pairs differ in the letter only, so their mean
+  difference carries no behaviour direction. (b) CAA's effect on that choice, the
+  matching letter's probability normalised over the two letters
+  (``caa_choice_effect_median`` beside ``random_choice_effect_median``), which separates
+  a change of choice from probability mass moved off both letters. (c) CAA in
+  generation: the behaviour score of continuations under ``v`` minus that of unsteered
+  continuations (``caa_generation_gain_median``; control ``random_generation_gain_median``,
+  the random direction of the same norm), scored on the same samples' seeds. In the
+  stored small run the unsteered model's choice is within its interval of chance on both
+  behaviours, CAA does not move the normalised choice, and it changes the generations'
+  behaviour score no more than the random direction does: with these behaviours the
+  premise fails on SmolLM2-135M because the model does not read the answers, not because
+  of a step of the method. A larger model, or Gemma-3-270M, was not tried.
 - The anti-steer rate's worst condition: ``anti_steer_rate_median`` shows the other
   conditions.
 - The KL attribution during generation (the sharp part's KL over the full vector's,
