@@ -24,8 +24,6 @@ def test_smoke_run_and_claims():
     # the sequential heads are far worse than the de-centred ones on every run
     for row in res.tables["cil"]:
         assert row["acc_dec"] > row["acc_seq"] + 0.1
-    again = experiment.run(experiment.TIERS["smoke"])
-    assert again.stable_metrics() == res.stable_metrics()
 
 
 def test_network_features_of_an_mlp():

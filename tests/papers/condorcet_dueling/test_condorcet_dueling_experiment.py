@@ -10,11 +10,10 @@ from neurips26.papers.condorcet_dueling import experiment
 from neurips26.registry import get_paper
 
 
-def test_smoke_run_metrics_claims_and_determinism():
+def test_smoke_run_metrics_and_claims():
+    # determinism (two runs, same stable metrics) is the paper contract's test for every paper
     cfg = experiment.TIERS["smoke"]
     a = experiment.run(cfg)
-    b = experiment.run(cfg)
-    assert a.stable_metrics() == b.stable_metrics()
     paper = get_paper("condorcet_dueling")
     for claim in paper.claims:
         assert claim.metric in a.metrics, claim.metric

@@ -9,13 +9,12 @@ from neurips26.registry import get_paper
 from neurips26.runner import resolve_config
 
 
-def test_smoke_run_deterministic_and_claims_evaluate():
+def test_smoke_run_claims_evaluate():
+    # determinism (two runs, same stable metrics) is the paper contract's test for every paper
     paper = get_paper("monoculture")
     exp = paper.experiment()
     cfg = exp.TIERS["smoke"]
     a = exp.run(cfg)
-    b = exp.run(cfg)
-    assert a.stable_metrics() == b.stable_metrics()
     assert a.metrics["synth_accuracy_mean_excess"] > 0
     assert "mean_excess_by_null" in a.figures
     assert len(paper.evaluate(a.metrics, "smoke")) == len(paper.claims)

@@ -144,10 +144,9 @@ def test_bad_hyperparameters():
         coupled_duffing(num_nodes=0)
 
 
-def test_smoke_run_deterministic():
+def test_smoke_run_gaussian_case():
+    # determinism (two runs, same stable metrics) is the paper contract's test for every paper
     a = exp.run(exp.TIERS["smoke"])
-    b = exp.run(exp.TIERS["smoke"])
-    assert a.stable_metrics() == b.stable_metrics()
     assert a.metrics["gaussian_kf_max_abs_diff"] < 1e-9
     assert "rmse" in a.tables and a.figures
     assert "rmse_min_gap" in a.intervals  # one run: an infinite interval, never zero-width

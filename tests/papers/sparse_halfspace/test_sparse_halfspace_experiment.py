@@ -7,11 +7,10 @@ from neurips26.papers.sparse_halfspace import experiment
 from neurips26.registry import NOT_RUN, get_paper
 
 
-def test_smoke_run_metrics_figures_and_determinism():
+def test_smoke_run_metrics_and_figures():
+    # determinism (two runs, same stable metrics) is the paper contract's test for every paper
     cfg = experiment.TIERS["smoke"]
     a = experiment.run(cfg)
-    b = experiment.run(cfg)
-    assert a.stable_metrics() == b.stable_metrics()
     paper = get_paper("sparse_halfspace")
     for claim in paper.claims:
         if not claim.tiers:
