@@ -514,7 +514,7 @@ class SteeringHessianExperiment(Experiment):
             m[f"choice_acc_{b}"] = (
                 binomial_interval(rows[0]["choice_correct"], rows[0]["num_held"],
                                   unit="held-out prompts")
-                if rows else Estimate.missing(f"behaviour {b} not run at this tier"))
+                if rows else Estimate.missing(f"behaviour {b} is not among this run's behaviours"))
         m["hessian_cost_ratio"] = m["hessian_seconds"] / max(m["caa_seconds"], 1e-12)
         m.update(_checks(cfg.seed))
         return m
