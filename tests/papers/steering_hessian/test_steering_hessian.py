@@ -135,6 +135,29 @@ def test_prefix_cache_equals_full_forward(model64, data):
     torch.testing.assert_close(a.log_probs(v), a.log_probs(v))
 
 
+def test_log_probs_of_other_tokens_equal_an_objective_with_those_targets(model64, data):
+    """``log_probs(v, others=ids)`` scores further tokens from the same forward pass: each
+    column equals the objective built with that column as its targets."""
+    v = _point(32, seed=6)
+    a = _objective(model64, data)
+    others = torch.stack([(a.targets + 1) % 256, (a.targets + 7) % 256], 1)  # (B, 2)
+    both = a.log_probs(v, others=others)
+    assert both.shape == (len(a.targets), 3)
+    torch.testing.assert_close(both[:, 0], a.log_probs(v), rtol=0, atol=0)
+    for j in range(2):
+        b = SteeringObjective(a.model, a.prompts, others[:, j], layer=a.layer,
+                              positions=a.positions, attention_mask=a.mask)
+        torch.testing.assert_close(both[:, 1 + j], b.log_probs(v), rtol=1e-10, atol=1e-10)
+    with pytest.raises(ValueError, match="others must be 2-D"):
+        a.log_probs(v, others=others[:, 0])
+    with pytest.raises(ValueError, match="others must have one row per prompt"):
+        a.log_probs(v, others=others[:1])
+    with pytest.raises(ValueError, match="others: token ids must lie in"):
+        a.log_probs(v, others=others + 10**6)
+    with pytest.raises(TypeError, match="others must hold integer token ids"):
+        a.log_probs(v, others=others.double())
+
+
 def test_behavioural_loss_is_mean_nll(model64, data):
     v = _point(32, seed=6)
     loss = behavioural_loss(model64, data.prompts, data.targets, v, layer=1)

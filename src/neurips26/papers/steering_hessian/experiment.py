@@ -286,18 +286,14 @@ def _measure(lm: LM, data, behaviour: str, layer: int, positions: str, cfg: Conf
     g = torch.Generator().manual_seed(cfg.seed * 1000 + layer)
     u = torch.randn(v.shape, generator=g, dtype=v.dtype)
     u = u * (v.norm() / u.norm())
-    # the premise's diagnostic: the other answer letter's probability, so that the choice
-    # between the two answers (the matching letter's probability normalised over both)
-    # is measured apart from the probability mass steering moves off the two letters
-    held_other = SteeringObjective(lm.model, held.prompts.to(dev), held.neg_ids[:, -1].to(dev),
-                                   layer=layer, positions=positions,
-                                   attention_mask=held.mask.to(dev))  # fmt: skip
+    # with the other answer letter's probability (the premise's diagnostic), so that the
+    # choice between the two answers (the matching letter's probability normalised over
+    # both) is measured apart from the probability mass steering moves off the two letters
+    other = held.neg_ids[:, -1:].to(dev)
     with torch.no_grad():
-        p0 = held_obj.log_probs(None).exp()
-        pv = held_obj.log_probs(v.to(dev)).exp()
-        pu = held_obj.log_probs(u.to(dev)).exp()
-        c0, cv, cu = (p / (p + held_other.log_probs(x).exp())
-                      for p, x in ((p0, None), (pv, v.to(dev)), (pu, u.to(dev))))
+        (p0, q0), (pv, qv), (pu, qu) = (held_obj.log_probs(x, others=other).exp().unbind(1)
+                                        for x in (None, v.to(dev), u.to(dev)))
+    c0, cv, cu = p0 / (p0 + q0), pv / (pv + qv), pu / (pu + qu)
     anti = anti_steer_rate(held_obj, rem.sharp_direction())
     pol = polarity_test(held_obj, rem)
     anti_r = anti_steer_rate(held_obj, _direction(rnd.sharp_part, rnd.v))

@@ -403,8 +403,18 @@ class SteeringObjective:
     def num_prompts(self) -> int:
         return len(self.prompts)
 
-    def log_probs(self, v=None) -> torch.Tensor:
-        """``log p(y_b | x_b; v)``, shape (B,); ``v=None`` is the unsteered model."""
+    def log_probs(self, v=None, others=None) -> torch.Tensor:
+        """``log p(y_b | x_b; v)``, shape (B,); ``v=None`` is the unsteered model.
+
+        ``others``: token ids of shape (B, k) whose log-probabilities after each prompt
+        are returned too, from the same forward pass (e.g. the other answer letter); the
+        result is then ``(B, 1 + k)``, the targets' column first.
+        """
+        if others is not None:
+            others = _check_ids(others, "others", _vocab(self.model)).to(self.targets.device)
+            if len(others) != len(self.targets):
+                raise ValueError(f"others must have one row per prompt ({len(self.targets)}), "
+                                 f"got {len(others)}")  # fmt: skip
         v = torch.zeros(self.dim, dtype=self.dtype) if v is None else _check_vector(v, self.dim)
         with steer(self.model, v, layer=self.layer, positions=self.positions):
             if self._prefix is not None:
@@ -416,6 +426,8 @@ class SteeringObjective:
                 logits = _logits(self.model, self.prompts, self.mask)
         last = logits[:, -1]
         logp = torch.log_softmax(last.to(torch.promote_types(last.dtype, torch.float32)), -1)
+        if others is not None:
+            return logp.gather(1, torch.cat([self.targets[:, None], others], 1))  # (B, 1 + k)
         return logp.gather(1, self.targets[:, None]).squeeze(1)  # (B,)
 
     def __call__(self, v) -> torch.Tensor:
