@@ -1062,7 +1062,8 @@ class _PredictPlan:
         (``z``: :meth:`standardise`'s result where the caller has it already)."""
         if self.moment_matrices is None:
             return True
-        return self.moment_matrices.ok((z or self.standardise(mvec, step))[2])
+        mz = (z if z is not None else self.standardise(mvec, step))[2]
+        return self.moment_matrices.ok(mz)
 
     def standardise(self, mvec: np.ndarray, step=None):
         """``(mu, s, standardised moments over S)``, or None for a degree-2 basis."""
