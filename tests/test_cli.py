@@ -118,6 +118,7 @@ def test_run_json_stores_and_lists_verdicts(capsys, tmp_path):
     shown_claims = listed[slug]["shown"]["claims"]
     assert isinstance(shown_claims, list)  # the same shape as run --json
     assert [c["id"] for c in shown_claims] == [c["id"] for c in out["claims"]]
+    assert [set(c) for c in shown_claims] == [set(c) for c in out["claims"]]
     assert "seed" not in listed[slug]
     for c in listed[slug]["claims"]:
         assert c["kind"] in ("paper", "check") and c["tiers"] and c["id"]

@@ -92,21 +92,9 @@ def cmd_list(args) -> int:
                 "status": r.status,
                 "created_at": r.created_at,
                 "counts": counts(r, paper) if r.status == "ok" else None,
-                "claims": [
-                    {
-                        "id": c.id,
-                        "verdict": c.verdict,
-                        "kind": paper.kinds.get(c.id, c.kind),
-                        "tiers": list(c.tiers),
-                        "reason": c.reason,
-                        "measured": c.measured,
-                        "interval": c.interval,
-                        "control": c.control,
-                        "no_control": c.no_control,
-                        "diagnostics": c.diagnostics,
-                    }
-                    for c in r.claims
-                ],
+                # each claim in run --json's shape (ClaimResult.to_dict), kind as now declared
+                "claims": [{**c.to_dict(), "kind": paper.kinds.get(c.id, c.kind)}
+                           for c in r.claims],
                 "note": shown.note,
             }
         out.append(
