@@ -1,3 +1,4 @@
+import dataclasses
 import math
 
 import numpy as np
@@ -194,6 +195,10 @@ def test_paper_pages_show_the_title_not_the_seed_file(store, tmp_path):
     page = (tmp_path / "rep" / "toy.html").read_text()
     assert "<h1>A &lt;toy&gt; &amp; its claims</h1>" in page
     assert TOY.seed not in page and "paragraph" not in page
+    linked = dataclasses.replace(TOY, link="https://example.org/toy?a=1&b=2")
+    write_report(store, tmp_path / "rep2", papers=[linked])
+    page = (tmp_path / "rep2" / "toy.html").read_text()
+    assert '<a href="https://example.org/toy?a=1&amp;b=2">' in page
 
 
 def test_figures_are_tidied_legends_leave_the_bars_and_crowded_ticks_turn():

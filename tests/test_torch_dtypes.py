@@ -237,6 +237,63 @@ def _nsgm_dense():
         torch.ones(5, 1), (adj + adj.transpose(1, 2)).clamp(max=1))  # fmt: skip
 
 
+def _ema_vq():
+    from neurips26.papers.asvq import EMAVQ
+
+    torch.manual_seed(0)
+    return EMAVQ(8, 16), (_randn(2, 4, 8),)
+
+
+def _vanilla_vq():
+    from neurips26.papers.asvq import VanillaVQ
+
+    torch.manual_seed(0)
+    return VanillaVQ(8, 16), (_randn(2, 4, 8),)
+
+
+def _conv_block():
+    from neurips26.papers.ecfr import ConvBlock
+
+    torch.manual_seed(0)
+    return ConvBlock(8), (_randn(2, 8, 8, 8),)
+
+
+def _window_attention():
+    from neurips26.papers.ecfr import WindowAttention
+
+    torch.manual_seed(0)
+    return WindowAttention(8, window_size=4, num_heads=2), (_randn(2, 8, 8, 8),)
+
+
+def _dit_block():
+    from neurips26.papers.noise_aware_routing import DiTBlock
+
+    torch.manual_seed(0)
+    return DiTBlock(16, 2), (_randn(2, 5, 16), _randn(2, 16))
+
+
+def _gpt():
+    from neurips26.common.models import GPT, GPTConfig
+
+    cfg = GPTConfig(vocab_size=11, block_size=8, num_layers=1, num_heads=2, dim=8)
+    torch.manual_seed(0)
+    return GPT(cfg), (torch.randint(0, 11, (2, 8), generator=_gen()),)
+
+
+def _mlp_classifier():
+    from neurips26.common.models import MLPClassifier
+
+    torch.manual_seed(0)
+    return MLPClassifier(5, (8, 8), 3), (_randn(4, 5),)
+
+
+def _small_cnn():
+    from neurips26.common.models import SmallCNN
+
+    torch.manual_seed(0)
+    return SmallCNN(3, (4, 8), 3), (_randn(2, 3, 8, 8),)
+
+
 FACTORIES = {
     "qc_a2s.TTFSLinear": _ttfs,
     "sign_code.SignMLP": _sign_mlp,
@@ -264,6 +321,14 @@ FACTORIES = {
     "blanp.BLANPNet": _blanp_net,
     "discriminator_rl.VelocityAdapter": _velocity_adapter,
     "arq_vae.ResidualQuantizer": _residual_quantizer,
+    "asvq.EMAVQ": _ema_vq,
+    "asvq.VanillaVQ": _vanilla_vq,
+    "ecfr.ConvBlock": _conv_block,
+    "ecfr.WindowAttention": _window_attention,
+    "noise_aware_routing.DiTBlock": _dit_block,
+    "common.GPT": _gpt,
+    "common.MLPClassifier": _mlp_classifier,
+    "common.SmallCNN": _small_cnn,
 }
 
 #: Complex state vectors: torch has no complex bfloat16.
@@ -339,10 +404,12 @@ def test_seagram_graph_models_follow_dtype(dtype):
 
 
 #: Modules whose forward reads input values (finite checks, data-dependent shapes):
-#: PyTorch's meta device has no values, so their device is checked on a GPU only.
+#: PyTorch's meta device has no values, so their device is checked on a GPU
+#: (``test_module_follows_cuda``, skipped on a machine without one).
 READS_VALUES = {
-    "arq_vae.ARQVAE", "asvq.ASVQ", "asvq.SimVQ", "asvq.VQAutoencoder", "ecfr.AFIR",
-    "ecfr.ECFR", "ecfr.HAC", "noise_aware_routing.MiniDiT", "qc_a2s.TTFSLinear",
+    "arq_vae.ARQVAE", "asvq.ASVQ", "asvq.EMAVQ", "asvq.SimVQ", "asvq.VanillaVQ",
+    "asvq.VQAutoencoder", "common.GPT", "ecfr.AFIR", "ecfr.ConvBlock", "ecfr.ECFR",
+    "ecfr.HAC", "noise_aware_routing.MiniDiT", "qc_a2s.TTFSLinear",
     "qnn_spectral.ReuploadingQNN", "state_pred_sep.SPSTransformer",
 }
 
@@ -360,3 +427,15 @@ def test_module_follows_device(name):
         out = model(*(x.to("meta") for x in inputs))
     found = _floating(out)
     assert found and all(t.device.type == "meta" for _, t in found), name
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_module_follows_cuda(name):
+    """On a GPU every module, those that read input values included, computes there."""
+    model, inputs = FACTORIES[name]()
+    model = model.to("cuda")
+    with torch.no_grad():
+        out = model(*(x.to("cuda") for x in inputs))
+    found = _floating(out)
+    assert found and all(t.device.type == "cuda" for _, t in found), name
