@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 from neurips26.common.experiment import ConfigError, apply_overrides
@@ -85,3 +86,31 @@ def test_model_scale_path_runs():
     assert res.metrics["num_heldout_runs"] == 16  # 3 widths at 2S + the last width at S
     assert {r["name"] for r in res.tables["params"] if r["law"] == "scale"} == {
         "k_G", "k_T", "gamma"}
+
+
+def test_deviation_r2_ceiling_is_one_minus_the_replicate_noise_share():
+    """d = mu + e, d' = mu + e' (independent, variance s^2): the ceiling estimates
+    1 - s^2 / Var(d), the R^2 of the exact expected deviation against d."""
+    from neurips26.papers.adis_law.experiment import _deviation_r2, _deviation_r2_ceiling
+
+    rng = np.random.default_rng(0)
+    steps = np.linspace(0, 1, 40)
+    rows, s = [], 0.3
+    for k in range(200):
+        mu = (k % 5) * np.sin(3 * steps)
+        d = mu + s * rng.standard_normal(steps.size)
+        d2 = mu + s * rng.standard_normal(steps.size)
+        rows.append({"dev_obs": tuple(d), "dev_rep": tuple(d2), "dev_pred": tuple(mu)})
+    do = np.concatenate([r["dev_obs"] for r in rows])
+    expected = 1 - s**2 / do.var()
+    assert abs(_deviation_r2_ceiling(rows) - expected) < 0.01
+    # the exact law's R^2 against one realisation is what the ceiling estimates
+    assert abs(_deviation_r2(rows) - expected) < 0.01
+    # no replicate noise: the ceiling is 1; runs without a replicate (NaN) are left out
+    exact = [dict(r, dev_rep=r["dev_obs"]) for r in rows]
+    assert _deviation_r2_ceiling(exact) == 1.0
+    part = [dict(r, dev_rep=(np.nan,) * steps.size) if i % 2 else r
+            for i, r in enumerate(rows)]
+    assert abs(_deviation_r2_ceiling(part) - expected) < 0.02
+    assert np.isnan(_deviation_r2_ceiling([dict(r, dev_rep=(np.nan,) * steps.size)
+                                           for r in rows]))

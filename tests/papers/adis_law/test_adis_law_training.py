@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -13,6 +15,7 @@ from neurips26.papers.adis_law.training import (
     TrainSpec,
     _Runner,
     base_runs,
+    continue_base,
     load_corpora,
     mixed_batch,
     run_injection,
@@ -84,6 +87,28 @@ def test_base_runs_and_branching(corpora, base):
     logged = np.array(log)
     np.testing.assert_array_equal(logged[:, 0], t100.steps[-len(log):])
     np.testing.assert_allclose(logged[:, 2], t100.loss_target[-len(log):], rtol=0, atol=0)
+
+
+def test_continue_base_reproduces_the_base_run_and_replicates_under_another_seed(corpora, base):
+    t100 = base.trajectories[100]
+    same = continue_base(CFG, corpora, total_steps=100, start=90, base=base, spec=SPEC)
+    k = np.searchsorted(t100.steps, 90)
+    np.testing.assert_array_equal(same.steps, t100.steps[k:])
+    np.testing.assert_array_equal(same.loss_general, t100.loss_general[k:])
+    other = dataclasses.replace(SPEC, seed=SPEC.seed + 1)
+    rep = continue_base(CFG, corpora, total_steps=100, start=90, base=base, spec=other)
+    np.testing.assert_array_equal(rep.steps, same.steps)
+    # the checkpoint's state, other batches: a different but nearby trajectory
+    assert not np.array_equal(rep.loss_general, same.loss_general)
+    np.testing.assert_allclose(rep.loss_general, same.loss_general, rtol=0.1)
+    with pytest.raises(ValueError, match="no checkpoint"):
+        continue_base(CFG, corpora, total_steps=100, start=85, base=base, spec=SPEC)
+    with pytest.raises(TypeError, match="base"):
+        continue_base(CFG, corpora, total_steps=100, start=90, base={}, spec=SPEC)
+    with pytest.raises(ValueError, match="start"):
+        continue_base(CFG, corpora, total_steps=100, start=-1, base=base, spec=SPEC)
+    with pytest.raises(TypeError, match="total_steps"):
+        continue_base(CFG, corpora, total_steps=100.0, start=90, base=base, spec=SPEC)
 
 
 def test_injection_is_deterministic_and_moves_the_target_loss(corpora, base):

@@ -36,7 +36,12 @@ What does not reproduce
   ``tail_rel_error_general``, the tail claim's diagnostics). The other reading, a
   forgetting term that saturates in the exposure (claim ``forgetting_law_fit_saturating``,
   fitted to the same runs), fits the deviation far better than the linear term but still
-  short of the claim's R^2; why neither reaches it is not yet diagnosed.
+  short of the claim's R^2. Its diagnostic is the noise ceiling ``deviation_r2_ceiling``:
+  every grid policy is trained again from the same checkpoint with other batches (and the
+  base anneal from each injection start likewise, ``Config.num_replicates``), and the
+  disagreement of the two deviations bounds the R^2 that any law of the policy can reach
+  against one seed's deviations. A ceiling below the claim's 0.8 would put the shortfall
+  on batch noise at this tier; one well above both fits, on the law's form.
 - The general-loss deviation rises then falls in fewer injected runs than the claim's
   share, and its time-shuffled placebo does about as often. Two causes are tested on the
   same runs. (a) Too few logged points: at the small tier an injection covers a share
@@ -98,7 +103,7 @@ from neurips26.experiment import Estimate, Experiment, binomial_interval
 from .baselines import AdditiveRegression, DecoupledLaw, NearestConfiguration
 from .law import ADISFit, Trajectory, fit_adis_law, rank_policies, simulate_trajectory
 from .schedule import InjectionPolicy, schedule_features
-from .training import TrainSpec, base_runs, load_corpora, run_injection
+from .training import TrainSpec, base_runs, continue_base, load_corpora, run_injection
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,10 @@ class Config:
     eval_windows: int = param(64, help="held-out windows per domain per evaluation (forward "
                               "only: more windows, less evaluation noise)", min=1)
     general_chars: int = param(1_000_000, help="characters of stdlib source read", min=20_000)
+    num_replicates: int = param(1000, help="grid policies (the first, all when more than the "
+                                "grid) rerun with other batches, the base anneal from their "
+                                "injection starts too: the deviation R^2's noise ceiling",
+                                min=0)
     fit_from_frac: float = param(0.2, help="base-run logs before this share of S are not "
                                  "fitted", min=0.0, max=0.8)
     restarts: int = param(20, help="random restarts of the law fit", min=1)
@@ -140,6 +149,7 @@ TIERS = {
     "smoke": Config(widths=(16,), block_size=32, batch_size=8, anneal_steps=20,
                     budget_multipliers=(2,), fractions=(0.5, 1.0), mix_ratios=(0.2, 0.6),
                     lr_ratios=(0.5, 1.0), num_heldout=4, eval_every=5, eval_windows=8,
+                    num_replicates=2,
                     general_chars=200_000, restarts=4, num_candidates=50, bootstrap=50),
     "small": Config(),
     "paper": Config(widths=(32, 48, 64, 96), anneal_steps=400, eval_windows=64,
@@ -158,12 +168,15 @@ METRICS: tuple[str, ...] = (
     "rise_fall_fraction_longest", "rise_fall_fraction_shuffled_longest",
     "rise_fall_fraction_low_mix", "rise_fall_fraction_shuffled_low_mix",
     "deviation_r2", "deviation_r2_saturating", "fit_rmse_general",
-    "fit_rmse_general_saturating", "adaptation_loglog_r2", "adaptation_loglog_r2_steps",
+    "fit_rmse_general_saturating", "deviation_r2_ceiling", "adaptation_loglog_r2",
+    "adaptation_loglog_r2_steps",
     "recovery_max_param_rel_error", "recovery_forecast_rel_error", "recovery_rank_spearman",
     "train_steps", "grid_seconds",
     "law_seconds", "law_vs_grid_time_ratio",
 )
 _VOLATILE = ("grid_seconds", "law_seconds", "law_vs_grid_time_ratio")
+#: Offset of the batch seed of the replicate grid runs (``Config.num_replicates``).
+REPLICATE_SEED = 7919
 
 
 # --------------------------------------------------------------------------- runs
@@ -208,6 +221,9 @@ class Study:
     base_fit: Trajectory
     train_steps: int
     grid_seconds: float
+    #: fit run name -> (steps, general-loss deviation of its replicate from the replicate
+    #: base anneal), for the grid runs that were replicated (``Config.num_replicates``)
+    replicates: dict = dataclasses.field(default_factory=dict)
 
 
 def _train_width(cfg: Config, width: int, corpora, fit_width: bool,
@@ -238,6 +254,19 @@ def _train_width(cfg: Config, width: int, corpora, fit_width: bool,
             put(f"grid/{k}", t)
             steps += s - spec.schedule(s, p).injection_start
     out["grid_seconds"] = np.array(time.perf_counter() - tic)
+    replicated = grid_policies(cfg)[:cfg.num_replicates] if fit_width else []
+    if replicated:
+        # The same grid under other batches (the base anneal too, from each injection start):
+        # the replicate deviations bound what any law of the policy can explain.
+        rep = dataclasses.replace(spec, seed=spec.seed + REPLICATE_SEED)
+        for start in sorted({spec.schedule(s, p).injection_start for p in replicated}):
+            put(f"rep_base/{start}", continue_base(model_cfg, corpora, total_steps=s,
+                                                   start=start, base=base, spec=rep))
+            steps += s - start
+        for k, p in enumerate(replicated):
+            put(f"rep/{k}", run_injection(model_cfg, corpora, p, total_steps=s, base=base,
+                                          spec=rep))
+            steps += s - spec.schedule(s, p).injection_start
     held_budgets = budgets[1:] if fit_width else [s]
     for b in held_budgets:
         for k, p in enumerate(heldout_policies(cfg)):
@@ -278,7 +307,7 @@ def study_of(cfg: Config, arrays_by_width: dict) -> Study:
     spec = _spec(cfg)
     s = round(cfg.anneal_steps / spec.anneal_frac)
     fit_widths = _fit_widths(cfg)
-    fit_runs, groups = [], []
+    fit_runs, groups, replicates = [], [], {}
     grid_seconds, train_steps, base_fit = 0.0, 0, None
     for w in cfg.widths:
         fit_width = w in fit_widths
@@ -302,6 +331,10 @@ def study_of(cfg: Config, arrays_by_width: dict) -> Study:
             fit_runs.append(base)
             for k, p in enumerate(grid_policies(cfg)):
                 fit_runs.append(traj(f"grid/{k}", s, p, f"w={w} S={s} {_label(p, cfg)}"))
+                start = spec.schedule(s, p).injection_start
+                if f"rep/{k}/steps" in arrays and f"rep_base/{start}/steps" in arrays:
+                    replicates[fit_runs[-1].name] = _replicate_deviation(
+                        arrays, f"rep/{k}", f"rep_base/{start}")
             held_budgets = [m * s for m in cfg.budget_multipliers]
         else:
             held_budgets = [s]
@@ -315,7 +348,19 @@ def study_of(cfg: Config, arrays_by_width: dict) -> Study:
                         tuple(dataclasses.replace(t, num_params=None) for t in g.runs))
                   for g in groups]
         base_fit = dataclasses.replace(base_fit, num_params=None)
-    return Study(tuple(fit_runs), tuple(groups), base_fit, train_steps, grid_seconds)
+    return Study(tuple(fit_runs), tuple(groups), base_fit, train_steps, grid_seconds,
+                 replicates)
+
+
+def _replicate_deviation(arrays, run: str, base: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(steps, deviation)`` of a replicate run from the replicate base, at their common
+    logged steps."""
+    at = dict(zip(arrays[f"{base}/steps"].tolist(), arrays[f"{base}/lg"].tolist(),
+                  strict=True))  # fmt: skip
+    steps = arrays[f"{run}/steps"]
+    keep = np.array([x in at for x in steps.tolist()], dtype=bool)
+    dev = arrays[f"{run}/lg"][keep] - np.array([at[x] for x in steps[keep].tolist()])
+    return steps[keep], dev
 
 
 def _training_code() -> str:
@@ -535,6 +580,10 @@ def _behaviour_rows(fit: ADISFit, study: Study, seed: int,
         dp = _deviation(fit, t, keep, base)
         dp_sat = (_deviation(fit_saturating, t, keep, base) if fit_saturating is not None
                   else np.full(dp.shape, np.nan))
+        rep = study.replicates.get(t.name)
+        rep_at = ({} if rep is None
+                  else dict(zip(rep[0].tolist(), rep[1].tolist(), strict=True)))
+        d_rep = np.array([rep_at.get(x, math.nan) for x in steps.tolist()])
         flag, shuffled = math.nan, math.nan
         if d.size >= 3:
             flag = _rise_fall(d)
@@ -552,6 +601,7 @@ def _behaviour_rows(fit: ADISFit, study: Study, seed: int,
                      "mix_ratio": t.policy.mix_ratio, "rise_fall": flag,
                      "rise_fall_shuffled": shuffled, "dev_obs": tuple(d.tolist()),
                      "dev_pred": tuple(dp.tolist()), "dev_pred_sat": tuple(dp_sat.tolist()),
+                     "dev_rep": tuple(d_rep.tolist()),
                      "r2": r2, "r2_steps": r2_steps})
     return rows
 
@@ -577,6 +627,25 @@ def _deviation_r2(t, column: str = "dev_pred") -> float:
     dp = np.concatenate([np.asarray(r[column]) for r in t])
     ss = np.sum((do - do.mean()) ** 2)
     return float(1.0 - np.sum((do - dp) ** 2) / ss) if ss > 0 else math.nan
+
+
+def _deviation_r2_ceiling(t) -> float:
+    """The R^2 that the noise between replicates leaves to any law of the policy.
+
+    With a replicate ``d'`` of each observed deviation ``d`` (the same policy and base
+    checkpoint, other batches), ``E[(d - d')^2] = 2 sigma^2`` per logged point, and a law
+    that gave every point's expected deviation exactly would keep a residual of about
+    ``sum(d - d')^2 / 2``: its R^2 against the observed ``d`` (as ``deviation_r2``) is at
+    most ``1 - sum(d - d')^2 / (2 sum(d - mean d)^2)``, over the replicated points.
+    """
+    do = np.concatenate([np.asarray(r["dev_obs"], dtype=float) for r in t])
+    dr = np.concatenate([np.asarray(r["dev_rep"], dtype=float) for r in t])
+    ok = np.isfinite(dr)
+    if ok.sum() < 2:
+        return math.nan
+    do, dr = do[ok], dr[ok]
+    ss = np.sum((do - do.mean()) ** 2)
+    return float(1.0 - np.sum((do - dr) ** 2) / (2.0 * ss)) if ss > 0 else math.nan
 
 
 def _finite(t, column: str) -> np.ndarray:
@@ -730,7 +799,8 @@ class ADISLawExperiment(Experiment):
         behaviours = (("rise_fall_fraction", _rise_fall_fraction),
                       ("deviation_r2", _deviation_r2),
                       ("adaptation_loglog_r2", lambda t: _median_finite(t, "r2")),
-                      ("deviation_r2_saturating", lambda t: _deviation_r2(t, "dev_pred_sat")))
+                      ("deviation_r2_saturating", lambda t: _deviation_r2(t, "dev_pred_sat")),
+                      ("deviation_r2_ceiling", _deviation_r2_ceiling))
         for k, (name, stat) in enumerate(behaviours):
             m[name] = (runs.bootstrap(stat, unit="run", num_resamples=cfg.bootstrap,
                                       seed=cfg.seed + k) if len(runs)

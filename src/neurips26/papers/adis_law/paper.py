@@ -147,7 +147,7 @@ PAPER = Paper(
                 "and fails the 0.8 target by construction."
             ),
             diagnostics=("deviation_r2_saturating", "fit_rmse_general",
-                         "fit_rmse_general_saturating"),
+                         "fit_rmse_general_saturating", "deviation_r2_ceiling"),
         ),
         Claim(
             id="forgetting_law_fit_saturating",
@@ -167,7 +167,8 @@ PAPER = Paper(
                 "own mean (R^2 = 0): a law that explains nothing of the deviation scores 0 "
                 "and fails the 0.8 target by construction."
             ),
-            diagnostics=("fit_rmse_general", "fit_rmse_general_saturating"),
+            diagnostics=("fit_rmse_general", "fit_rmse_general_saturating",
+                         "deviation_r2_ceiling"),
         ),
         Claim(
             id="power_law_adaptation",

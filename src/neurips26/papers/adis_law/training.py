@@ -344,6 +344,35 @@ def base_runs(model_cfg: GPTConfig, corpora: InjectionCorpora, spec: TrainSpec, 
     return BaseRuns(trajs, ckpts, int(n_params))
 
 
+def continue_base(model_cfg: GPTConfig, corpora: InjectionCorpora, *, total_steps: int,
+                  start: int, base: BaseRuns, spec: TrainSpec) -> Trajectory:
+    """Continue budget ``total_steps``'s base anneal from its checkpoint before ``start``.
+
+    Under the ``spec`` that trained ``base`` this reproduces the base run after ``start``;
+    under another ``spec.seed`` its batches are drawn afresh, a replicate of the base run
+    after ``start``. With :func:`run_injection` under the same other seed it gives a
+    replicate of a branch's deviation from the base run (the noise ceiling of a law fitted
+    to one seed's deviations).
+
+    Returns
+    -------
+    Trajectory
+        The base schedule, logged from ``start`` to ``total_steps``.
+    """
+    if not isinstance(base, BaseRuns):
+        raise TypeError(f"base must be BaseRuns, got {type(base).__name__}")
+    runner = _Runner(model_cfg, corpora, spec)
+    key = (check_int("total_steps", total_steps, min_value=1), check_int("start", start,
+                                                                         min_value=0))
+    if key not in base.checkpoints:
+        raise ValueError(f"base has no checkpoint at step {start} of budget {total_steps}")
+    sch = spec.schedule(total_steps)
+    model, opt = runner.restore(base.checkpoints[key])
+    log: list = []
+    runner.segment(model, opt, sch, start, total_steps, log)
+    return _trajectory(sch, log, f"base S={total_steps} from {start}", float(base.num_params))
+
+
 def run_injection(model_cfg: GPTConfig, corpora: InjectionCorpora, policy: InjectionPolicy, *,
                   total_steps: int, base: BaseRuns, spec: TrainSpec) -> Trajectory:
     """Branch one injection policy from the base run's checkpoint at its injection start.
