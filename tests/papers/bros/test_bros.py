@@ -225,6 +225,23 @@ def test_quadratic_hypergradient_matches_finite_differences():
     assert np.allclose(q.hypergradient(x), fd, atol=1e-6)
 
 
+def test_penalty_gradient_is_autograd_of_the_softplus_penalty_and_quiet_at_extremes():
+    import warnings
+
+    q = QuadraticBilevel.random(dim_x=4, dim_y=5, lam=0.7, seed=1)
+    x = torch.tensor([-800.0, -2.0, 0.3, 900.0], dtype=torch.float64, requires_grad=True)
+    (q.lam * torch.nn.functional.softplus(x).sum()).backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning from exp(800)
+        got = q.penalty_gradient(x.detach().numpy())
+    np.testing.assert_allclose(got, x.grad.numpy(), rtol=1e-15, atol=0)
+    assert got[0] == 0.0 and got[-1] == q.lam
+    with pytest.raises(ValueError, match="x"):
+        q.penalty_gradient(np.zeros(3))
+    with pytest.raises(ValueError, match="x"):
+        q.penalty_gradient(np.array([np.nan, 0, 0, 0]))
+
+
 def test_estimators_converge_on_the_deterministic_quadratic():
     q = QuadraticBilevel.random(dim_x=3, dim_y=8, seed=0)
     prob = q.problem()

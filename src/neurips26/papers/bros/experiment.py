@@ -363,9 +363,8 @@ def _single_probe_floor(q: QuadraticBilevel, rank_fraction: float) -> float:
     b, c = q.coupling, q.targets.mean(0)
 
     def biased(x):
-        with np.errstate(over="ignore"):  # exp(-x) = inf for x << 0: lam sigmoid(x) = 0
-            penalty = q.lam / (1 + np.exp(-x))
-        return penalty + b.T @ np.linalg.solve(a_tilde, np.linalg.solve(a, b @ x) - c)
+        return q.penalty_gradient(x) + b.T @ np.linalg.solve(a_tilde,
+                                                             np.linalg.solve(a, b @ x) - c)
 
     sol = root(biased, np.zeros(q.dim_x), tol=1e-12)
     if not sol.success:

@@ -133,9 +133,13 @@ class QuadraticBilevel:
         x = check_array(x, "x", shape=(self.dim_x,))
         ystar = self.lower_solution(x)
         resid = ystar - self.targets.mean(0)
+        return self.penalty_gradient(x) + self.coupling.T @ np.linalg.solve(self.hessian, resid)
+
+    def penalty_gradient(self, x) -> np.ndarray:
+        """``lam sigmoid(x)``, the gradient of the upper penalty ``lam sum_k softplus(x_k)``."""
+        x = check_array(x, "x", shape=(self.dim_x,))
         with np.errstate(over="ignore"):  # exp(-x) = inf for x << 0: lam sigmoid(x) = 0
-            penalty = self.lam / (1 + np.exp(-x))
-        return penalty + self.coupling.T @ np.linalg.solve(self.hessian, resid)
+            return self.lam / (1 + np.exp(-x))
 
     def problem(self, x0=None) -> BilevelProblem:
         """The :class:`BilevelProblem` (float64; batches are index tensors or ``None``)."""
