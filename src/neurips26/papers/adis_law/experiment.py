@@ -41,7 +41,10 @@ What does not reproduce
   base anneal from each injection start likewise, ``Config.num_replicates``), and the
   disagreement of the two deviations bounds the R^2 that any law of the policy can reach
   against one seed's deviations. A ceiling below the claim's 0.8 would put the shortfall
-  on batch noise at this tier; one well above both fits, on the law's form.
+  on batch noise at this tier; one well above both fits, on the law's form. In the stored
+  small run the ceiling is well above 0.8 and above both fits' R^2: one seed's batch noise
+  is not what keeps them below the claim, the forgetting term's form in both of our
+  readings is.
 - The general-loss deviation rises then falls in fewer injected runs than the claim's
   share, and its time-shuffled placebo does about as often. Two causes are tested on the
   same runs. (a) Too few logged points: at the small tier an injection covers a share
