@@ -87,7 +87,13 @@ from neurips26.common.data.text import ByteTokenizer, pydoc_topics_text
 from neurips26.common.experiment import param
 from neurips26.common.models.llm import decoder_layers, load_lm, perplexity
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.experiment import Estimate, Experiment, ratio_t_interval, t_interval
+from neurips26.experiment import (
+    Estimate,
+    Experiment,
+    log_t_interval,
+    ratio_t_interval,
+    t_interval,
+)
 
 from . import (
     ATTENTION,
@@ -333,8 +339,10 @@ class WispExperiment(Experiment):
     VOLATILE = ("prune_seconds_*",)
     UNIT_TABLE = None
     CAPTIONS: ClassVar[dict[str, str]] = {
-        "ppl": "Held-out perplexity (mean over calibration sets) of each method against "
-               "sparsity, unstructured and N:M (the paper's perplexity tables)."}
+        "ppl": "Held-out perplexity of each method against sparsity, unstructured and N:M "
+               "(the paper's perplexity tables): the geometric mean over calibration sets, "
+               "with bars of its 95% Student-t interval on the log scale (n = the run's "
+               "calibration sets)."}
 
     def setup(self, cfg: Config, ctx) -> State:
         for sp in cfg.sparsities:
@@ -513,10 +521,17 @@ def _figure(rows, cfg, dense_ppl) -> bytes:
     fig, (ax,) = new_figure(width=6.5)
     sps = list(cfg.sparsities)
     xs = np.arange(len(sps))
-    for meth in cfg.methods:
-        ys = [np.mean([r["ppl"] for r in rows if r["method"] == meth and r["sparsity"] == sp])
-              for sp in sps]  # fmt: skip
-        ax.plot(xs, ys, marker="o", label=meth)
+    shift = 0.3 / max(1, len(cfg.methods))  # methods side by side, so the bars stay apart
+    for i, meth in enumerate(cfg.methods):
+        est = [log_t_interval([r["ppl"] for r in rows
+                               if r["method"] == meth and r["sparsity"] == sp],
+                              unit="calibration sets") for sp in sps]  # fmt: skip
+        ys = np.array([e.value for e in est])
+        # the interval of the geometric mean (none, so no bar, from one calibration set)
+        err = np.array([[e.value - e.lo, e.hi - e.value] if np.isfinite([e.lo, e.hi]).all()
+                        else [0.0, 0.0] for e in est]).T  # fmt: skip
+        ax.errorbar(xs + (i - (len(cfg.methods) - 1) / 2) * shift, ys, yerr=err, marker="o",
+                    capsize=3, label=meth)
     ax.axhline(dense_ppl, color="k", lw=0.8, ls="--", label="dense")
     ax.set_xticks(xs, sps)
     ax.set_yscale("log")
