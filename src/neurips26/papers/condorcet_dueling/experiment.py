@@ -51,7 +51,13 @@ from scipy.stats import spearmanr
 
 from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.experiment import Estimate, Experiment, Table, binomial_interval
+from neurips26.experiment import (
+    Estimate,
+    Experiment,
+    Table,
+    binomial_interval,
+    bootstrap_interval,
+)
 
 from . import METHODS, DuelEnvironment, condorcet_winner, instance_complexity, make_instance
 
@@ -201,7 +207,8 @@ METRICS: tuple[str, ...] = (
 CAPTIONS: dict[str, str] = {
     "duels_by_method": (
         "Median duels to identify the Condorcet winner, per instance family and number of "
-        "arms K, for the full-matrix procedure and the baselines."
+        "arms K, for the full-matrix procedure and the baselines; bars: the median's 95% "
+        "percentile bootstrap interval over the setting's runs (400 resamples)."
     ),
     "savings_and_complexity": (
         "Left: winner-gap elimination over ours (median duels) as the winner gap shrinks "
@@ -340,8 +347,7 @@ class CondorcetDueling(Experiment):
     def figures(self, table, summary, config):
         settings = _settings(table)
         _, ratios, shares, ours_keys, duels, hf, hw = _sweep_stats(settings, config)
-        return _figures(config, settings, ratios, shares, ours_keys, duels, hf, hw,
-                        functools.partial(_median, settings))
+        return _figures(config, settings, ratios, shares, ours_keys, duels, hf, hw)
 
     def notes(self, table, summary, config):
         return (
@@ -412,6 +418,21 @@ def _bootstrap(table: Table, settings, cfg) -> dict[str, Estimate]:
                                        strata="setting and block",
                                        num_resamples=cfg.num_bootstrap, seed=cfg.seed)
     return out
+
+
+#: Bootstrap resamples of the error bars of the duels-by-method figure.
+FIGURE_RESAMPLES = 400
+
+
+def _median_interval(settings: dict[tuple, list[dict]], key: tuple, seed: int) -> Estimate:
+    """The median duels of setting ``key`` with its 95% percentile bootstrap over the
+    setting's runs (NaN and no interval for a setting not run)."""
+    runs = settings.get(key)
+    if not runs:
+        return Estimate.missing("setting not run")
+    duels = np.array([r["duels"] for r in runs], dtype=float)
+    return bootstrap_interval(duels, np.median, num_resamples=FIGURE_RESAMPLES, seed=seed,
+                              unit="runs")
 
 
 def _median(settings: dict[tuple, list[dict]], key: tuple, field: str = "duels") -> float:
@@ -514,14 +535,18 @@ def _trend(by_delta: dict[float, float]) -> float:
     return float(min(by_delta[b] - by_delta[a] for a, b in itertools.pairwise(ds)))
 
 
-def _figures(cfg, settings, ratios, shares, ours_keys, duels, hf, hw, med):
+def _figures(cfg, settings, ratios, shares, ours_keys, duels, hf, hw):
     figs = {}
     methods = ["full_matrix", *cfg.baselines]
     fig, axes = new_figure(len(cfg.kinds), width=4.2)
     K = max(cfg.num_arms)
     for ax, kind in zip(axes, cfg.kinds, strict=True):
-        vals = [med((m, kind, K, cfg.winner_gap, cfg.delta)) for m in methods]
-        ax.bar(range(len(methods)), vals, color=["C3"] + ["C0"] * len(cfg.baselines))
+        est = [_median_interval(settings, (m, kind, K, cfg.winner_gap, cfg.delta), cfg.seed)
+               for m in methods]  # fmt: skip
+        err = np.array([[e.value - e.lo, e.hi - e.value] if np.isfinite([e.lo, e.hi]).all()
+                        else [0.0, 0.0] for e in est]).T  # fmt: skip
+        ax.bar(range(len(methods)), [e.value for e in est], yerr=err, capsize=3,
+               color=["C3"] + ["C0"] * len(cfg.baselines), error_kw={"lw": 0.8})
         ax.set_yscale("log")
         ax.set_xticks(range(len(methods)), methods, rotation=30, ha="right", fontsize=8)
         ax.set_title(f"{kind}, K={K}", fontsize=9)
