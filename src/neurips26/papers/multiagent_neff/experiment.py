@@ -89,7 +89,7 @@ import numpy as np
 
 from neurips26.common.experiment import param
 from neurips26.common.plotting import figure_png, new_figure
-from neurips26.experiment import Estimate, Experiment, Table, binomial_interval
+from neurips26.experiment import Estimate, Experiment, Table, binomial_interval, t_interval
 from neurips26.papers.multiagent_neff import (
     NeffFitWarning,
     correctness_neff,
@@ -314,7 +314,8 @@ CAPTIONS: dict[str, str] = {
     "accuracy_gain": (
         "Accuracy gain from round 0 to tau against team size, for self-correction, the "
         "content-free placebo and debate (claim debate_gain_is_reevaluation, check "
-        "placebo_tracks_self_correction)."
+        "placebo_tracks_self_correction); bars: the 95% Student-t interval of the mean "
+        "gain over the runs."
     ),
 }
 
@@ -912,14 +913,20 @@ class MultiagentNeff(Experiment):
         t = self.tables(table, summary, config)
         curves = {(r["task"], r["condition"], r["level"]): r["curve"]
                   for r in table.where(kind="fit")}
-        return _figures(config, curves, t["mean_field"], t["accuracy_gain"])
+        # each point's 95% Student-t interval of the mean gain over the runs (drawn as bars)
+        runs: dict = {}
+        for r in table.where(kind="gain"):
+            runs.setdefault((r["task"], r["condition"], r["N"]), []).append(r["gain"])
+        gain_ci = {k: t_interval(v, unit="runs") for k, v in runs.items()}
+        return _figures(config, curves, t["mean_field"], t["accuracy_gain"], gain_ci)
 
 
 EXPERIMENT = MultiagentNeff()
 run = EXPERIMENT.run
 
 
-def _figures(cfg: Config, curves: dict, mf_rows: list, acc_rows: list) -> dict:
+def _figures(cfg: Config, curves: dict, mf_rows: list, acc_rows: list,
+             gain_ci: dict | None = None) -> dict:
     figs = {}
     fig, axes = new_figure(2 * len(cfg.task_types), width=4.0)
     colors = dict(
@@ -970,11 +977,17 @@ def _figures(cfg: Config, curves: dict, mf_rows: list, acc_rows: list) -> dict:
     for ax, task_type in zip(axes, cfg.task_types, strict=True):
         for cond in ("self_correction", "placebo", "debate_dense", "debate_sparse"):
             rows = [r for r in acc_rows if r["task"] == task_type and r["condition"] == cond]
-            ax.plot(
+            est = [(gain_ci or {}).get((task_type, cond, r["N"])) for r in rows]
+            err = np.array([[e.value - e.lo, e.hi - e.value]
+                            if e is not None and np.isfinite([e.lo, e.hi]).all()
+                            else [0.0, 0.0] for e in est]).T.reshape(2, len(rows))
+            ax.errorbar(
                 [r["N"] for r in rows],
                 [r["gain_points"] for r in rows],
-                "o-",
+                yerr=err,
+                fmt="o-",
                 ms=3,
+                capsize=2,
                 label=cond,
                 color=colors[cond],
             )
