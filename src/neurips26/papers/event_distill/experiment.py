@@ -513,8 +513,8 @@ class EventDistillExperiment(Experiment):
     CAPTIONS: ClassVar[dict[str, str]] = {
         "probes": "Probe accuracies of the KD student, the vanilla RGB model, the RGB "
                   "teacher's student (the control) and the baselines (mean over seeds; first "
-                  "texture contrast): the counterpart of the paper's probe comparison "
-                  "figures."}
+                  "texture contrast), with bars of the mean's 95% Student-t interval over "
+                  "the seeds: the counterpart of the paper's probe comparison figures."}
 
     def run(self, config, ctx=None):
         """Train, distil, probe; see the module docstring."""
@@ -611,8 +611,15 @@ def _figure(rows: list[dict], tc: float) -> bytes:
     width = 0.8 / len(names)
     for j, n in enumerate(names):
         rs = [r for r in rows if r["model"] == n and r["texture_contrast"] == tc]
-        vals = [np.mean([r.get(k, np.nan) for r in rs]) for k in keys]
-        ax.bar(np.arange(len(keys)) + j * width, vals, width, label=n)
+        est = [t_interval([r.get(k, np.nan) for r in rs], unit="seeds")
+               if rs and all(np.isfinite(r.get(k, np.nan)) for r in rs) else None
+               for k in keys]  # fmt: skip
+        vals = [np.nan if e is None else e.value for e in est]
+        err = np.array([[e.value - e.lo, e.hi - e.value]
+                        if e is not None and np.isfinite([e.lo, e.hi]).all() else [0.0, 0.0]
+                        for e in est]).T  # fmt: skip
+        ax.bar(np.arange(len(keys)) + j * width, vals, width, label=n, yerr=err, capsize=2,
+               error_kw={"lw": 0.8})
     ax.set_xticks(np.arange(len(keys)) + 0.4 - width / 2, keys, rotation=30, fontsize=7)
     ax.set_ylabel("accuracy / shape bias")
     ax.legend(fontsize=7)
