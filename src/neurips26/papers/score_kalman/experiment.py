@@ -242,7 +242,8 @@ METRICS: tuple[str, ...] = (
 CAPTIONS: dict[str, str] = {
     "rmse_time_vs_n": (
         "Left: position RMSE of SKF, EKF, UKF, EnKF and PF against the state dimension n "
-        "(claims lower_rmse, lower_rmse_significant). Right: milliseconds per filter "
+        "(claims lower_rmse, lower_rmse_significant), the mean over runs with bars of its 95% "
+        "Student-t interval. Right: milliseconds per filter "
         "step, log scale (claim linear_algebra_cost; machine-dependent)."
     ),
 }
@@ -480,12 +481,16 @@ class ScoreKalman(Experiment):
         ns = sorted(groups)
         fig, axes = new_figure(2)
         for k in _FILTERS:
-            vals = []
+            vals, err = [], []
             for n in ns:
                 v = groups[n].column(f"rmse_{k}")
-                vals.append(np.mean(v) if np.isfinite(v).all() else np.nan)
+                e = t_interval(v, unit="runs") if np.isfinite(v).all() else None
+                vals.append(np.nan if e is None else e.value)
+                ok = e is not None and np.isfinite([e.lo, e.hi]).all()
+                err.append([e.value - e.lo, e.hi - e.value] if ok else [0.0, 0.0])
             # failed SKF runs (infinite RMSE) are not drawn
-            axes[0].plot(ns, vals, "o-", label=k.upper())
+            axes[0].errorbar(ns, vals, yerr=np.array(err).T.reshape(2, len(ns)), fmt="o-",
+                             capsize=2, label=k.upper())
             tv = [r[f"step_ms_{k}"] for r in time_rows]
             axes[1].plot(ns, tv, "o-", label=k.upper())
         axes[0].set(xlabel="state dimension n", ylabel="position RMSE", title="RMSE vs n")
